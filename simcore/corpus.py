@@ -1,0 +1,490 @@
+"""Corpora: reading every supported format as a stream, tokenizing once, sampling.
+
+A :class:`Corpus` names raw input (a file or a directory of files). Tokenizing it writes a
+:class:`TokenizedCorpus` to the artefact store: one unit per line, tokens separated by spaces,
+plus the length of each line. Everything downstream (KenLM, word2vec, counts, samples) streams
+that file, so a corpus of hundreds of millions of tokens is never held in memory as strings.
+"""
+
+from __future__ import annotations
+
+import bz2
+import codecs
+import csv
+import gzip
+import hashlib
+import io
+import json
+import lzma
+import os
+import re
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from .errors import CorpusError
+from .store import ArtefactStore, digest
+from .tokenize import TokenizerOptions, normalise, split_text
+
+Progress = Callable[[str, float], None]
+
+FORMATS = ("text", "jsonl", "csv", "conll")
+COMPRESSIONS: dict[str, Callable[[IO[bytes]], IO[bytes]]] = {
+    ".gz": lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),
+    ".bz2": lambda raw: bz2.BZ2File(raw, "rb"),
+    ".xz": lambda raw: lzma.LZMAFile(raw, "rb"),
+}
+_SUFFIX_FORMAT = {
+    ".txt": "text", ".text": "text", ".tok": "text", ".tokens": "text", ".raw": "text",
+    ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
+    ".csv": "csv",
+    ".conll": "conll", ".conllu": "conll", ".bio": "conll", ".iob": "conll", ".iob2": "conll",
+    ".bioes": "conll", ".ner": "conll", ".tsv": "conll",
+}
+_TAG = re.compile(r"^(O|[BIESLU]-\S+|[BIESLU])$")
+_SNIFF_BYTES = 1 << 16
+_CHUNK_LINES = 20_000
+
+
+def _noop_progress(message: str, fraction: float) -> None:
+    pass
+
+
+def split_suffixes(name: str) -> tuple[str, str | None]:
+    """(format suffix, compression suffix) of a file name, both lower-case."""
+    lower = name.lower()
+    compression = next((c for c in COMPRESSIONS if lower.endswith(c)), None)
+    if compression:
+        lower = lower[: -len(compression)]
+    return os.path.splitext(lower)[1], compression
+
+
+def format_of(name: str) -> str | None:
+    """The format implied by a file name, or None when the suffix says nothing."""
+    return _SUFFIX_FORMAT.get(split_suffixes(name)[0])
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """A named corpus on disk: one file, or a directory whose files together form it.
+
+    ``fmt`` forces a format for every file; by default each file's suffix decides, and files
+    with an unknown suffix are sniffed (CoNLL when most lines are ``token<TAB>tag``).
+    """
+
+    name: str
+    path: Path
+    fmt: str | None = None
+    text_field: str = "text"
+    encoding: str | None = None
+    max_bytes: int | None = None
+    files: tuple[Path, ...] = field(default=(), compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "path", Path(self.path))
+        if self.fmt is not None and self.fmt not in FORMATS:
+            raise CorpusError(f"unknown format {self.fmt!r}; use one of {', '.join(FORMATS)}")
+        if not self.files:
+            object.__setattr__(self, "files", tuple(self._list_files()))
+
+    @classmethod
+    def from_path(cls, path: Path | str, name: str | None = None, **options: Any) -> Corpus:
+        """A corpus named after the file's or directory's stem."""
+        path = Path(path)
+        if name is None:
+            stem = path.name
+            for suffix in (*COMPRESSIONS, *_SUFFIX_FORMAT):
+                if stem.lower().endswith(suffix) and len(stem) > len(suffix):
+                    stem = stem[: -len(suffix)]
+            name = stem
+        return cls(name=name, path=path, **options)
+
+    def _list_files(self) -> list[Path]:
+        if not self.path.exists():
+            raise CorpusError(f"{self.name}: {self.path} does not exist")
+        if self.path.is_file():
+            files = [self.path]
+        elif self.path.is_dir():
+            files = sorted(
+                p for p in self.path.rglob("*")
+                if p.is_file() and not any(part.startswith(".") for part in p.relative_to(self.path).parts)
+            )
+        else:
+            raise CorpusError(f"{self.name}: {self.path} is neither a file nor a directory")
+        if not files:
+            raise CorpusError(f"{self.name}: the directory {self.path} holds no files")
+        for f in files:
+            size = f.stat().st_size
+            if size == 0:
+                raise CorpusError(f"{self.name}: {f.name} is empty")
+            if self.max_bytes is not None and size > self.max_bytes:
+                raise CorpusError(
+                    f"{self.name}: {f.name} is {size / 1e6:.1f} MB, over the limit of "
+                    f"{self.max_bytes / 1e6:.0f} MB"
+                )
+        return files
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(f.stat().st_size for f in self.files)
+
+    def raw_fingerprint(self, options: TokenizerOptions) -> str:
+        """Hash of the files' bytes and every option that shapes the tokens."""
+        h = hashlib.sha256()
+        for f in self.files:
+            with open(f, "rb") as handle:
+                for chunk in iter(lambda: handle.read(1 << 20), b""):
+                    h.update(chunk)
+            h.update(b"\0" + (self.fmt or format_of(f.name) or "?").encode())
+        return digest(h.hexdigest(), self.text_field, self.encoding, options.as_dict())
+
+    def units(self, progress: Progress = _noop_progress) -> Iterator[str | list[str]]:
+        """Each unit of text: a raw string, or a token list for pre-tokenized input."""
+        total = max(1, self.size_bytes)
+        done = 0
+        for f in self.files:
+            for unit, position in _read_file(f, self):
+                yield unit
+                if position is not None:
+                    progress(f"reading {self.name}", min(1.0, (done + position) / total))
+            done += f.stat().st_size
+
+    def tagged_sentences(self) -> Iterator[tuple[list[str], list[str]]]:
+        """(tokens, tags) for each sentence of CoNLL input; raw text has no tags."""
+        for f in self.files:
+            if self._format(f) == "conll":
+                text, _ = _open_text(f, self)
+                with text:
+                    yield from _guard(_conll_sentences(text, f.name, with_tags=True, corpus=self), self, f)
+
+    def token_units(self, options: TokenizerOptions = TokenizerOptions()) -> Iterator[list[str]]:
+        """Normalised tokens of every non-empty unit."""
+        for unit in self.units():
+            tokens = (
+                [normalise(t, options) for t in split_text(unit)]
+                if isinstance(unit, str)
+                else [normalise(t, options) for t in unit]
+            )
+            if tokens:
+                yield tokens
+
+    def _format(self, f: Path) -> str:
+        return self.fmt or format_of(f.name) or _sniff_format(f, self)
+
+
+def _open_binary(path: Path) -> tuple[IO[bytes], IO[bytes]]:
+    """(decompressed stream, the raw file under it, whose position tells progress)."""
+    raw = open(path, "rb")
+    _, compression = split_suffixes(path.name)
+    return (COMPRESSIONS[compression](raw) if compression else raw), raw
+
+
+def _detect_encoding(head: bytes, corpus: Corpus, name: str) -> str:
+    if corpus.encoding:
+        return corpus.encoding
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    if b"\0" in head:
+        raise CorpusError(f"{corpus.name}: {name} looks like a binary file (it contains NUL bytes), not text")
+    return "utf-8-sig"
+
+
+def _open_text(path: Path, corpus: Corpus) -> tuple[io.TextIOWrapper, IO[bytes]]:
+    stream, raw = _open_binary(path)
+    try:
+        head = stream.read(_SNIFF_BYTES)
+    except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:
+        raise CorpusError(f"{corpus.name}: {path.name} is not a readable compressed file ({exc})") from exc
+    finally:
+        stream.close()
+        raw.close()
+    if not head.strip():
+        raise CorpusError(f"{corpus.name}: {path.name} is empty (or only whitespace)")
+    encoding = _detect_encoding(head, corpus, path.name)
+    stream, raw = _open_binary(path)
+    return io.TextIOWrapper(stream, encoding=encoding, errors="strict", newline=None), raw
+
+
+def _sniff_format(path: Path, corpus: Corpus) -> str:
+    text, _ = _open_text(path, corpus)
+    with text:
+        lines = []
+        for line in text:
+            if line.strip() and not line.startswith("-DOCSTART-"):
+                lines.append(line.split())
+            if len(lines) >= 50:
+                break
+    tagged = sum(1 for cols in lines if len(cols) >= 2 and _TAG.match(cols[-1]))
+    return "conll" if lines and tagged >= 0.9 * len(lines) else "text"
+
+
+def _guard(iterator: Iterator[Any], corpus: Corpus, path: Path) -> Iterator[Any]:
+    """Turn decoding and decompression failures into messages that name the file."""
+    try:
+        yield from iterator
+    except UnicodeDecodeError as exc:
+        raise CorpusError(
+            f"{corpus.name}: {path.name} is not valid {exc.encoding} text "
+            f"(byte 0x{exc.object[exc.start]:02x}); save it as UTF-8 or give its encoding"
+        ) from exc
+    except (EOFError, OSError, lzma.LZMAError, zlib.error) as exc:
+        raise CorpusError(f"{corpus.name}: {path.name} is truncated or corrupt ({exc})") from exc
+
+
+def _read_file(path: Path, corpus: Corpus) -> Iterator[tuple[str | list[str], int | None]]:
+    fmt = corpus._format(path)
+    text, raw = _open_text(path, corpus)
+    readers = {"text": _text_units, "jsonl": _jsonl_units, "csv": _csv_units}
+    with text:
+        if fmt == "conll":
+            units: Iterator[Any] = (
+                tokens for tokens, _ in _conll_sentences(text, path.name, with_tags=False, corpus=corpus)
+            )
+        else:
+            units = readers[fmt](text, path.name, corpus)
+        for number, unit in enumerate(_guard(units, corpus, path), 1):
+            yield unit, (raw.tell() if number % _CHUNK_LINES == 0 else None)
+
+
+def _text_units(text: IO[str], name: str, corpus: Corpus) -> Iterator[str]:
+    for line in text:
+        if line.strip():
+            yield line
+
+
+def _jsonl_units(text: IO[str], name: str, corpus: Corpus) -> Iterator[str]:
+    for number, line in enumerate(text, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise CorpusError(f"{corpus.name}: {name} line {number} is not JSON ({exc.msg})") from exc
+        if not isinstance(record, dict) or corpus.text_field not in record:
+            keys = ", ".join(map(str, record)) if isinstance(record, dict) else type(record).__name__
+            raise CorpusError(
+                f"{corpus.name}: {name} line {number} has no {corpus.text_field!r} field "
+                f"(found: {keys}); choose the text field"
+            )
+        value = record[corpus.text_field]
+        if isinstance(value, str) and value.strip():
+            yield value
+
+
+def _csv_units(text: IO[str], name: str, corpus: Corpus) -> Iterator[str]:
+    csv.field_size_limit(1 << 30)
+    reader = csv.DictReader(text)
+    if reader.fieldnames is None or corpus.text_field not in reader.fieldnames:
+        found = ", ".join(reader.fieldnames or [])
+        raise CorpusError(
+            f"{corpus.name}: {name} has no {corpus.text_field!r} column (found: {found}); "
+            "choose the text column"
+        )
+    for row in reader:
+        value = row.get(corpus.text_field)
+        if value and value.strip():
+            yield value
+
+
+def _conll_sentences(
+    text: IO[str], name: str, *, with_tags: bool, corpus: Corpus | None = None
+) -> Iterator[tuple[list[str], list[str]]]:
+    tokens: list[str] = []
+    tags: list[str] = []
+    label = corpus.name if corpus else name
+    for number, line in enumerate(text, 1):
+        columns = line.split()
+        if not columns:
+            if tokens:
+                yield tokens, tags
+                tokens, tags = [], []
+            continue
+        if columns[0] == "-DOCSTART-":
+            continue
+        if len(columns) < 2:
+            raise CorpusError(
+                f"{label}: {name} line {number} is not 'token<TAB>tag' (one column: "
+                f"{columns[0][:30]!r}); CoNLL needs a token and a tag on every line"
+            )
+        tokens.append(columns[0])
+        tags.append(columns[-1])
+    if tokens:
+        yield tokens, tags
+
+
+@dataclass(frozen=True)
+class TokenizedCorpus:
+    """A corpus after tokenization (or a sample of one), as stored in the artefact store."""
+
+    name: str
+    path: Path
+    fingerprint: str
+    n_tokens: int
+    n_units: int
+    meta: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def tokens_file(self) -> Path:
+        return self.path / "tokens.txt"
+
+    def lengths(self) -> np.ndarray:
+        return np.load(self.path / "lengths.npy")
+
+    def sentences(self) -> Iterator[list[str]]:
+        with open(self.tokens_file, encoding="utf-8") as f:
+            for line in f:
+                yield line.split()
+
+    def line_chunks(self, lines_per_chunk: int = _CHUNK_LINES) -> Iterator[list[str]]:
+        """Lines (token strings joined by spaces) in chunks, for vectorised counting."""
+        with open(self.tokens_file, encoding="utf-8") as f:
+            chunk: list[str] = []
+            for line in f:
+                chunk.append(line)
+                if len(chunk) >= lines_per_chunk:
+                    yield chunk
+                    chunk = []
+            if chunk:
+                yield chunk
+
+
+def _from_artefact(name: str, path: Path, store: ArtefactStore) -> TokenizedCorpus:
+    meta = store.meta(path)
+    return TokenizedCorpus(
+        name=name, path=path, fingerprint=meta["fingerprint"], n_tokens=meta["n_tokens"],
+        n_units=meta["n_units"], meta=meta,
+    )
+
+
+def _write_tokens(lines: Iterable[list[str]], out: Path) -> tuple[str, int, int]:
+    """Write token lines; return (sha256 of the text, tokens, units)."""
+    h = hashlib.sha256()
+    lengths: list[int] = []
+    with open(out / "tokens.txt", "w", encoding="utf-8") as f:
+        buffer: list[str] = []
+        for tokens in lines:
+            line = " ".join(tokens)
+            buffer.append(line)
+            lengths.append(len(tokens))
+            if len(buffer) >= _CHUNK_LINES:
+                text = "\n".join(buffer) + "\n"
+                f.write(text)
+                h.update(text.encode("utf-8"))
+                buffer = []
+        if buffer:
+            text = "\n".join(buffer) + "\n"
+            f.write(text)
+            h.update(text.encode("utf-8"))
+    array = np.asarray(lengths, dtype=np.int32)
+    np.save(out / "lengths.npy", array)
+    return h.hexdigest(), int(array.sum()), len(array)
+
+
+def tokenize_corpus(
+    corpus: Corpus,
+    store: ArtefactStore,
+    options: TokenizerOptions = TokenizerOptions(),
+    progress: Progress = _noop_progress,
+) -> TokenizedCorpus:
+    """Tokenize a corpus once; later calls (any process) reuse the stored result."""
+    key = corpus.raw_fingerprint(options)
+
+    def build(out: Path) -> dict[str, Any]:
+        def lines() -> Iterator[list[str]]:
+            for unit in corpus.units(progress):
+                tokens = (
+                    [normalise(t, options) for t in split_text(unit)]
+                    if isinstance(unit, str)
+                    else [normalise(t, options) for t in unit]
+                )
+                if tokens:
+                    yield tokens
+
+        text_hash, n_tokens, n_units = _write_tokens(lines(), out)
+        if n_tokens == 0:
+            raise CorpusError(f"{corpus.name}: no words found in {corpus.path.name}")
+        return {
+            "fingerprint": digest("tokens", text_hash, options.as_dict()),
+            "n_tokens": n_tokens,
+            "n_units": n_units,
+            "options": options.as_dict(),
+        }
+
+    path = store.build("tokens", key, build)
+    return _from_artefact(corpus.name, path, store)
+
+
+def sample_corpus(
+    tokenized: TokenizedCorpus,
+    n_tokens: int,
+    index: int,
+    store: ArtefactStore,
+    seed: int = 13,
+) -> TokenizedCorpus:
+    """Sub-corpus ``index`` of about ``n_tokens`` tokens: random units, original order.
+
+    Units are drawn from the whole corpus with a fixed seed (never its first N tokens, which
+    would be topically narrow for corpora stored by document). When the corpus has no more than
+    ``n_tokens`` tokens, the sample is the corpus itself.
+    """
+    if n_tokens >= tokenized.n_tokens:
+        return tokenized
+    key = digest("sample", tokenized.fingerprint, n_tokens, index, seed)
+
+    def build(out: Path) -> dict[str, Any]:
+        lengths = tokenized.lengths()
+        order = np.random.default_rng([seed, index]).permutation(len(lengths))
+        cumulative = np.cumsum(lengths[order])
+        take = int(np.searchsorted(cumulative, n_tokens)) + 1
+        keep = np.zeros(len(lengths), dtype=bool)
+        keep[order[:take]] = True
+
+        def lines() -> Iterator[list[str]]:
+            with open(tokenized.tokens_file, encoding="utf-8") as f:
+                for selected, line in zip(keep, f):
+                    if selected:
+                        yield line.split()
+
+        _, count, units = _write_tokens(lines(), out)
+        return {
+            "fingerprint": key,
+            "n_tokens": count,
+            "n_units": units,
+            "parent": tokenized.fingerprint,
+            "sample": {"n_tokens": n_tokens, "index": index, "seed": seed},
+        }
+
+    path = store.build("sample", key, build)
+    return _from_artefact(tokenized.name, path, store)
+
+
+def save_upload(data: bytes, filename: str, store: ArtefactStore) -> Path:
+    """Keep uploaded bytes in the store, named by their hash (never by the upload's name).
+
+    The suffixes that matter (format, compression) are taken from a fixed list, so the
+    uploaded name cannot choose a path or an extension of its own.
+    """
+    fmt_suffix, compression = split_suffixes(filename)
+    suffix = (fmt_suffix if fmt_suffix in _SUFFIX_FORMAT else ".txt") + (compression or "")
+    key = hashlib.sha256(data).hexdigest()
+
+    def build(out: Path) -> dict[str, Any]:
+        (out / f"upload{suffix}").write_bytes(data)
+        return {"suffix": suffix}
+
+    path = store.build("upload", digest(key, suffix), build)
+    return path / f"upload{suffix}"
+
+
+def display_name(filename: str) -> str:
+    """A safe, short display name from an uploaded file's name."""
+    base = os.path.basename(filename.replace("\\", "/"))
+    for suffix in (*COMPRESSIONS, *_SUFFIX_FORMAT):
+        if base.lower().endswith(suffix) and len(base) > len(suffix):
+            base = base[: -len(suffix)]
+    cleaned = re.sub(r"[^\w.\- ]", "_", base).strip(". ") or "upload"
+    return cleaned[:60]

@@ -1,0 +1,24 @@
+"""Errors that carry a message meant for the person running simcore.
+
+Every failure caused by the input (a file, an option, a corpus too small) is raised as a
+:class:`SimcoreError` whose text says what is wrong and what to do; the CLI prints it on one
+line and exits with status 2, the dashboard shows it on the page.
+"""
+
+from __future__ import annotations
+
+
+class SimcoreError(Exception):
+    """A problem with the input or the set-up, explained for the user."""
+
+
+class CorpusError(SimcoreError):
+    """A corpus file cannot be read: empty, binary, wrong encoding, malformed."""
+
+
+class MeasureUnavailable(SimcoreError):
+    """A measure cannot run here (for example KenLM's programs are missing)."""
+
+
+class StoreError(SimcoreError):
+    """The artefact store cannot be used (unwritable directory, full disk)."""

@@ -1,0 +1,67 @@
+"""KenLM's estimation programs (``lmplz``, ``build_binary``) run as subprocesses.
+
+The ``kenlm`` Python module only queries models; estimating one needs the programs built from
+the kenlm source distribution, which scripts/install.sh puts in ``.tools/kenlm/bin``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from .errors import MeasureUnavailable, SimcoreError
+
+_PROJECT_BIN = Path(__file__).resolve().parent.parent / ".tools" / "kenlm" / "bin"
+
+
+def find_program(name: str) -> Path:
+    """``$SIMCORE_KENLM_BIN/name``, the project's build, or the PATH."""
+    candidates = []
+    if os.environ.get("SIMCORE_KENLM_BIN"):
+        candidates.append(Path(os.environ["SIMCORE_KENLM_BIN"]) / name)
+    candidates.append(_PROJECT_BIN / name)
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    found = shutil.which(name)
+    if found:
+        return Path(found)
+    raise MeasureUnavailable(
+        f"KenLM's {name} program was not found, so PPL is disabled; run scripts/install.sh "
+        "(or set SIMCORE_KENLM_BIN to the directory holding lmplz and build_binary)"
+    )
+
+
+def estimate(text: Path, model: Path, order: int, memory: str = "1G", name: str = "corpus") -> None:
+    """Estimate a modified Kneser-Ney model of ``order`` on ``text`` and write a binary model."""
+    lmplz, build_binary = find_program("lmplz"), find_program("build_binary")
+    arpa = model.with_suffix(".arpa")
+    tmp = model.parent
+    result = subprocess.run(
+        [str(lmplz), "-o", str(order), "--discount_fallback", "-S", memory, "-T", str(tmp),
+         "--text", str(text), "--arpa", str(arpa)],
+        capture_output=True, text=True,
+    )
+    if result.returncode != 0:
+        raise SimcoreError(_explain(result.stderr, order, name))
+    result = subprocess.run([str(build_binary), "-S", memory, str(arpa), str(model)], capture_output=True, text=True)
+    arpa.unlink(missing_ok=True)
+    if result.returncode != 0:
+        raise SimcoreError(f"{name}: KenLM build_binary failed: {_last_line(result.stderr)}")
+
+
+def _last_line(stderr: str) -> str:
+    lines = [line for line in stderr.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "no message"
+
+
+def _explain(stderr: str, order: int, name: str) -> str:
+    lowered = stderr.lower()
+    if "discount" in lowered or "adjusted counts" in lowered or "no n-grams" in lowered or "zero" in lowered:
+        return (
+            f"{name}: too small for an order-{order} KenLM model (lmplz: {_last_line(stderr)}); "
+            f"use a larger corpus or a lower order (e.g. --ppl-order 3)"
+        )
+    return f"{name}: KenLM lmplz failed: {_last_line(stderr)}"

@@ -1,0 +1,202 @@
+"""The similarity matrix: every source × target × measure, as a long table.
+
+:class:`Workbench` ties corpora, the artefact store and the measures together. Each scored cell
+(source sample set, target, measure, options) is stored, so adding a target scores only the new
+cells and a second run of the same matrix reads everything back.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .corpus import Corpus, TokenizedCorpus, sample_corpus, tokenize_corpus
+from .errors import CorpusError, SimcoreError
+from .measures import MeasureOptions, PreparedSource, PreparedTarget, get_measure, parse_measures
+from .store import ArtefactStore, digest
+from .tokenize import TokenizerOptions
+
+DEFAULT_MEASURES = ("tvc", "tvcc", "ppl", "wvv", "jsd", "ttr")
+DEFAULT_SAMPLE_CAP = 10_000_000
+COLUMNS = ["source", "target", "measure", "value", "std", "n_samples", "sample_tokens",
+           "direction", "oov_rate", "error", "options"]
+
+Progress = Callable[[str, float], None]
+
+
+def _quiet(message: str, fraction: float) -> None:
+    pass
+
+
+def corpora_in(directory: Path | str, **options: Any) -> list[Corpus]:
+    """Every file or subdirectory of ``directory`` as one corpus named by its stem."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise CorpusError(f"{directory} is not a directory")
+    entries = sorted(p for p in directory.iterdir() if not p.name.startswith("."))
+    if not entries:
+        raise CorpusError(f"{directory} holds no corpora")
+    corpora = [Corpus.from_path(p, **options) for p in entries]
+    names = [c.name for c in corpora]
+    duplicates = {n for n in names if names.count(n) > 1}
+    if duplicates:
+        raise CorpusError(f"{directory}: several entries share the name {', '.join(sorted(duplicates))}")
+    return corpora
+
+
+@dataclass
+class CellResult:
+    value: float
+    std: float
+    values: list[float]
+    details: dict[str, Any]
+    error: str | None = None
+
+
+class Workbench:
+    """Tokenized corpora, prepared sources and targets, and cached cells, for one option set."""
+
+    def __init__(self, store: ArtefactStore | None = None, tokenizer: TokenizerOptions = TokenizerOptions(),
+                 options: MeasureOptions = MeasureOptions()) -> None:
+        self.store = store or ArtefactStore()
+        self.tokenizer = tokenizer
+        self.options = options
+        self._tokenized: dict[tuple[str, str], TokenizedCorpus] = {}
+        self._sources: dict[tuple[str, int, int], list[PreparedSource]] = {}
+        self._targets: dict[str, PreparedTarget] = {}
+
+    def tokenize(self, corpus: Corpus, progress: Progress = _quiet) -> TokenizedCorpus:
+        key = (corpus.name, corpus.raw_fingerprint(self.tokenizer))
+        if key not in self._tokenized:
+            self._tokenized[key] = tokenize_corpus(corpus, self.store, self.tokenizer, progress)
+        return self._tokenized[key]
+
+    def source(self, corpus: Corpus, sample_tokens: int, samples: int,
+               progress: Progress = _quiet) -> list[PreparedSource]:
+        tokenized = self.tokenize(corpus, progress)
+        key = (tokenized.fingerprint, sample_tokens, samples)
+        if key not in self._sources:
+            drawn = [sample_corpus(tokenized, sample_tokens, i, self.store, self.options.seed) for i in range(samples)]
+            self._sources[key] = [PreparedSource(s, self.store, self.options, progress) for s in drawn]
+        for prepared in self._sources[key]:
+            prepared.progress = progress
+        return self._sources[key]
+
+    def target(self, corpus: Corpus, progress: Progress = _quiet) -> PreparedTarget:
+        tokenized = self.tokenize(corpus, progress)
+        if tokenized.fingerprint not in self._targets:
+            self._targets[tokenized.fingerprint] = PreparedTarget(tokenized, self.store, self.options, raw=corpus)
+        return self._targets[tokenized.fingerprint]
+
+    def default_sample_tokens(self, sources: Sequence[Corpus], progress: Progress = _quiet) -> int:
+        """The smaller of 10M tokens and the smallest source (sources compared at equal size)."""
+        return min([DEFAULT_SAMPLE_CAP] + [self.tokenize(c, progress).n_tokens for c in sources])
+
+    def cell(self, sources: list[PreparedSource], target: PreparedTarget, measure_name: str) -> CellResult:
+        """One measure for one source (over its samples) and one target; stored once scored."""
+        measure = get_measure(measure_name)
+        key = digest("cell", [s.sample.fingerprint for s in sources], target.fingerprint, measure.name,
+                     self.options.subset(measure.option_names), self.tokenizer.as_dict())
+        record = self.store.get_json("cell", key)
+        if record is None:
+            scores = []
+            for source in sources:
+                measure.prepare(source)
+                scores.append(measure.score(source, target))
+            values = [s.value for s in scores]
+            finite = [v for v in values if v is not None and math.isfinite(v)]
+            record = {
+                "value": float(np.mean(finite)) if finite else float("nan"),
+                "std": float(np.std(finite, ddof=1)) if len(finite) > 1 else float("nan"),
+                "values": values,
+                "details": _mean_details([s.details for s in scores]),
+            }
+            self.store.put_json("cell", key, record)
+        return CellResult(record["value"], record["std"], record["values"], record["details"])
+
+    def matrix(
+        self,
+        sources: Sequence[Corpus],
+        targets: Sequence[Corpus],
+        measures: Sequence[str] | str = DEFAULT_MEASURES,
+        *,
+        samples: int = 1,
+        sample_tokens: int | None = None,
+        progress: Progress = _quiet,
+        on_row: Callable[[dict[str, Any]], None] | None = None,
+    ) -> pd.DataFrame:
+        """Score every source against every target with every measure.
+
+        A measure that fails for one source (its model cannot be built, a program is missing) is
+        reported in the row's ``error`` column; every other cell is still computed.
+        """
+        names = parse_measures(measures)
+        if not sources or not targets:
+            raise SimcoreError("give at least one source and one target")
+        if samples < 1:
+            raise SimcoreError("--samples must be at least 1")
+        n_tokens = sample_tokens or self.default_sample_tokens(sources, progress)
+        if n_tokens < 1:
+            raise SimcoreError("--sample-tokens must be positive")
+        prepared_targets = [self.target(t, progress) for t in targets]
+        total = len(sources) * len(names) * (1 + len(targets))
+        done = 0
+        rows: list[dict[str, Any]] = []
+        for corpus in sources:
+            source_samples = self.source(corpus, n_tokens, samples, progress)
+            for name in names:
+                measure = get_measure(name)
+                failure = None
+                try:
+                    for s in source_samples:
+                        progress(f"preparing {measure.label} for {corpus.name}", done / total)
+                        measure.prepare(s)
+                except SimcoreError as exc:
+                    failure = str(exc)
+                done += 1
+                for target in prepared_targets:
+                    progress(f"{measure.label}: {corpus.name} → {target.name}", done / total)
+                    if failure is None:
+                        try:
+                            result = self.cell(source_samples, target, name)
+                        except SimcoreError as exc:
+                            result = CellResult(float("nan"), float("nan"), [], {}, str(exc))
+                    else:
+                        result = CellResult(float("nan"), float("nan"), [], {}, failure)
+                    row = {
+                        "source": corpus.name, "target": target.name, "measure": name,
+                        "value": result.value, "std": result.std, "n_samples": samples,
+                        "sample_tokens": min(n_tokens, source_samples[0].sample.n_tokens),
+                        "direction": measure.direction, "oov_rate": result.details.get("oov_rate"),
+                        "error": result.error,
+                        "options": json.dumps(
+                            {**self.options.subset(measure.option_names), **self.tokenizer.as_dict(),
+                             "seed": self.options.seed, "samples": samples, "sample_tokens": n_tokens},
+                            sort_keys=True),
+                    }
+                    rows.append(row)
+                    if on_row:
+                        on_row(row)
+                    done += 1
+        progress("done", 1.0)
+        return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _mean_details(details: list[dict[str, Any]]) -> dict[str, Any]:
+    if not details:
+        return {}
+    out: dict[str, Any] = {}
+    for key, value in details[0].items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            numbers = [d.get(key) for d in details if isinstance(d.get(key), (int, float))]
+            out[key] = float(np.mean(numbers))
+        else:
+            out[key] = value
+    return out

@@ -1,0 +1,175 @@
+"""The similarity measures, behind a small registry.
+
+Each measure declares its name, its direction (which way is "more similar"), which options it
+reads, and how it scores a target against one prepared (sub-)corpus of a source. What a measure
+needs from a source (n-gram counts, a KenLM model, word vectors) is built once per source
+fingerprint and options by :class:`PreparedSource` and kept in the artefact store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from ..corpus import TokenizedCorpus
+from ..counts import NgramCounts, TokenHasher, count_sentences, prepare_counts
+from ..errors import SimcoreError
+from ..store import ArtefactStore
+
+HIGHER = 1
+LOWER = -1
+NOT_SIMILARITY = 0
+
+
+@dataclass(frozen=True)
+class MeasureOptions:
+    """Every option of every measure, with the defaults of DESIGN.md."""
+
+    ppl_order: int = 5
+    ppl_per_sentence: bool = False
+    ppl_memory: str = "1G"
+    wvv_dims: int = 100
+    wvv_window: int = 5
+    wvv_negative: int = 5
+    wvv_min_count: int = 5
+    wvv_epochs: int = 5
+    wvv_words: str = "shared"
+    wvv_workers: int = 2
+    jsd_max_n: int = 3
+    tvcc_pos: tuple[str, ...] = ("NOUN", "VERB", "ADJ")
+    seed: int = 13
+
+    def subset(self, names: tuple[str, ...]) -> dict[str, Any]:
+        values = asdict(self)
+        return {n: (list(values[n]) if isinstance(values[n], tuple) else values[n]) for n in names}
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> MeasureOptions:
+        known = {k: (tuple(v) if isinstance(v, list) else v) for k, v in values.items()
+                 if k in cls.__dataclass_fields__}
+        return cls(**known)
+
+
+@dataclass
+class Score:
+    """One measure's value for one source sample and one target, with details."""
+
+    value: float
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+ProgressFn = Callable[[str, float], None]
+
+
+class PreparedSource:
+    """A source (sub-)corpus with lazily built, stored artefacts."""
+
+    def __init__(self, sample: TokenizedCorpus, store: ArtefactStore, options: MeasureOptions,
+                 progress: ProgressFn | None = None) -> None:
+        self.sample = sample
+        self.store = store
+        self.options = options
+        self.progress = progress
+        self._counts: NgramCounts | None = None
+        self._cache: dict[str, Any] = {}
+
+    @property
+    def name(self) -> str:
+        return self.sample.name
+
+    def counts(self) -> NgramCounts:
+        if self._counts is None:
+            self._counts = prepare_counts(self.sample, self.store, max(3, self.options.jsd_max_n), self.progress)
+        return self._counts
+
+    def cached(self, key: str, build: Callable[[], Any]) -> Any:
+        if key not in self._cache:
+            self._cache[key] = build()
+        return self._cache[key]
+
+
+class PreparedTarget:
+    """A target corpus held in memory (targets are small), with derived data cached."""
+
+    def __init__(self, tokenized: TokenizedCorpus, store: ArtefactStore, options: MeasureOptions,
+                 raw: Any = None) -> None:
+        self.tokenized = tokenized
+        self.store = store
+        self.options = options
+        self.raw = raw
+        self.sentences: list[list[str]] = list(tokenized.sentences())
+        self.hasher = TokenHasher()
+        self._counts: NgramCounts | None = None
+        self._cache: dict[str, Any] = {}
+
+    @property
+    def name(self) -> str:
+        return self.tokenized.name
+
+    @property
+    def fingerprint(self) -> str:
+        return self.tokenized.fingerprint
+
+    def counts(self) -> NgramCounts:
+        if self._counts is None:
+            self._counts = count_sentences(self.sentences, max(3, self.options.jsd_max_n), self.hasher)
+        return self._counts
+
+    def types(self) -> list[str]:
+        return self.cached("types", lambda: sorted({t for s in self.sentences for t in s}))
+
+    def cached(self, key: str, build: Callable[[], Any]) -> Any:
+        if key not in self._cache:
+            self._cache[key] = build()
+        return self._cache[key]
+
+
+class Measure(Protocol):
+    name: str
+    label: str
+    direction: int
+    option_names: tuple[str, ...]
+    description: str
+
+    def prepare(self, source: PreparedSource) -> None:
+        """Build what this measure needs from the source (stored; cheap when present)."""
+
+    def score(self, source: PreparedSource, target: PreparedTarget) -> Score:
+        """Score the target against the prepared source sample."""
+
+
+REGISTRY: dict[str, Measure] = {}
+
+
+def register(measure: Measure) -> Measure:
+    REGISTRY[measure.name] = measure
+    return measure
+
+
+def get_measure(name: str) -> Measure:
+    _load_builtin()
+    try:
+        return REGISTRY[name.lower()]
+    except KeyError:
+        raise SimcoreError(f"unknown measure {name!r}; choose from {', '.join(all_measures())}") from None
+
+
+def all_measures() -> list[str]:
+    _load_builtin()
+    return list(REGISTRY)
+
+
+def parse_measures(text: str | list[str] | tuple[str, ...]) -> list[str]:
+    names = text.split(",") if isinstance(text, str) else list(text)
+    names = [n.strip().lower() for n in names if n.strip()]
+    if not names:
+        raise SimcoreError("no measures given")
+    for n in names:
+        get_measure(n)
+    return names
+
+
+def _load_builtin() -> None:
+    if not REGISTRY:
+        from . import jsd, ppl, ttr, tvc, tvcc, wvv  # noqa: F401  (each registers itself)

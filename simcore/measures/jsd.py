@@ -1,0 +1,97 @@
+"""Jensen-Shannon divergence between source and target 1..n-gram distributions (log base 2).
+
+With P the source's and Q the target's relative frequencies over one pooled distribution of all
+1..n-grams, and M = (P + Q) / 2, JSD = ½ KL(P‖M) + ½ KL(Q‖M). An n-gram found on one side only
+contributes half its probability, so only the target's n-grams need visiting:
+JSD = ½ (1 − ΣP_shared) + ½ Σ_{Q only} q + Σ_shared [½ p log2(2p/(p+q)) + ½ q log2(2q/(p+q))].
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..counts import ngram_names, order_of
+from . import LOWER, PreparedSource, PreparedTarget, Score, register
+
+
+def _terms(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Per-n-gram contributions to the JSD; p or q may be 0."""
+    m = (p + q) / 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        left = np.where(p > 0, 0.5 * p * np.log2(p / m), 0.0)
+        right = np.where(q > 0, 0.5 * q * np.log2(q / m), 0.0)
+    return left + right
+
+
+def divergence(source_counts: np.ndarray, source_total: int, target_counts: np.ndarray,
+               target_total: int) -> float:
+    """JSD given the source counts of the target's n-grams (0 where absent)."""
+    p = source_counts / source_total
+    q = target_counts / target_total
+    source_only = 0.5 * (1.0 - p.sum())
+    return float(max(0.0, min(1.0, source_only + _terms(p, q).sum())))
+
+
+def _aligned(source: PreparedSource, target: PreparedTarget, max_n: int):
+    tc = target.counts()
+    keep = order_of(tc.keys) <= max_n
+    keys, q_counts = tc.keys[keep], tc.counts[keep]
+    p_counts = source.counts().lookup(keys)
+    return keys, p_counts, q_counts
+
+
+class JensenShannonDivergence:
+    name = "jsd"
+    label = "JSD"
+    direction = LOWER
+    option_names = ("jsd_max_n",)
+    description = "Jensen-Shannon divergence of 1..3-gram distributions (0 same, 1 disjoint)"
+
+    def prepare(self, source: PreparedSource) -> None:
+        source.counts()
+
+    def score(self, source: PreparedSource, target: PreparedTarget) -> Score:
+        max_n = target.options.jsd_max_n
+        keys, p_counts, q_counts = _aligned(source, target, max_n)
+        s_totals, t_totals = source.counts().totals, target.counts().totals
+        value = divergence(p_counts, sum(s_totals[n] for n in range(1, max_n + 1)), q_counts,
+                           sum(t_totals[n] for n in range(1, max_n + 1)))
+        orders = order_of(keys)
+        details = {}
+        for n in range(1, max_n + 1):
+            mask = orders == n
+            details[f"jsd_{n}"] = divergence(p_counts[mask], s_totals[n], q_counts[mask], t_totals[n])
+        details["shared_ngrams"] = int((p_counts > 0).sum())
+        return Score(value, details)
+
+
+def divergent_ngrams(source: PreparedSource, target: PreparedTarget, top: int = 30) -> list[dict]:
+    """The n-grams that contribute most to the divergence, named where they can be.
+
+    Target n-grams are always named; n-grams found only in the source are named when they are
+    among the source's most frequent.
+    """
+    max_n = target.options.jsd_max_n
+    keys, p_counts, q_counts = _aligned(source, target, max_n)
+    s_total = sum(source.counts().totals[n] for n in range(1, max_n + 1))
+    t_total = sum(target.counts().totals[n] for n in range(1, max_n + 1))
+    p, q = p_counts / s_total, q_counts / t_total
+    contrib = _terms(p, q)
+    names = target.cached(f"ngram_names_{max_n}", lambda: ngram_names(target.sentences, max_n))
+    rows = [
+        {"ngram": names.get(int(k), "?"), "source_share": float(a), "target_share": float(b),
+         "contribution": float(c), "more_in": "target" if b > a else "source"}
+        for k, a, b, c in zip(keys.tolist(), p, q, contrib)
+    ]
+    counts = source.counts()
+    target_keys = set(keys.tolist())
+    for key, text in counts.names.items():
+        if key not in target_keys and order_of(np.array([key], dtype=np.uint64))[0] <= max_n:
+            share = float(counts.lookup(np.array([key], dtype=np.uint64))[0]) / s_total
+            rows.append({"ngram": text, "source_share": share, "target_share": 0.0,
+                         "contribution": 0.5 * share, "more_in": "source"})
+    rows.sort(key=lambda r: -r["contribution"])
+    return rows[:top]
+
+
+register(JensenShannonDivergence())

@@ -1,0 +1,91 @@
+"""Perplexity of the target under a KenLM n-gram model of the source.
+
+The model is modified Kneser-Ney, estimated with ``lmplz`` (order 5 by default,
+``--discount_fallback`` for small sources) and queried with the ``kenlm`` module. Corpus-level
+perplexity is 10^(−Σ log10 p / N) over every target word and each sentence's ``</s>``, with
+out-of-vocabulary words scored as ``<unk>`` — what KenLM's ``query`` reports as "Perplexity
+including OOVs". The OOV rate is reported with it.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from ..kenlm_tools import estimate
+from ..store import digest
+from . import LOWER, PreparedSource, PreparedTarget, Score, register
+
+
+def model_path(source: PreparedSource) -> Path:
+    """The stored binary model of the source sample, estimated on first use."""
+    order, memory = source.options.ppl_order, source.options.ppl_memory
+    key = digest("kenlm", source.sample.fingerprint, order)
+
+    def build(out: Path) -> dict[str, Any]:
+        if source.progress:
+            source.progress(f"estimating an order-{order} KenLM model of {source.name}", 0.0)
+        estimate(source.sample.tokens_file, out / "model.bin", order, memory, source.name)
+        return {"order": order}
+
+    return source.store.build("kenlm", key, build) / "model.bin"
+
+
+def load_model(source: PreparedSource) -> Any:
+    import kenlm
+
+    return source.cached("kenlm", lambda: kenlm.Model(str(model_path(source))))
+
+
+def sentence_scores(model: Any, sentence: list[str]) -> tuple[float, int, int]:
+    """(Σ log10 p, scored tokens including </s>, OOV words) of one sentence."""
+    total, oov, n = 0.0, 0, 0
+    for logprob, _length, is_oov in model.full_scores(" ".join(sentence), bos=True, eos=True):
+        total += logprob
+        oov += is_oov
+        n += 1
+    return total, n, oov
+
+
+class Perplexity:
+    name = "ppl"
+    label = "PPL"
+    direction = LOWER
+    option_names = ("ppl_order", "ppl_per_sentence")
+    description = "perplexity of the target under a KenLM model of the source"
+
+    def prepare(self, source: PreparedSource) -> None:
+        model_path(source)
+
+    def score(self, source: PreparedSource, target: PreparedTarget) -> Score:
+        model = load_model(source)
+        log_total, tokens, oov, per_sentence = 0.0, 0, 0, []
+        for sentence in target.sentences:
+            s_log, s_n, s_oov = sentence_scores(model, sentence)
+            log_total += s_log
+            tokens += s_n
+            oov += s_oov
+            per_sentence.append(10 ** (-s_log / s_n))
+        corpus_ppl = 10 ** (-log_total / tokens)
+        words = tokens - len(target.sentences)
+        details = {"oov_rate": oov / words if words else float("nan"), "oov": oov, "tokens": tokens,
+                   "corpus_ppl": corpus_ppl, "mean_sentence_ppl": sum(per_sentence) / len(per_sentence)}
+        if oov == words:
+            details["note"] = "every target word is out of the source's vocabulary (OOV rate 100%)"
+        value = details["mean_sentence_ppl"] if target.options.ppl_per_sentence else corpus_ppl
+        return Score(value if math.isfinite(value) else float("inf"), details)
+
+
+def least_likely_sentences(source: PreparedSource, target: PreparedTarget, top: int = 20) -> list[dict]:
+    """Target sentences the source's model finds least likely (highest perplexity)."""
+    model = load_model(source)
+    rows = []
+    for i, sentence in enumerate(target.sentences):
+        s_log, s_n, s_oov = sentence_scores(model, sentence)
+        rows.append({"sentence": " ".join(sentence), "perplexity": 10 ** (-s_log / s_n), "oov": s_oov, "index": i})
+    rows.sort(key=lambda r: -r["perplexity"])
+    return rows[:top]
+
+
+register(Perplexity())

@@ -1,0 +1,25 @@
+"""Type-token ratio of the source sample: its lexical diversity (not a similarity)."""
+
+from __future__ import annotations
+
+from . import NOT_SIMILARITY, PreparedSource, PreparedTarget, Score, register
+
+
+class TypeTokenRatio:
+    name = "ttr"
+    label = "TTR"
+    direction = NOT_SIMILARITY
+    option_names: tuple[str, ...] = ()
+    description = "types / tokens of the source sample (diversity; compare at equal size)"
+
+    def prepare(self, source: PreparedSource) -> None:
+        source.counts()
+
+    def score(self, source: PreparedSource, target: PreparedTarget) -> Score:
+        counts = source.counts()
+        types = int(len(counts.unigram_keys()))
+        tokens = counts.totals[1]
+        return Score(types / tokens if tokens else float("nan"), {"types": types, "tokens": tokens})
+
+
+register(TypeTokenRatio())

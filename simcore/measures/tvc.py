@@ -1,0 +1,42 @@
+"""Target vocabulary covered: the share of the target's word types found in the source."""
+
+from __future__ import annotations
+
+from ..counts import unigram_keys_for
+from . import HIGHER, PreparedSource, PreparedTarget, Score, register
+
+
+def coverage(source: PreparedSource, target_types: list[str], target: PreparedTarget) -> Score:
+    """|V_S ∩ V_T| / |V_T| for the given target types."""
+    if not target_types:
+        return Score(float("nan"), {"target_types": 0, "note": "the target has no such words"})
+    covered = source.counts().contains(unigram_keys_for(target.hasher(target_types)))
+    return Score(float(covered.mean()), {"target_types": len(target_types), "covered": int(covered.sum())})
+
+
+def uncovered_words(source: PreparedSource, target: PreparedTarget, top: int = 50) -> list[tuple[str, int]]:
+    """The most frequent target words the source lacks, with their target frequency."""
+    from collections import Counter
+
+    freq = Counter(t for s in target.sentences for t in s)
+    types = list(freq)
+    present = source.counts().contains(unigram_keys_for(target.hasher(types)))
+    missing = [t for t, ok in zip(types, present) if not ok]
+    return sorted(((t, freq[t]) for t in missing), key=lambda x: (-x[1], x[0]))[:top]
+
+
+class TargetVocabularyCovered:
+    name = "tvc"
+    label = "TVC"
+    direction = HIGHER
+    option_names: tuple[str, ...] = ()
+    description = "share of the target's word types that occur in the source"
+
+    def prepare(self, source: PreparedSource) -> None:
+        source.counts()
+
+    def score(self, source: PreparedSource, target: PreparedTarget) -> Score:
+        return coverage(source, target.types(), target)
+
+
+register(TargetVocabularyCovered())

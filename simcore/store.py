@@ -1,0 +1,189 @@
+"""An on-disk store of artefacts keyed by content fingerprints and options.
+
+Artefacts (tokenized corpora, samples, vocabularies, n-gram counts, KenLM models, word
+vectors, scored cells) are directories written atomically: built in a temporary directory and
+renamed into place, with a manifest written last that lists every file with its size and
+SHA-256. A directory without a valid manifest is never read; a lock per key makes concurrent
+processes build an artefact once. Only what this store wrote is ever loaded, and nothing in it is
+a pickle.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from .errors import StoreError
+
+MANIFEST = "manifest.json"
+MARKER = "simcore-artefact/1"
+_FULL_CHECK_BYTES = 32 * 1024 * 1024
+
+
+def default_root() -> Path:
+    """``$SIMCORE_CACHE``, else ``$XDG_CACHE_HOME/simcore``, else ``~/.cache/simcore``."""
+    env = os.environ.get("SIMCORE_CACHE")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return Path(xdg) / "simcore" if xdg else Path.home() / ".cache" / "simcore"
+
+
+def digest(*parts: Any) -> str:
+    """A stable SHA-256 hex digest of JSON-serialisable parts."""
+    text = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def file_sha256(path: Path, limit: int | None = None) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        remaining = limit
+        while True:
+            chunk = f.read(1 << 20 if remaining is None else min(1 << 20, remaining))
+            if not chunk:
+                break
+            h.update(chunk)
+            if remaining is not None:
+                remaining -= len(chunk)
+                if remaining <= 0:
+                    break
+    return h.hexdigest()
+
+
+class ArtefactStore:
+    """Artefact directories under ``root/<kind>/<key>``."""
+
+    def __init__(self, root: Path | str | None = None) -> None:
+        self.root = Path(root) if root is not None else default_root()
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            (self.root / "tmp").mkdir(exist_ok=True)
+            (self.root / "locks").mkdir(exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot use the cache directory {self.root}: {exc.strerror}; "
+                "set SIMCORE_CACHE to a writable directory"
+            ) from exc
+
+    def path(self, kind: str, key: str) -> Path:
+        return self.root / kind / key
+
+    def get(self, kind: str, key: str) -> Path | None:
+        """The artefact's directory if it exists and its manifest checks out, else None."""
+        path = self.path(kind, key)
+        if not path.is_dir():
+            return None
+        if self._verify(path, kind, key):
+            return path
+        shutil.rmtree(path, ignore_errors=True)
+        return None
+
+    def meta(self, path: Path) -> dict[str, Any]:
+        """The metadata the builder returned for an artefact."""
+        return json.loads((path / MANIFEST).read_text())["meta"]
+
+    def build(
+        self, kind: str, key: str, builder: Callable[[Path], dict[str, Any] | None]
+    ) -> Path:
+        """Return the artefact, building it with ``builder(tmpdir) -> meta`` if needed.
+
+        The builder writes its files into the temporary directory it is given; the store adds
+        the manifest and renames the directory into place. A second process asking for the same
+        key waits on the lock and then finds the finished artefact.
+        """
+        found = self.get(kind, key)
+        if found is not None:
+            return found
+        with self._lock(key):
+            found = self.get(kind, key)
+            if found is not None:
+                return found
+            try:
+                tmp = Path(tempfile.mkdtemp(prefix=f"{kind}-", dir=self.root / "tmp"))
+            except OSError as exc:
+                raise self._os_error(exc) from exc
+            try:
+                meta = builder(tmp) or {}
+                self._write_manifest(tmp, kind, key, meta)
+                final = self.path(kind, key)
+                final.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(tmp, final)
+                return final
+            except OSError as exc:
+                raise self._os_error(exc) from exc
+            finally:
+                if tmp.exists():
+                    shutil.rmtree(tmp, ignore_errors=True)
+
+    def get_json(self, kind: str, key: str) -> dict[str, Any] | None:
+        """A small JSON record (a scored cell), or None."""
+        path = self.get(kind, key)
+        return None if path is None else self.meta(path)
+
+    def put_json(self, kind: str, key: str, record: dict[str, Any]) -> None:
+        self.build(kind, key, lambda _tmp: record)
+
+    def clear_tmp(self, older_than_s: float = 3600) -> None:
+        """Remove temporary build directories left by killed processes."""
+        now = time.time()
+        for p in (self.root / "tmp").iterdir():
+            with contextlib.suppress(OSError):
+                if now - p.stat().st_mtime > older_than_s:
+                    shutil.rmtree(p, ignore_errors=True)
+
+    @contextlib.contextmanager
+    def _lock(self, key: str) -> Iterator[None]:
+        with open(self.root / "locks" / f"{key}.lock", "w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _write_manifest(self, tmp: Path, kind: str, key: str, meta: dict[str, Any]) -> None:
+        files = {}
+        for p in sorted(tmp.rglob("*")):
+            if p.is_file():
+                size = p.stat().st_size
+                files[str(p.relative_to(tmp))] = {
+                    "size": size,
+                    "sha256": file_sha256(p, None if size <= _FULL_CHECK_BYTES else 1 << 20),
+                }
+        manifest = {"marker": MARKER, "kind": kind, "key": key, "files": files, "meta": meta}
+        part = tmp / (MANIFEST + ".part")
+        part.write_text(json.dumps(manifest))
+        os.replace(part, tmp / MANIFEST)
+
+    def _verify(self, path: Path, kind: str, key: str) -> bool:
+        try:
+            manifest = json.loads((path / MANIFEST).read_text())
+            if manifest.get("marker") != MARKER or manifest.get("kind") != kind:
+                return False
+            if manifest.get("key") != key:
+                return False
+            for name, info in manifest["files"].items():
+                p = path / name
+                if p.is_symlink() or not p.is_file() or p.stat().st_size != info["size"]:
+                    return False
+                limit = None if info["size"] <= _FULL_CHECK_BYTES else 1 << 20
+                if file_sha256(p, limit) != info["sha256"]:
+                    return False
+            return True
+        except (OSError, ValueError, KeyError, TypeError):
+            return False
+
+    def _os_error(self, exc: OSError) -> StoreError:
+        if exc.errno == errno.ENOSPC:
+            return StoreError(f"the disk holding {self.root} is full; free space or set SIMCORE_CACHE")
+        return StoreError(f"cannot write to the cache directory {self.root}: {exc}")

@@ -1,0 +1,65 @@
+"""One tokenizer and normalisation for both sides of every comparison.
+
+Raw text is split the way NER data sets are tokenized (Penn-Treebank-like): abbreviations such
+as ``U.S.`` and ``e.g.``, numbers such as ``3.5`` and ``1,000``, and hyphenated words stay whole;
+clitics (``n't``, ``'s``, ``'re`` ...) and punctuation are split off. Pre-tokenized input (CoNLL)
+keeps its tokens and only goes through :func:`normalise`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_CLITIC_NT = re.compile(r"(?i)\b(\w+?)(n't)\b")
+_CLITIC_APOS = re.compile(r"(?i)(\w)('(?:s|re|ve|ll|d|m))\b")
+
+_TOKEN = re.compile(
+    r"""
+    (?:https?://|www\.)[^\s<>"]+[^\s<>".,;:!?)\]]     # URLs
+  | [\w.+-]+@[\w-]+(?:\.[\w-]+)+                      # e-mail addresses
+  | <unk>                                             # placeholder used by tokenized corpora
+  | (?:[A-Za-z]\.){2,}                                # U.S.  e.g.  i.e.
+  | (?:Mr|Mrs|Ms|Dr|Prof|St|Sr|Jr|Inc|Corp|Ltd|Co|vs|etc|al|Fig|No|Jan|Feb|Mar|Apr|Jun|Jul
+       |Aug|Sep|Sept|Oct|Nov|Dec)\.(?=\s|$)           # common abbreviations
+  | \d+(?:[.,:/]\d+)+                                 # 3.5  1,000  12:30  1/2
+  | (?i:n't)|'(?i:s|re|ve|ll|d|m)\b                   # clitics split off below
+  | \w+(?:[-'&]\w+)*                                  # words, well-known, o'clock, AT&T
+  | \.\.\.|--|[^\w\s]                                 # punctuation, one mark at a time
+    """,
+    re.VERBOSE,
+)
+
+# KenLM reserves these words; a corpus that contains them literally would break lmplz.
+_RESERVED = {"<s>": "[s]", "</s>": "[/s]", "<unk>": "[unk]"}
+
+
+@dataclass(frozen=True)
+class TokenizerOptions:
+    """How raw text becomes tokens; part of every fingerprint."""
+
+    lowercase: bool = True
+
+    def as_dict(self) -> dict[str, object]:
+        return {"lowercase": self.lowercase}
+
+
+def split_text(text: str) -> list[str]:
+    """Split raw text into Penn-Treebank-like tokens (case kept)."""
+    text = _CLITIC_NT.sub(r"\1 \2", text)
+    text = _CLITIC_APOS.sub(r"\1 \2", text)
+    return _TOKEN.findall(text)
+
+
+def normalise(token: str, options: TokenizerOptions) -> str:
+    """Normalise one token: lower-case (by default), no inner whitespace, no KenLM specials."""
+    if options.lowercase:
+        token = token.lower()
+    if any(c.isspace() for c in token):
+        token = "_".join(token.split())
+    return _RESERVED.get(token, token)
+
+
+def tokenize(text: str, options: TokenizerOptions = TokenizerOptions()) -> list[str]:
+    """Split and normalise raw text."""
+    return [normalise(t, options) for t in split_text(text)]
