@@ -1,0 +1,19 @@
+"""simcore: which unlabeled corpus to pretrain on for a named-entity-recognition task.
+
+Cheap similarity measures between candidate source corpora and a target NER data set (Dai et
+al. 2019, 2020): target vocabulary covered (TVC, TVcC), KenLM perplexity (PPL), word vector
+variance (WVV), Jensen-Shannon divergence (JSD), and the source's type-token ratio (TTR).
+"""
+
+from .corpus import Corpus, TokenizedCorpus
+from .errors import CorpusError, MeasureUnavailable, SimcoreError, StoreError
+from .matrix import DEFAULT_MEASURES, Workbench, corpora_in
+from .measures import MeasureOptions
+from .store import ArtefactStore
+from .tokenize import TokenizerOptions
+
+__version__ = "0.1.0"
+__all__ = [
+    "ArtefactStore", "Corpus", "CorpusError", "DEFAULT_MEASURES", "MeasureOptions", "MeasureUnavailable",
+    "SimcoreError", "StoreError", "TokenizedCorpus", "TokenizerOptions", "Workbench", "corpora_in",
+]

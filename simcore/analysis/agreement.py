@@ -1,0 +1,87 @@
+"""Agreement between measures on pairwise comparisons (Dai et al. 2019, section 7.1).
+
+For each target and each unordered pair of sources taken in alphabetical order, each measure
+answers "is the first source more similar?". Fleiss' kappa is taken across measures over all
+these items; Cohen's kappa for each pair of measures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+
+from ..errors import SimcoreError
+from .tables import measures_in
+
+
+def comparisons(long: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
+    """One row per (target, first source, second source), a boolean column per measure."""
+    rows = []
+    for target, group in long[long["measure"].isin(measures)].groupby("target", sort=True):
+        values = group.pivot_table(index="source", columns="measure", values="value", aggfunc="first")
+        directions = group.groupby("measure")["direction"].first()
+        for a, b in combinations(sorted(values.index), 2):
+            row: dict[str, object] = {"target": target, "first": a, "second": b}
+            for m in measures:
+                va, vb = values.at[a, m] if m in values else np.nan, values.at[b, m] if m in values else np.nan
+                row[m] = bool(va * directions[m] > vb * directions[m]) if pd.notna(va) and pd.notna(vb) else None
+            rows.append(row)
+    return pd.DataFrame(rows, columns=["target", "first", "second", *measures])
+
+
+def fleiss_kappa(counts: np.ndarray) -> float:
+    """Fleiss' kappa of an items × categories table of rater counts (equal raters per item)."""
+    counts = np.asarray(counts, dtype=float)
+    n_items = counts.shape[0]
+    raters = counts.sum(axis=1)
+    if n_items == 0 or not np.allclose(raters, raters[0]) or raters[0] < 2:
+        raise SimcoreError("Fleiss' kappa needs at least one item and the same number (≥ 2) of raters per item")
+    n = raters[0]
+    p_items = ((counts * (counts - 1)).sum(axis=1)) / (n * (n - 1))
+    p_bar = p_items.mean()
+    p_cat = counts.sum(axis=0) / (n_items * n)
+    p_e = (p_cat ** 2).sum()
+    return float("nan") if p_e == 1 else float((p_bar - p_e) / (1 - p_e))
+
+
+def cohen_kappa(a: np.ndarray, b: np.ndarray) -> float:
+    """Cohen's kappa of two raters' boolean answers."""
+    a, b = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
+    observed = float(np.mean(a == b))
+    expected = float(a.mean() * b.mean() + (1 - a.mean()) * (1 - b.mean()))
+    return float("nan") if expected == 1 else (observed - expected) / (1 - expected)
+
+
+@dataclass
+class AgreementResult:
+    measures: list[str]
+    fleiss: float
+    cohen: pd.DataFrame
+    items: pd.DataFrame
+
+    @property
+    def disagreements(self) -> pd.DataFrame:
+        answers = self.items[self.measures]
+        return self.items[answers.nunique(axis=1) > 1].reset_index(drop=True)
+
+
+def agreement(long: pd.DataFrame, measures: list[str] | None = None) -> AgreementResult:
+    """Fleiss' kappa across measures, Cohen's kappa per pair, and the comparison items."""
+    names = measures_in(long, measures)
+    if len(names) < 2:
+        raise SimcoreError("agreement needs at least two similarity measures")
+    items = comparisons(long, names)
+    complete = items.dropna(subset=names)
+    if complete.empty:
+        raise SimcoreError("no comparison has values for every chosen measure")
+    answers = complete[names].astype(bool).to_numpy()
+    yes = answers.sum(axis=1)
+    fleiss = fleiss_kappa(np.column_stack([yes, len(names) - yes]))
+    cohen = pd.DataFrame(
+        [{"measure_a": x, "measure_b": y, "kappa": cohen_kappa(complete[x].astype(bool), complete[y].astype(bool))}
+         for x, y in combinations(names, 2)]
+    )
+    return AgreementResult(names, fleiss, cohen, complete.reset_index(drop=True))

@@ -1,0 +1,195 @@
+"""The command line: ``python -m simcore matrix | rank | agreement | correlate | regret``.
+
+Bad input ends with a one-line message on standard error and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from .analysis import agreement, correlate, rank_sources, read_matrix, read_results, regret
+from .errors import SimcoreError
+from .export import escape_formulas, write_ranking
+from .matrix import DEFAULT_MEASURES, Workbench, corpora_in
+from .measures import MeasureOptions, parse_measures
+from .store import ArtefactStore
+from .tokenize import TokenizerOptions
+
+
+class _Bar:
+    """A tqdm progress bar driven by (message, fraction) callbacks."""
+
+    def __init__(self, enabled: bool) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=1000, file=sys.stderr, disable=not enabled, dynamic_ncols=True,
+                        bar_format="{l_bar}{bar}| {elapsed}<{remaining}")
+        self.at = 0
+
+    def __call__(self, message: str, fraction: float) -> None:
+        self.bar.set_description_str(message[:60], refresh=False)
+        target = int(min(1.0, max(0.0, fraction)) * 1000)
+        if target > self.at:
+            self.bar.update(target - self.at)
+            self.at = target
+        else:
+            self.bar.refresh()
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _print_table(table: pd.DataFrame) -> None:
+    with pd.option_context("display.width", 160, "display.max_rows", 500, "display.max_columns", 20):
+        print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+
+
+def cmd_matrix(args: argparse.Namespace) -> int:
+    options = MeasureOptions(ppl_order=args.ppl_order, seed=args.seed, wvv_workers=args.workers,
+                             ppl_per_sentence=args.ppl_per_sentence)
+    bench = Workbench(ArtefactStore(args.cache), TokenizerOptions(lowercase=not args.keep_case), options)
+    reader = {"text_field": args.text_field, "encoding": args.encoding}
+    sources, targets = corpora_in(args.sources, **reader), corpora_in(args.targets, **reader)
+    bar = _Bar(not args.quiet)
+    try:
+        table = bench.matrix(sources, targets, parse_measures(args.measures), samples=args.samples,
+                             sample_tokens=args.sample_tokens, progress=bar)
+    finally:
+        bar.close()
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    escape_formulas(table).to_csv(args.out, index=False)
+    for message in sorted(set(table["error"].dropna())):
+        print(f"simcore: warning: {message}", file=sys.stderr)
+    if not args.quiet:
+        wide = table.pivot_table(index=["target", "source"], columns="measure", values="value", aggfunc="first")
+        _print_table(wide.reset_index())
+    print(f"wrote {len(table)} rows to {args.out}", file=sys.stderr)
+    return 0
+
+
+def cmd_rank(args: argparse.Namespace) -> int:
+    long = read_matrix(args.matrix)
+    ranking = rank_sources(long, parse_measures(args.measures) if args.measures else None)
+    options = {}
+    if "options" in long.columns and long["options"].notna().any():
+        options = json.loads(long["options"].dropna().iloc[0])
+    if args.out:
+        write_ranking(ranking, args.out, options)
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        _print_table(ranking)
+    return 0
+
+
+def cmd_agreement(args: argparse.Namespace) -> int:
+    result = agreement(read_matrix(args.matrix), parse_measures(args.measures))
+    print(f"Fleiss' kappa ({', '.join(result.measures)}; {len(result.items)} comparisons): {result.fleiss:.3f}")
+    for row in result.cohen.itertuples(index=False):
+        print(f"Cohen's kappa {row.measure_a} vs {row.measure_b}: {row.kappa:.3f}")
+    print(f"{len(result.disagreements)} comparisons where the measures disagree")
+    if args.out:
+        escape_formulas(result.disagreements).to_csv(args.out, index=False)
+        print(f"wrote the disagreements to {args.out}", file=sys.stderr)
+    return 0
+
+
+def _results(args: argparse.Namespace) -> pd.DataFrame:
+    return read_results(args.results, f1=args.f1, baseline=args.baseline, improvement=args.improvement)
+
+
+def cmd_correlate(args: argparse.Namespace) -> int:
+    measures = parse_measures(args.measures) if args.measures else None
+    table = correlate(read_matrix(args.matrix), _results(args), measures, per_target=args.per_target)
+    _print_table(table)
+    if args.out:
+        table.to_csv(args.out, index=False)
+    return 0
+
+
+def cmd_regret(args: argparse.Namespace) -> int:
+    measures = parse_measures(args.measures) if args.measures else None
+    table = regret(read_matrix(args.matrix), _results(args), measures)
+    _print_table(table)
+    if args.out:
+        escape_formulas(table).to_csv(args.out, index=False)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m simcore",
+                                     description="Which unlabeled corpus to pretrain on for an NER task.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    m = commands.add_parser("matrix", help="score every source against every target")
+    m.add_argument("--sources", required=True, help="directory: each file or subdirectory is one source")
+    m.add_argument("--targets", required=True, help="directory: each file or subdirectory is one target")
+    m.add_argument("--out", required=True, help="CSV file for the long table")
+    m.add_argument("--measures", default=",".join(DEFAULT_MEASURES))
+    m.add_argument("--samples", type=_positive, default=1, help="sub-corpora per source (default 1)")
+    m.add_argument("--sample-tokens", type=_positive, default=None,
+                   help="tokens per sub-corpus (default: the smaller of 10M and the smallest source)")
+    m.add_argument("--ppl-order", type=_positive, default=5)
+    m.add_argument("--ppl-per-sentence", action="store_true", help="mean per-sentence perplexity")
+    m.add_argument("--seed", type=int, default=13)
+    m.add_argument("--workers", type=_positive, default=2, help="word2vec threads")
+    m.add_argument("--keep-case", action="store_true", help="do not lower-case tokens")
+    m.add_argument("--text-field", default="text", help="JSONL field or CSV column holding the text")
+    m.add_argument("--encoding", default=None, help="input encoding (default: UTF-8, UTF-16 by BOM)")
+    m.add_argument("--cache", default=None, help="artefact store (default $SIMCORE_CACHE or ~/.cache/simcore)")
+    m.add_argument("--quiet", action="store_true")
+    m.set_defaults(run=cmd_matrix)
+
+    r = commands.add_parser("rank", help="rank sources per target by each measure and by consensus")
+    r.add_argument("--matrix", required=True)
+    r.add_argument("--measures", default=None)
+    r.add_argument("--out", default=None, help=".csv, .json, .md or .html")
+    r.set_defaults(run=cmd_rank)
+
+    a = commands.add_parser("agreement", help="Fleiss' and Cohen's kappa between measures")
+    a.add_argument("--matrix", required=True)
+    a.add_argument("--measures", default="ppl,wvv,tvc")
+    a.add_argument("--out", default=None, help="CSV of the comparisons where measures disagree")
+    a.set_defaults(run=cmd_agreement)
+
+    for name, run, text in (("correlate", cmd_correlate, "correlation of each measure with NER improvement"),
+                            ("regret", cmd_regret, "regret of choosing the source by each measure")):
+        c = commands.add_parser(name, help=text)
+        c.add_argument("--matrix", required=True)
+        c.add_argument("--results", required=True, help="CSV: target, source, f1 [, baseline]")
+        c.add_argument("--f1", default="f1", help="column holding F1")
+        c.add_argument("--baseline", default="baseline", help="column holding the no-pretraining F1")
+        c.add_argument("--improvement", default=None, help="column already holding F1 - baseline")
+        c.add_argument("--measures", default=None)
+        c.add_argument("--out", default=None)
+        if name == "correlate":
+            c.add_argument("--per-target", action="store_true", help="also correlate within each target")
+        c.set_defaults(run=run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except SimcoreError as exc:
+        print(f"simcore: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("simcore: interrupted", file=sys.stderr)
+        return 130
