@@ -38,7 +38,7 @@ def pos_tags(sentences: Iterable[list[str]], batch_size: int = 256) -> Iterable[
     from spacy.tokens import Doc
 
     nlp = load_pipeline()
-    docs = (Doc(nlp.vocab, words=s) for s in sentences if s)
+    docs = (Doc(nlp.vocab, words=s) for s in sentences)
     for doc in nlp.pipe(docs, batch_size=batch_size):
         yield [t.pos_ for t in doc]
 
