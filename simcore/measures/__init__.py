@@ -171,5 +171,4 @@ def parse_measures(text: str | list[str] | tuple[str, ...]) -> list[str]:
 
 
 def _load_builtin() -> None:
-    if not REGISTRY:
-        from . import jsd, ppl, ttr, tvc, tvcc, wvv  # noqa: F401  (each registers itself)
+    from . import jsd, ppl, ttr, tvc, tvcc, wvv  # noqa: F401  (each registers itself on import)

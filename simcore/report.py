@@ -1,0 +1,196 @@
+"""A self-contained HTML report: rankings, one heatmap per measure, values, and (when known) agreement,
+correlation with NER results and regret, with the options used.
+
+Charts are inline SVG written here (no JavaScript, no network): the file opens anywhere and can be
+mailed. Every corpus or file name is escaped. Colours follow one rule in the report and the
+dashboard alike: darker means *more similar*, whatever the measure's direction.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .export import ranking_html
+from .measures import all_measures, get_measure
+
+LIGHT = (247, 251, 255)
+DARK = (8, 48, 107)
+
+
+def similarity_shade(values: pd.Series | np.ndarray, direction: int) -> np.ndarray:
+    """Values mapped to [0, 1] where 1 is the most similar (direction +1: higher is more similar,
+    -1: lower is more similar, 0: higher is darker). NaN stays NaN; a constant measure maps to 0.5."""
+    v = np.asarray(values, dtype=float) * (direction if direction else 1)
+    finite = np.isfinite(v)
+    out = np.full(v.shape, np.nan)
+    if not finite.any():
+        return out
+    low, high = v[finite].min(), v[finite].max()
+    out[finite] = 0.5 if high == low else (v[finite] - low) / (high - low)
+    return out
+
+
+def shade_colour(shade: float) -> str:
+    """The fill for a shade in [0, 1] (light blue to dark blue; grey for missing)."""
+    if shade is None or not math.isfinite(shade):
+        return "#dddddd"
+    r, g, b = (round(lo + (hi - lo) * shade) for lo, hi in zip(LIGHT, DARK))
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def format_value(value: float) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "–"
+    magnitude = abs(value)
+    if magnitude >= 100:
+        return f"{value:.0f}"
+    if magnitude >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3g}" if magnitude >= 1e-3 or magnitude == 0 else f"{value:.2e}"
+
+
+def _label(measure: str) -> str:
+    return get_measure(measure).label if measure in all_measures() else measure
+
+
+def heatmap_svg(long: pd.DataFrame, measure: str) -> str:
+    """One measure as a sources × targets grid of shaded cells with the values written in."""
+    part = long[long["measure"] == measure]
+    sources = sorted(part["source"].unique())
+    targets = sorted(part["target"].unique())
+    direction = int(part["direction"].iloc[0]) if "direction" in part and len(part) else 0
+    values = part.pivot_table(index="source", columns="target", values="value", aggfunc="first")
+    values = values.reindex(index=sources, columns=targets)
+    shades = similarity_shade(values.to_numpy(), direction).reshape(values.shape)
+    cell_w, cell_h, left, top = 110, 30, 170, 60
+    width, height = left + cell_w * len(targets) + 10, top + cell_h * len(sources) + 30
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'font-family="sans-serif" font-size="12" role="img" aria-label="{html.escape(_label(measure))} heatmap">']
+    for j, t in enumerate(targets):
+        x = left + j * cell_w + cell_w / 2
+        out.append(f'<text x="{x}" y="{top - 8}" text-anchor="middle">{html.escape(_short(t))}</text>')
+    for i, s in enumerate(sources):
+        y = top + i * cell_h
+        out.append(f'<text x="{left - 6}" y="{y + cell_h / 2 + 4}" text-anchor="end">{html.escape(_short(s, 24))}</text>')
+        for j, _t in enumerate(targets):
+            shade = shades[i, j]
+            x = left + j * cell_w
+            text_colour = "#ffffff" if math.isfinite(shade) and shade > 0.55 else "#000000"
+            out.append(f'<rect x="{x}" y="{y}" width="{cell_w - 2}" height="{cell_h - 2}" '
+                       f'fill="{shade_colour(shade)}"/>')
+            out.append(f'<text x="{x + cell_w / 2}" y="{y + cell_h / 2 + 4}" text-anchor="middle" '
+                       f'fill="{text_colour}">{html.escape(format_value(values.iat[i, j]))}</text>')
+    note = {1: "higher is more similar", -1: "lower is more similar", 0: "not a similarity"}[direction]
+    out.append(f'<text x="{left}" y="{height - 8}" fill="#555">{html.escape(_label(measure))}: {note}; '
+               'darker = more similar</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def scatter_svg(points: pd.DataFrame, x: str, y: str, title: str) -> str:
+    """A scatter of ``points[x]`` against ``points[y]`` with its least-squares line."""
+    data = points[[x, y]].apply(pd.to_numeric, errors="coerce").dropna()
+    w, h, pad = 360, 260, 45
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" '
+           f'font-size="11" role="img" aria-label="{html.escape(title)}">',
+           f'<text x="{w / 2}" y="14" text-anchor="middle" font-size="13">{html.escape(title)}</text>',
+           f'<rect x="{pad}" y="{pad - 20}" width="{w - pad - 10}" height="{h - 2 * pad + 10}" fill="none" stroke="#999"/>']
+    if len(data) >= 1:
+        xs, ys = data[x].to_numpy(float), data[y].to_numpy(float)
+        x0, x1 = _padded(xs)
+        y0, y1 = _padded(ys)
+
+        def px(v: float) -> float:
+            return pad + (v - x0) / (x1 - x0) * (w - pad - 10)
+
+        def py(v: float) -> float:
+            return (h - pad - 10) - (v - y0) / (y1 - y0) * (h - 2 * pad + 10)
+
+        for a, b in zip(xs, ys):
+            out.append(f'<circle cx="{px(a):.1f}" cy="{py(b):.1f}" r="4" fill="#2b6cb0" fill-opacity="0.7"/>')
+        if len(data) >= 2 and np.ptp(xs) > 0:
+            slope, intercept = np.polyfit(xs, ys, 1)
+            out.append(f'<line x1="{px(x0):.1f}" y1="{py(slope * x0 + intercept):.1f}" x2="{px(x1):.1f}" '
+                       f'y2="{py(slope * x1 + intercept):.1f}" stroke="#c53030" stroke-width="2"/>')
+        out.append(f'<text x="{pad}" y="{h - 22}">{html.escape(format_value(x0))}</text>')
+        out.append(f'<text x="{w - 10}" y="{h - 22}" text-anchor="end">{html.escape(format_value(x1))}</text>')
+        out.append(f'<text x="{pad - 4}" y="{pad - 8}" text-anchor="end">{html.escape(format_value(y1))}</text>')
+        out.append(f'<text x="{pad - 4}" y="{h - pad - 10}" text-anchor="end">{html.escape(format_value(y0))}</text>')
+    out.append(f'<text x="{w / 2}" y="{h - 6}" text-anchor="middle">{html.escape(x)}</text>')
+    out.append(f'<text x="12" y="{h / 2}" transform="rotate(-90 12 {h / 2})" text-anchor="middle">'
+               f'{html.escape(y)}</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _padded(values: np.ndarray) -> tuple[float, float]:
+    low, high = float(values.min()), float(values.max())
+    if high == low:
+        return low - 1, high + 1
+    margin = (high - low) * 0.05
+    return low - margin, high + margin
+
+
+def _short(name: str, limit: int = 16) -> str:
+    return name if len(name) <= limit else name[: limit - 1] + "…"
+
+
+def _table(frame: pd.DataFrame, floats: str = "{:.3f}") -> str:
+    def cell(v: Any) -> str:
+        if isinstance(v, float):
+            return "–" if not math.isfinite(v) else floats.format(v)
+        return html.escape(str(v))
+
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    rows = "".join("<tr>" + "".join(f"<td>{cell(v)}</td>" for v in row) + "</tr>"
+                   for row in frame.itertuples(index=False))
+    return f"<table><tr>{head}</tr>{rows}</table>"
+
+
+def build_report(long: pd.DataFrame, ranking: pd.DataFrame, options: dict[str, Any] | None = None, *,
+                 source_label: str = "", agreement: Any = None, correlations: pd.DataFrame | None = None,
+                 regret: pd.DataFrame | None = None, joined: pd.DataFrame | None = None) -> str:
+    """The whole report as one HTML string.
+
+    ``agreement`` is a :class:`simcore.analysis.AgreementResult`; ``correlations`` and ``regret`` are
+    the tables of :func:`simcore.analysis.correlate` and :func:`simcore.analysis.regret`; ``joined``
+    holds measure values next to the NER improvement (columns measure, value, improvement) for scatters.
+    """
+    parts: list[str] = []
+    if source_label:
+        parts.append(f"<p>Similarity values: {html.escape(source_label)}</p>")
+    measures = list(dict.fromkeys(long["measure"]))
+    parts.append("<h2>Similarity heatmaps</h2><p>Darker cells are more similar, whatever the measure's "
+                 "direction; the numbers are the measures' own values.</p>")
+    parts.extend(f"<div>{heatmap_svg(long, m)}</div>" for m in measures)
+    wide = long.pivot_table(index=["target", "source"], columns="measure", values="value", aggfunc="first")
+    wide = wide.reindex(columns=measures).reset_index()
+    parts.append("<h2>Values</h2>" + _table(wide, "{:.4g}"))
+    if "error" in long:
+        errors = long[long["error"].notna() & (long["error"].astype(str) != "")]
+        if len(errors):
+            parts.append("<h2>Measures that failed</h2>"
+                         + _table(errors[["source", "target", "measure", "error"]].drop_duplicates()))
+    if agreement is not None:
+        parts.append(f"<h2>Agreement between measures</h2><p>Fleiss' kappa over {len(agreement.items)} comparisons "
+                     f"({html.escape(', '.join(agreement.measures))}): <b>{agreement.fleiss:.3f}</b></p>"
+                     + _table(agreement.cohen))
+    if correlations is not None and len(correlations):
+        parts.append("<h2>Correlation with NER improvement</h2>" + _table(correlations))
+    if joined is not None and len(joined):
+        parts.append("<div>" + "".join(
+            scatter_svg(joined[joined["measure"] == m].rename(columns={"value": _label(m)}), _label(m), "improvement",
+                        f"{_label(m)} vs improvement")
+            for m in dict.fromkeys(joined["measure"])) + "</div>")
+    if regret is not None and len(regret):
+        parts.append("<h2>Regret of choosing by each measure</h2>" + _table(regret))
+    if options:
+        parts.append("<h2>Options used</h2><pre>" + html.escape(json.dumps(options, indent=2, sort_keys=True,
+                                                                         default=str)) + "</pre>")
+    return ranking_html(ranking, options, extra_html="\n".join(parts))

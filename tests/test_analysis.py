@@ -1,0 +1,107 @@
+"""Analyses against independent computations: statsmodels for kappa, scipy for correlation,
+the paper's Table 3 for published figures, and hand-worked regret."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from statsmodels.stats.inter_rater import aggregate_raters
+from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
+from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
+
+from simcore.analysis import agreement, cohen_kappa, correlate, rank_sources, regret, to_long
+from simcore.analysis.correlation import results_frame
+from simcore.errors import SimcoreError
+
+from .conftest import SAMPLE_DATA
+
+TABLE3 = SAMPLE_DATA / "results" / "dai2019_table3.csv"
+
+
+@pytest.fixture
+def table3():
+    return pd.read_csv(TABLE3)
+
+
+def test_fleiss_kappa_on_table3_is_the_published_0733(table3):
+    result = agreement(to_long(table3), ["ppl", "wvv", "tvc"])
+    assert len(result.items) == 60
+    assert round(result.fleiss, 3) == 0.733
+    answers = result.items[["ppl", "wvv", "tvc"]].astype(int).to_numpy()
+    assert result.fleiss == pytest.approx(sm_fleiss_kappa(aggregate_raters(answers)[0]))
+
+
+def test_cohen_kappa_matches_statsmodels(table3):
+    result = agreement(to_long(table3), ["ppl", "wvv", "tvc", "tvcc"])
+    for row in result.cohen.itertuples():
+        a, b = result.items[row.measure_a].astype(int), result.items[row.measure_b].astype(int)
+        table = pd.crosstab(a, b).reindex(index=[0, 1], columns=[0, 1], fill_value=0).to_numpy()
+        assert row.kappa == pytest.approx(sm_cohens_kappa(table).kappa)
+    assert cohen_kappa(np.array([1, 1, 0, 0]), np.array([1, 1, 0, 0])) == 1.0
+
+
+def test_disagreements_are_the_items_where_answers_differ(table3):
+    result = agreement(to_long(table3), ["ppl", "wvv", "tvc"])
+    d = result.disagreements
+    assert len(d) == 12
+    wetlab = d[(d["target"] == "WetLab") & (d["first"] == "1BWB") & (d["second"] == "Wiki")]
+    assert len(wetlab) == 1, "the paper's example: PPL says 1BWB, WVV says Wiki"
+    assert bool(wetlab["ppl"].iloc[0]) and not bool(wetlab["wvv"].iloc[0])
+
+
+def test_pearson_and_spearman_equal_scipy_on_table3(table3):
+    results = results_frame(table3, f1="lm_f1", improvement="lm_delta")
+    table = correlate(to_long(table3), results, per_target=True)
+    for name in ["ppl", "wvv", "tvc", "tvcc"]:
+        row = table[(table["measure"] == name) & (table["scope"] == "all")].iloc[0]
+        expected = stats.pearsonr(table3[name], table3["lm_delta"])
+        assert row["pearson_r"] == pytest.approx(expected.statistic)
+        assert row["pearson_p"] == pytest.approx(expected.pvalue)
+        ci = expected.confidence_interval(0.95)
+        assert (row["pearson_low"], row["pearson_high"]) == pytest.approx((ci.low, ci.high))
+        rho = stats.spearmanr(table3[name], table3["lm_delta"])
+        assert row["spearman_r"] == pytest.approx(rho.statistic)
+        z = np.arctanh(rho.statistic)
+        half = 1.959964 * np.sqrt(1.06 / 27)
+        assert (row["spearman_low"], row["spearman_high"]) == pytest.approx((np.tanh(z - half), np.tanh(z + half)), rel=1e-5)
+        assert row["n"] == 30
+    per_target = table[(table["measure"] == "ppl") & (table["scope"] == "CRAFT")].iloc[0]
+    craft = table3[table3["target"] == "CRAFT"]
+    assert per_target["pearson_r"] == pytest.approx(stats.pearsonr(craft["ppl"], craft["lm_delta"]).statistic)
+
+
+def test_improvement_is_f1_minus_baseline_when_given():
+    table = pd.DataFrame({"target": ["t", "t"], "source": ["a", "b"], "f1": [80.0, 85.0], "baseline": [70.0, 70.0]})
+    assert results_frame(table)["improvement"].tolist() == [10.0, 15.0]
+    with pytest.raises(SimcoreError, match="lacks column"):
+        results_frame(table.drop(columns=["f1"]))
+
+
+def test_rankings_follow_each_measures_direction(table3):
+    ranking = rank_sources(to_long(table3))
+    first = ranking[ranking["rank"] == 1].set_index(["target", "measure"])["source"]
+    assert first[("CoNLL2003", "ppl")] == "1BWB"       # lowest perplexity
+    assert first[("CoNLL2003", "tvc")] == "1BWB"       # highest coverage
+    assert first[("CADEC", "ppl")] == "Yelp"
+    assert first[("CRAFT", "consensus")] == "PubMed"
+    cadec = ranking[(ranking["target"] == "CADEC") & (ranking["measure"] == "consensus")]
+    assert cadec.set_index("source")["value"]["Yelp"] == pytest.approx(np.mean([1, 2, 2, 1]))
+
+
+def test_regret_by_hand(table3):
+    results = results_frame(table3, f1="lm_f1", improvement="lm_delta")
+    table = regret(to_long(table3), results, ["ppl", "tvc"])
+    cadec_tvc = table[(table["target"] == "CADEC") & (table["measure"] == "tvc")].iloc[0]
+    # TVC picks 1BWB (81.73) whose LM F1 is 70.08; the best source is Yelp at 70.46
+    assert cadec_tvc["chosen"] == "1BWB" and cadec_tvc["regret"] == pytest.approx(70.46 - 70.08)
+    mean = table[(table["target"] == "mean") & (table["measure"] == "tvc")]["regret"].iloc[0]
+    assert mean == pytest.approx((70.46 - 70.08) / 6)
+    assert table[(table["target"] == "mean") & (table["measure"] == "ppl")]["regret"].iloc[0] == pytest.approx(0)
+
+
+def test_wide_and_long_tables_agree(table3):
+    long = to_long(table3)
+    assert set(long["measure"]) == {"ppl", "wvv", "tvc", "tvcc"}
+    assert len(long) == 120
+    with pytest.raises(SimcoreError, match="source and target"):
+        to_long(pd.DataFrame({"x": [1]}))

@@ -1,0 +1,82 @@
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from simcore.cli import main
+
+from .conftest import ROOT, SAMPLE_DATA
+
+TABLE3 = SAMPLE_DATA / "results" / "dai2019_table3.csv"
+
+
+def test_agreement_on_table3_prints_0733(capsys):
+    assert main(["agreement", "--matrix", str(TABLE3), "--measures", "ppl,wvv,tvc"]) == 0
+    assert "Fleiss' kappa (ppl, wvv, tvc; 60 comparisons): 0.733" in capsys.readouterr().out
+
+
+@pytest.fixture
+def small_dirs(tmp_path):
+    sources, targets = tmp_path / "sources", tmp_path / "targets"
+    sources.mkdir()
+    targets.mkdir()
+    for name in ("news.txt", "tweets.jsonl", "lab_protocols.txt"):
+        (sources / name).write_bytes((SAMPLE_DATA / "sources" / name).read_bytes())
+    for name in ("news_ner.conll", "lab_protocol_ner.conll"):
+        (targets / name).write_bytes((SAMPLE_DATA / "targets" / name).read_bytes())
+    return sources, targets
+
+
+def test_matrix_rank_and_agreement_from_the_command_line(tmp_path, small_dirs, capsys):
+    sources, targets = small_dirs
+    out = tmp_path / "m.csv"
+    code = main(["matrix", "--sources", str(sources), "--targets", str(targets), "--out", str(out),
+                 "--measures", "tvc,ppl,jsd", "--cache", str(tmp_path / "cache"), "--quiet"])
+    assert code == 0
+    table = pd.read_csv(out)
+    assert {"source", "target", "measure", "value"} <= set(table.columns) and len(table) == 3 * 2 * 3
+    assert set(table["source"]) == {"news", "tweets", "lab_protocols"}
+    for suffix in ("csv", "json", "html", "md"):
+        assert main(["rank", "--matrix", str(out), "--out", str(tmp_path / f"r.{suffix}")]) == 0
+    ranking = pd.read_csv(tmp_path / "r.csv")
+    first = ranking[(ranking["rank"] == 1) & (ranking["measure"] == "ppl")].set_index("target")["source"]
+    assert first["news_ner"] == "news" and first["lab_protocol_ner"] == "lab_protocols"
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["targets"]["news_ner"]["consensus"][0]["source"] == "news"
+    assert main(["agreement", "--matrix", str(out), "--measures", "tvc,ppl,jsd"]) == 0
+    assert "Fleiss' kappa" in capsys.readouterr().out
+
+
+def test_correlate_and_regret_on_table3(capsys):
+    args = ["--matrix", str(TABLE3), "--results", str(TABLE3), "--f1", "lm_f1", "--improvement", "lm_delta"]
+    assert main(["correlate", *args]) == 0
+    assert "pearson_r" in capsys.readouterr().out
+    assert main(["regret", *args]) == 0
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["matrix", "--sources", "/nonexistent", "--targets", "/nonexistent", "--out", "x.csv"], "not a directory"),
+    (["agreement", "--matrix", "/nonexistent.csv"], "does not exist"),
+    (["rank", "--matrix", str(TABLE3), "--out", "r.xlsx"], "use a .csv"),
+    (["agreement", "--matrix", str(TABLE3), "--measures", "ppl,bogus"], "unknown measure"),
+])
+def test_bad_input_exits_2_with_one_line(argv, message, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = subprocess.run([sys.executable, "-m", "simcore", *argv], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and "Traceback" not in result.stderr
+
+
+def test_binary_source_file_is_a_clear_error(tmp_path):
+    sources, targets = tmp_path / "s", tmp_path / "t"
+    sources.mkdir()
+    targets.mkdir()
+    (sources / "junk.txt").write_bytes(bytes(range(256)) * 10)
+    (targets / "t.conll").write_text("Hello\tO\n")
+    result = subprocess.run([sys.executable, "-m", "simcore", "matrix", "--sources", str(sources), "--targets",
+                             str(targets), "--out", str(tmp_path / "m.csv"), "--cache", str(tmp_path / "c"), "--quiet"],
+                            capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 2 and "binary" in result.stderr and "Traceback" not in result.stderr

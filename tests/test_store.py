@@ -1,0 +1,73 @@
+import json
+import multiprocessing
+import time
+from pathlib import Path
+
+import pytest
+
+from simcore.errors import StoreError
+from simcore.store import MANIFEST, ArtefactStore
+
+
+def test_build_once_then_reuse(store):
+    calls = []
+
+    def build(out: Path):
+        calls.append(1)
+        (out / "data.txt").write_text("hello")
+        return {"n": 1}
+
+    p1 = store.build("kind", "k1", build)
+    p2 = store.build("kind", "k1", build)
+    assert p1 == p2 and len(calls) == 1
+    assert (p1 / "data.txt").read_text() == "hello" and store.meta(p1) == {"n": 1}
+
+
+def test_tampered_or_half_written_artefacts_are_not_read(store):
+    p = store.build("kind", "k", lambda out: (out / "a.bin").write_bytes(b"1234") and None)
+    (p / "a.bin").write_bytes(b"4321")
+    assert store.get("kind", "k") is None
+    half = store.path("kind", "k2")
+    half.mkdir(parents=True)
+    (half / "a.bin").write_bytes(b"x")
+    assert store.get("kind", "k2") is None, "no manifest: never read"
+    foreign = store.path("kind", "k3")
+    foreign.mkdir(parents=True)
+    (foreign / MANIFEST).write_text(json.dumps({"marker": "other", "kind": "kind", "key": "k3", "files": {}}))
+    assert store.get("kind", "k3") is None
+
+
+def test_failed_build_leaves_nothing(store):
+    def build(out: Path):
+        (out / "partial").write_text("x")
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        store.build("kind", "k", build)
+    assert store.get("kind", "k") is None
+    assert list((store.root / "tmp").iterdir()) == []
+
+
+def _slow_build(root: str, log: str) -> str:
+    def build(out: Path):
+        with open(log, "a") as f:
+            f.write("built\n")
+        time.sleep(0.5)
+        (out / "x").write_text("done")
+
+    return str(ArtefactStore(root).build("kind", "shared", build))
+
+
+def test_two_processes_build_once(tmp_path):
+    root, log = tmp_path / "store", tmp_path / "log.txt"
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        paths = pool.starmap(_slow_build, [(str(root), str(log)), (str(root), str(log))])
+    assert paths[0] == paths[1]
+    assert log.read_text().count("built") == 1
+
+
+def test_unwritable_root_gives_a_message(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with pytest.raises(StoreError, match="cannot use the cache directory"):
+        ArtefactStore(blocker / "store")
