@@ -78,6 +78,8 @@ class AppState:
     def clear_matrix(self) -> None:
         self.matrix, self.matrix_label, self.matrix_options = None, "", {}
         self.cells, self.job, self.job_error = {}, None, None
+        for key in ("matrix_job", "matrix_raw", "drill", "report_parts"):
+            self.extra.pop(key, None)
 
 
 def get_state() -> AppState:

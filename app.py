@@ -1,0 +1,53 @@
+"""Home: what the tool answers, one click to load the bundled sample, what is loaded now."""
+
+import streamlit as st
+
+from dashboard import common as c
+from dashboard.loading import load_sample
+from simcore.errors import SimcoreError
+
+c.setup_page("Which corpus should I pretrain on?", "🧭")
+state = c.get_state()
+
+st.markdown(
+    "You have a small **target** sample of the text your named-entity recogniser must handle and several "
+    "unlabelled **source** corpora you could pretrain on. Cheap similarity measures between each source and "
+    "the target (vocabulary coverage, language-model perplexity, word-vector variance, n-gram divergence) "
+    "predict which source helps the NER model most (Dai et al. 2019, 2020) — before you spend days pretraining."
+)
+
+left, right = st.columns([1, 1], gap="large")
+with left:
+    st.subheader("Try it on the bundled sample")
+    st.caption("Six sources in different registers (clinical notes, abstracts, news, protocols, reviews, tweets) "
+               "and three NER-tagged targets (forum posts, news, lab protocols).")
+    if st.button("Load the sample data", type="primary", key="load_sample"):
+        try:
+            load_sample(state)
+            st.success(f"Loaded {len(state.sources)} sources and {len(state.targets)} targets.")
+        except SimcoreError as exc:
+            st.error(str(exc))
+    st.page_link(c.SIMILARITY, label="Then compute the similarity matrix", icon="🔥")
+with right:
+    st.subheader("Or bring your own")
+    st.page_link(c.CORPORA, label="Corpora: upload a target sample and your sources", icon="📚")
+    st.page_link(c.OPEN_RESULTS, label="Open results: a matrix computed with `python -m simcore matrix`", icon="📂")
+    st.page_link(c.PREDICTIVENESS, label="Predictiveness: does similarity predict NER F1?", icon="📈")
+    st.page_link(c.AGREEMENT, label="Agreement: do the measures agree?", icon="🤝")
+    st.page_link(c.RANKING, label="Ranking and export", icon="🏆")
+
+st.divider()
+st.subheader("Loaded now")
+if not state.sources and not state.targets and state.matrix is None:
+    st.info("Nothing is loaded yet: load the sample above, or add corpora on the Corpora page.")
+else:
+    cols = st.columns(3)
+    cols[0].metric("Sources", len(state.sources))
+    cols[1].metric("Targets", len(state.targets))
+    cols[2].metric("Similarity values", 0 if state.matrix is None else len(state.matrix))
+    if state.sources:
+        st.write("**Sources:** " + ", ".join(sorted(state.sources)))
+    if state.targets:
+        st.write("**Targets:** " + ", ".join(sorted(state.targets)))
+    if state.matrix is not None:
+        st.write(f"**Similarity matrix:** {state.matrix_label}")

@@ -1,0 +1,69 @@
+"""Charts: plotly heatmaps where darker always means more similar, altair scatters with a fitted line."""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from simcore.measures import all_measures, get_measure
+from simcore.report import format_value, similarity_shade
+
+DIRECTION_NOTE = {1: "higher is more similar", -1: "lower is more similar", 0: "not a similarity (source diversity)"}
+
+
+def label(measure: str) -> str:
+    return get_measure(measure).label if measure in all_measures() else measure
+
+
+def heatmap(long: pd.DataFrame, measure: str) -> go.Figure:
+    part = long[long["measure"] == measure]
+    sources = sorted(part["source"].unique())
+    targets = sorted(part["target"].unique())
+    direction = int(part["direction"].iloc[0]) if len(part) else 0
+    values = part.pivot_table(index="source", columns="target", values="value", aggfunc="first")
+    values = values.reindex(index=sources, columns=targets)
+    shade = similarity_shade(values.to_numpy(), direction).reshape(values.shape)
+    text = [[format_value(v) for v in row] for row in values.to_numpy()]
+    scale = "Greys" if direction == 0 else "Blues"
+    fig = go.Figure(go.Heatmap(
+        z=shade, x=targets, y=sources, text=text, texttemplate="%{text}", textfont={"size": 13},
+        customdata=values.to_numpy(), colorscale=scale, zmin=0, zmax=1, xgap=2, ygap=2,
+        hovertemplate="source %{y}<br>target %{x}<br>" + label(measure) + " %{customdata:.4g}<extra></extra>",
+        colorbar={"tickvals": [0, 1], "ticktext": ["less", "more similar"] if direction else ["low", "high"],
+                  "thickness": 12, "len": 0.9},
+    ))
+    fig.update_layout(
+        title={"text": f"{label(measure)} <span style='font-size:12px;color:#666'>({DIRECTION_NOTE[direction]})</span>"},
+        height=110 + 38 * len(sources), margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        xaxis={"side": "top", "title": None}, yaxis={"autorange": "reversed", "title": None},
+    )
+    return fig
+
+
+def kappa_heatmap(cohen: pd.DataFrame, measures: list[str]) -> go.Figure:
+    labels = [label(m) for m in measures]
+    grid = pd.DataFrame(np.eye(len(measures)), index=measures, columns=measures)
+    for row in cohen.itertuples(index=False):
+        grid.at[row.measure_a, row.measure_b] = grid.at[row.measure_b, row.measure_a] = row.kappa
+    text = [[f"{v:.3f}" for v in row] for row in grid.to_numpy()]
+    fig = go.Figure(go.Heatmap(z=grid.to_numpy(), x=labels, y=labels, text=text, texttemplate="%{text}",
+                               textfont={"size": 14}, colorscale="RdBu", zmid=0, zmin=-1, zmax=1, xgap=2, ygap=2,
+                               colorbar={"title": "κ", "thickness": 12}))
+    fig.update_layout(height=120 + 60 * len(measures), margin={"l": 10, "r": 10, "t": 30, "b": 10},
+                      yaxis={"autorange": "reversed"}, title="Cohen's kappa between measures")
+    return fig
+
+
+def scatter(points: pd.DataFrame, measure: str, y_title: str = "F1 improvement") -> alt.LayerChart:
+    """Similarity against improvement, one colour per target, with the pooled least-squares line."""
+    data = points[["source", "target", "value", "improvement"]].dropna()
+    x = alt.X("value:Q", title=f"{label(measure)} ({DIRECTION_NOTE.get(get_measure(measure).direction, '')})"
+              if measure in all_measures() else measure, scale=alt.Scale(zero=False))
+    y = alt.Y("improvement:Q", title=y_title, scale=alt.Scale(zero=False))
+    dots = alt.Chart(data).mark_circle(size=90, opacity=0.8).encode(
+        x=x, y=y, color=alt.Color("target:N", legend=alt.Legend(orient="bottom", title="target")),
+        tooltip=["target", "source", alt.Tooltip("value:Q", format=".4g"), alt.Tooltip("improvement:Q", format=".3g")])
+    line = alt.Chart(data).transform_regression("value", "improvement").mark_line(color="#c53030", strokeWidth=2)
+    return (dots + line).properties(title=label(measure), height=280)

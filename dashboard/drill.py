@@ -1,0 +1,57 @@
+"""Why a source and a target come out (dis)similar: the drill-down tables, kept per session."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from simcore.errors import SimcoreError
+from simcore.measures import jsd, ppl, tvc, wvv
+
+from .common import AppState, Job, get_workbench, workbench_lock
+from .compute import job_options
+
+VIEWS = {
+    "tvc": "Frequent target words the source lacks",
+    "ppl": "Target sentences the source's language model finds least likely",
+    "jsd": "N-grams contributing most to the divergence",
+    "wvv": "Words whose vectors moved most on the target",
+}
+
+
+def _compute(view: str, source: Any, target: Any, top: int) -> pd.DataFrame:
+    if view == "tvc":
+        return pd.DataFrame(tvc.uncovered_words(source, target, top), columns=["word", "target frequency"])
+    if view == "ppl":
+        return pd.DataFrame(ppl.least_likely_sentences(source, target, top))[["perplexity", "oov", "sentence"]]
+    if view == "jsd":
+        return pd.DataFrame(jsd.divergent_ngrams(source, target, top))
+    if view == "wvv":
+        return pd.DataFrame(wvv.moved_words(source, target, top), columns=["word", "mean squared change"])
+    raise SimcoreError(f"no drill-down for {view}")
+
+
+def drill_down(state: AppState, job: Job, source_name: str, target_name: str, view: str,
+               top: int = 25) -> pd.DataFrame | str:
+    """The table for one view, or the message saying why it cannot be shown. Kept in the session."""
+    cache: dict = state.extra.setdefault("drill", {})
+    key = (repr(job), source_name, target_name, view, top)
+    if key in cache:
+        return cache[key]
+    if source_name not in state.sources or target_name not in state.targets:
+        return "This pair's corpora are no longer loaded; add them again on the Corpora page."
+    options, tokenizer = job_options(job)
+    workbench = get_workbench(options, tokenizer)
+    try:
+        with workbench_lock(options, tokenizer):
+            source_corpus = state.sources[source_name].corpus
+            tokens = job.sample_tokens or workbench.default_sample_tokens(
+                [state.sources[n].corpus for n in job.sources if n in state.sources])
+            prepared = workbench.source(source_corpus, tokens, job.samples)[0]
+            target = workbench.target(state.targets[target_name].corpus)
+            result: pd.DataFrame | str = _compute(view, prepared, target, top)
+    except SimcoreError as exc:
+        result = str(exc)
+    cache[key] = result
+    return result

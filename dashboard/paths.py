@@ -1,0 +1,81 @@
+"""Server-side paths: only inside the data roots configured for this app.
+
+The roots come from ``$SIMCORE_DATA_ROOTS`` (separated by ``os.pathsep``); by default the bundled
+``sample_data`` and ``../shared/data`` when it exists. A path typed by a user is taken relative to a
+root (or absolute), must not contain ``..``, and must resolve (symlinks followed) inside a root.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from simcore.errors import SimcoreError
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE_DATA = REPO / "sample_data"
+TABLE3 = SAMPLE_DATA / "results" / "dai2019_table3.csv"
+
+
+def data_roots() -> list[Path]:
+    """The directories server-side paths may point into (resolved, existing ones only)."""
+    env = os.environ.get("SIMCORE_DATA_ROOTS")
+    if env is not None:
+        candidates = [Path(p).expanduser() for p in env.split(os.pathsep) if p.strip()]
+    else:
+        candidates = [SAMPLE_DATA, REPO.parent / "shared" / "data"]
+    roots = []
+    for c in candidates:
+        try:
+            resolved = c.resolve(strict=True)
+        except OSError:
+            continue
+        if resolved.is_dir() and resolved not in roots:
+            roots.append(resolved)
+    return roots
+
+
+def resolve_server_path(text: str, roots: list[Path] | None = None) -> Path:
+    """The file or directory ``text`` names inside a data root, or a SimcoreError saying why not."""
+    roots = data_roots() if roots is None else roots
+    text = (text or "").strip()
+    if not roots:
+        raise SimcoreError("no data directory is configured on this server (set SIMCORE_DATA_ROOTS)")
+    if not text:
+        raise SimcoreError("type a path inside one of the data directories")
+    if "\0" in text:
+        raise SimcoreError("the path contains a NUL character")
+    raw = Path(text).expanduser() if text.startswith("~") else Path(text)
+    if ".." in raw.parts:
+        raise SimcoreError("paths may not contain '..'; give a path inside one of the data directories")
+    candidates = [raw] if raw.is_absolute() else [root / raw for root in roots]
+    for candidate in candidates:
+        try:
+            resolved = candidate.resolve(strict=True)
+        except (OSError, RuntimeError):
+            continue
+        if any(resolved == root or resolved.is_relative_to(root) for root in roots):
+            return resolved
+        raise SimcoreError(f"{text} is outside the data directories this server allows")
+    raise SimcoreError(f"{text} was not found in the data directories ({', '.join(str(r) for r in roots)})")
+
+
+def browse(roots: list[Path] | None = None, depth: int = 2, limit: int = 300) -> list[str]:
+    """Files and directories under the roots (relative names first by root), for a picker."""
+    roots = data_roots() if roots is None else roots
+    found: list[str] = []
+    for root in roots:
+        stack = [(root, 0)]
+        while stack and len(found) < limit:
+            folder, level = stack.pop(0)
+            try:
+                entries = sorted(p for p in folder.iterdir() if not p.name.startswith("."))
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.is_symlink():
+                    continue
+                found.append(str(entry))
+                if entry.is_dir() and level + 1 < depth:
+                    stack.append((entry, level + 1))
+    return found[:limit]

@@ -1,0 +1,77 @@
+"""Rankings and export files for the Ranking page, built once per matrix and choice of measures."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from simcore.analysis import agreement, correlate, rank_sources, regret
+from simcore.analysis.correlation import join
+from simcore.errors import SimcoreError
+from simcore.export import ranking_csv, ranking_json
+from simcore.report import build_report
+
+from .common import AppState
+from .tables import normalised_results
+
+
+@dataclass
+class ReportParts:
+    ranking: pd.DataFrame | None = None
+    csv: str = ""
+    json: str = ""
+    html: str = ""
+    notes: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+def _fingerprint(*frames: pd.DataFrame | None, extra: object = None) -> str:
+    h = hashlib.sha256()
+    for frame in frames:
+        h.update(b"none" if frame is None else frame.to_csv(index=False).encode())
+    h.update(json.dumps(extra, sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+def report_parts(state: AppState, measures: list[str]) -> ReportParts:
+    """Kept in the session per content fingerprint: a rerun never rebuilds the report."""
+    key = _fingerprint(state.matrix, state.results,
+                       extra=[measures, state.results_columns, state.matrix_options, state.matrix_label])
+    cache = state.extra.setdefault("report_parts", {})
+    if key not in cache:
+        cache.clear()
+        cache[key] = _build(state, measures)
+    return cache[key]
+
+
+def _build(state: AppState, measures: list[str]) -> ReportParts:
+    long = state.matrix
+    parts = ReportParts()
+    try:
+        parts.ranking = rank_sources(long, measures)
+    except SimcoreError as exc:
+        parts.error = str(exc)
+        return parts
+    options = {"measures": measures, **state.matrix_options}
+    parts.csv = ranking_csv(parts.ranking)
+    parts.json = ranking_json(parts.ranking, options)
+    agree = corr = regrets = joined = None
+    if len(measures) >= 2:
+        try:
+            agree = agreement(long, measures)
+        except SimcoreError as exc:
+            parts.notes.append(f"The report has no agreement section: {exc}")
+    if state.results is not None:
+        try:
+            results = normalised_results(state.results, state.results_columns)
+            corr = correlate(long, results, measures, per_target=False)
+            regrets = regret(long, results, measures)
+            joined = join(long[long["measure"].isin(measures)], results)
+        except (SimcoreError, ValueError, KeyError) as exc:
+            parts.notes.append(f"The report has no NER-results section: {exc}")
+    parts.html = build_report(long, parts.ranking, options, source_label=state.matrix_label, agreement=agree,
+                              correlations=corr, regret=regrets, joined=joined)
+    return parts

@@ -1,0 +1,130 @@
+"""Similarity: choose measures and options, compute the matrix, heatmaps, values, drill-down for one pair."""
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import common as c
+from dashboard.charts import heatmap, label
+from dashboard.compute import failures, partial_matrix, run_pending, start_job
+from dashboard.drill import VIEWS, drill_down
+from simcore.errors import SimcoreError
+from simcore.matrix import DEFAULT_MEASURES
+from simcore.measures import MeasureOptions, get_measure
+
+c.setup_page("Similarity", "🔥")
+state = c.get_state()
+
+if not (state.sources and state.targets) and state.matrix is None and state.job is None:
+    st.info("Load at least one source and one target first: the bundled sample on the home page, or your own "
+            "files on the Corpora page. A matrix computed on the command line opens on the Open results page.")
+    st.page_link(c.HOME, label="Home: load the sample data", icon="🏠")
+    st.page_link(c.CORPORA, label="Corpora: add sources and targets", icon="📚")
+    st.page_link(c.OPEN_RESULTS, label="Open results: load a matrix file", icon="📂")
+    st.stop()
+
+if state.sources and state.targets:
+    defaults = MeasureOptions()
+    with st.form("compute_form"):
+        cols = st.columns(2)
+        sources = cols[0].multiselect("Sources", sorted(state.sources), default=sorted(state.sources), key="f_sources")
+        targets = cols[1].multiselect("Targets", sorted(state.targets), default=sorted(state.targets), key="f_targets")
+        measures = st.multiselect("Measures", list(DEFAULT_MEASURES), default=list(DEFAULT_MEASURES),
+                                  format_func=lambda m: f"{get_measure(m).label}: {get_measure(m).description}",
+                                  key="f_measures")
+        with st.expander("Options"):
+            o1, o2, o3 = st.columns(3)
+            samples = o1.number_input("Sub-corpora per source", 1, 20, 1, key="f_samples",
+                                      help="k random sub-corpora of N tokens each; mean and std are reported")
+            sample_tokens = o1.number_input("Tokens per sub-corpus (0 = the smallest source's size)", 0, 10**10, 0,
+                                            step=1000, key="f_tokens")
+            lowercase = o1.checkbox("Lower-case tokens", True, key="f_lower")
+            ppl_order = o2.slider("PPL: n-gram order", 2, 6, defaults.ppl_order, key="f_order")
+            per_sentence = o2.checkbox("PPL: mean per-sentence perplexity", False, key="f_per_sentence")
+            jsd_n = o2.slider("JSD: n-grams up to", 1, 3, defaults.jsd_max_n, key="f_jsd")
+            wvv_words = o3.radio("WVV: words compared", ["shared", "all"], key="f_wvv",
+                                 format_func=lambda v: "source ∩ target vocabulary" if v == "shared"
+                                 else "all source words", horizontal=True)
+            propn = o3.checkbox("TVcC: count proper nouns as content words", False, key="f_propn")
+            seed = o3.number_input("Random seed", 0, 2**31 - 1, defaults.seed, key="f_seed")
+        submitted = st.form_submit_button("Compute", type="primary")
+    if submitted:
+        options = MeasureOptions(ppl_order=int(ppl_order), ppl_per_sentence=per_sentence, jsd_max_n=int(jsd_n),
+                                 wvv_words=wvv_words, seed=int(seed),
+                                 tvcc_pos=("NOUN", "VERB", "ADJ", "PROPN") if propn else ("NOUN", "VERB", "ADJ"))
+        try:
+            start_job(state, c.Job(sources=sources, targets=targets, measures=measures,
+                                   options=options.subset(tuple(options.__dataclass_fields__)),
+                                   tokenizer={"lowercase": lowercase}, samples=int(samples),
+                                   sample_tokens=int(sample_tokens) or None))
+        except SimcoreError as exc:
+            st.error(str(exc))
+else:
+    st.caption("The corpora behind this matrix are not loaded, so it cannot be recomputed or drilled into here.")
+
+if state.job is not None:
+    run_pending(state)
+if state.job_error:
+    st.error(state.job_error)
+
+long = state.matrix
+if long is None:
+    if state.cells:
+        st.info(f"{len(state.cells)} values were finished before the computation was interrupted.")
+        st.dataframe(partial_matrix(state)[["source", "target", "measure", "value"]], hide_index=True)
+    else:
+        st.info("Choose the sources, targets and measures above and press **Compute**.")
+    st.stop()
+
+st.caption(f"Matrix: {state.matrix_label}. Darker cells are more similar, whatever the measure's direction; "
+           "the numbers are the measures' own values.")
+bad = failures(long)
+if len(bad):
+    st.warning("Some values could not be computed:")
+    st.dataframe(bad, hide_index=True, width="stretch")
+
+measures = list(dict.fromkeys(long["measure"]))
+similarity = [m for m in measures if (long[long["measure"] == m]["direction"].iloc[0]) != 0]
+others = [m for m in measures if m not in similarity]
+grid = st.columns(2)
+for i, m in enumerate(similarity):
+    with grid[i % 2]:
+        st.plotly_chart(heatmap(long, m), width="stretch", key=f"heat_{m}", config={"displayModeBar": False})
+for m in others:
+    part = long[long["measure"] == m].groupby("source", as_index=False)["value"].first()
+    st.caption(f"{label(m)} of each source (diversity, not a similarity): "
+               + ", ".join(f"{r.source} {r.value:.3f}" for r in part.itertuples()))
+
+st.subheader("Values")
+wide = long.pivot_table(index=["target", "source"], columns="measure", values="value", aggfunc="first")
+wide = wide.reindex(columns=measures).rename(columns=label).reset_index()
+if "std" in long and long["std"].notna().any():
+    stds = long.pivot_table(index=["target", "source"], columns="measure", values="std", aggfunc="first")
+    stds = stds.rename(columns=lambda m: f"{label(m)} std").reset_index()
+    wide = wide.merge(stds, on=["target", "source"])
+st.dataframe(wide, hide_index=True, width="stretch")
+if "sample_tokens" in long and long["sample_tokens"].notna().any():
+    st.caption(f"Sources compared on sub-corpora of {int(long['sample_tokens'].max()):,} tokens.")
+
+st.subheader("Why? One pair in detail")
+job = state.extra.get("matrix_job")
+if job is None:
+    st.caption("The drill-down needs the corpora: compute the matrix here (a loaded matrix file has only the values).")
+    st.stop()
+pick = st.columns(3)
+target_name = pick[0].selectbox("Target", job.targets, key="drill_target")
+source_name = pick[1].selectbox("Source", job.sources, key="drill_source")
+top = pick[2].slider("Rows", 5, 100, 25, step=5, key="drill_top")
+tabs = st.tabs(list(VIEWS.values()))
+for tab, view in zip(tabs, VIEWS):
+    with tab:
+        if view not in job.measures and view != "tvc":
+            st.caption(f"{label(view)} was not computed; include it in the measures to see this.")
+            continue
+        with st.spinner("Looking…"):
+            result = drill_down(state, job, source_name, target_name, view, top)
+        if isinstance(result, str):
+            st.error(result)
+        elif isinstance(result, pd.DataFrame) and result.empty:
+            st.caption("Nothing to show for this pair.")
+        else:
+            st.dataframe(result, hide_index=True, width="stretch")
