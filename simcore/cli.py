@@ -61,8 +61,8 @@ def _print_table(table: pd.DataFrame) -> None:
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
-    options = MeasureOptions(ppl_order=args.ppl_order, seed=args.seed, wvv_workers=args.workers,
-                             ppl_per_sentence=args.ppl_per_sentence)
+    options = MeasureOptions(ppl_order=args.ppl_order, seed=args.seed, ppl_per_sentence=args.ppl_per_sentence,
+                             **({"wvv_workers": args.workers} if args.workers else {}))
     bench = Workbench(ArtefactStore(args.cache), TokenizerOptions(lowercase=not args.keep_case), options)
     reader = {"text_field": args.text_field, "encoding": args.encoding}
     sources, targets = corpora_in(args.sources, **reader), corpora_in(args.targets, **reader)
@@ -147,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--ppl-order", type=_positive, default=5)
     m.add_argument("--ppl-per-sentence", action="store_true", help="mean per-sentence perplexity")
     m.add_argument("--seed", type=int, default=13)
-    m.add_argument("--workers", type=_positive, default=2, help="word2vec threads")
+    m.add_argument("--workers", type=_positive, default=None, help="word2vec threads (default 4)")
     m.add_argument("--keep-case", action="store_true", help="do not lower-case tokens")
     m.add_argument("--text-field", default="text", help="JSONL field or CSV column holding the text")
     m.add_argument("--encoding", default=None, help="input encoding (default: UTF-8, UTF-16 by BOM)")

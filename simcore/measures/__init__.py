@@ -35,7 +35,7 @@ class MeasureOptions:
     wvv_min_count: int = 5
     wvv_epochs: int = 5
     wvv_words: str = "shared"
-    wvv_workers: int = 2
+    wvv_workers: int = 4  # threads; on 2 cores, 4 corpus_file workers train faster than 2
     jsd_max_n: int = 3
     tvcc_pos: tuple[str, ...] = ("NOUN", "VERB", "ADJ")
     seed: int = 13
