@@ -28,8 +28,8 @@ def heatmap(long: pd.DataFrame, measure: str) -> go.Figure:
     text = [[format_value(v) for v in row] for row in values.to_numpy()]
     scale = "Greys" if direction == 0 else "Blues"
     fig = go.Figure(go.Heatmap(
-        z=shade, x=targets, y=sources, text=text, texttemplate="%{text}", textfont={"size": 13},
-        customdata=values.to_numpy(), colorscale=scale, zmin=0, zmax=1, xgap=2, ygap=2,
+        z=shade.tolist(), x=targets, y=sources, text=text, texttemplate="%{text}", textfont={"size": 13},
+        customdata=values.to_numpy().tolist(), colorscale=scale, zmin=0, zmax=1, xgap=2, ygap=2,
         hovertemplate="source %{y}<br>target %{x}<br>" + label(measure) + " %{customdata:.4g}<extra></extra>",
         colorbar={"tickvals": [0, 1], "ticktext": ["less", "more similar"] if direction else ["low", "high"],
                   "thickness": 12, "len": 0.9},
@@ -48,7 +48,7 @@ def kappa_heatmap(cohen: pd.DataFrame, measures: list[str]) -> go.Figure:
     for row in cohen.itertuples(index=False):
         grid.at[row.measure_a, row.measure_b] = grid.at[row.measure_b, row.measure_a] = row.kappa
     text = [[f"{v:.3f}" for v in row] for row in grid.to_numpy()]
-    fig = go.Figure(go.Heatmap(z=grid.to_numpy(), x=labels, y=labels, text=text, texttemplate="%{text}",
+    fig = go.Figure(go.Heatmap(z=grid.to_numpy().tolist(), x=labels, y=labels, text=text, texttemplate="%{text}",
                                textfont={"size": 14}, colorscale="RdBu", zmid=0, zmin=-1, zmax=1, xgap=2, ygap=2,
                                colorbar={"title": "κ", "thickness": 12}))
     fig.update_layout(height=120 + 60 * len(measures), margin={"l": 10, "r": 10, "t": 30, "b": 10},

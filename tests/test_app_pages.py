@@ -1,0 +1,323 @@
+"""AppTest flows for every dashboard page: opened directly with nothing loaded, the sample, computing,
+uploads, server paths, NER results, agreement on Table 3, ranking and export, opening a matrix file."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from streamlit.testing.v1 import AppTest
+
+from simcore.analysis import rank_sources, to_long
+from simcore.corpus import Corpus
+from simcore.matrix import Workbench, corpora_in
+from simcore.store import ArtefactStore
+from simcore.tokenize import tokenize
+
+from .conftest import ROOT, SAMPLE_DATA
+
+PAGES = ["pages/1_Corpora.py", "pages/2_Similarity.py", "pages/3_Predictiveness.py", "pages/4_Agreement.py",
+         "pages/5_Ranking_and_export.py", "pages/6_Open_results.py"]
+TABLE3 = SAMPLE_DATA / "results" / "dai2019_table3.csv"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cache(tmp_path_factory) -> Path:
+    """A temporary SIMCORE_CACHE shared by this module's tests (the first computation fills it)."""
+    root = tmp_path_factory.mktemp("simcore-cache")
+    old = {k: os.environ.get(k) for k in ("SIMCORE_CACHE", "SIMCORE_DATA_ROOTS")}
+    os.environ["SIMCORE_CACHE"] = str(root)
+    os.environ["SIMCORE_DATA_ROOTS"] = str(SAMPLE_DATA)
+    yield root
+    for k, v in old.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+def fresh() -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.run()
+    return at
+
+
+def go(at: AppTest, page: str) -> AppTest:
+    at.switch_page(str(ROOT / page)).run()
+    return at
+
+
+def no_problems(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def state(at: AppTest):
+    return at.session_state["simcore_state"]
+
+
+def charts(at: AppTest, kind: str) -> list:
+    found = []
+
+    def walk(node):
+        for child in (node.children.values() if isinstance(getattr(node, "children", None), dict) else []):
+            if getattr(child, "type", None) == kind:
+                found.append(child)
+            walk(child)
+
+    walk(at._tree)
+    return found
+
+
+@pytest.fixture(scope="module")
+def computed() -> AppTest:
+    at = fresh()
+    at.button(key="load_sample").click().run()
+    go(at, "pages/2_Similarity.py")
+    at.button[0].click().run()  # the form's Compute button
+    return at
+
+
+@pytest.mark.parametrize("page", ["app.py", *PAGES])
+def test_every_page_opens_with_nothing_loaded_and_says_what_to_load(page):
+    at = fresh() if page == "app.py" else go(fresh(), page)
+    no_problems(at)
+    text = " ".join(e.value for e in at.info)
+    assert any(word in text for word in ("yet", "Nothing", "first"))
+    assert at.get("page_link"), "a link to where to load things"
+
+
+def test_home_loads_the_sample():
+    at = fresh()
+    at.button(key="load_sample").click().run()
+    no_problems(at)
+    s = state(at)
+    assert sorted(s.sources) == sorted(p.name.split(".")[0] for p in (SAMPLE_DATA / "sources").iterdir())
+    assert sorted(s.targets) == ["lab_protocol_ner", "med_forum_posts", "news_ner"]
+    assert [m.value for m in at.metric][:2] == ["6", "3"]
+
+
+def test_compute_matches_the_library_and_colours_point_to_the_most_similar(computed, cache):
+    at = computed
+    no_problems(at)
+    long = state(at).matrix
+    assert long is not None and len(long) == 6 * 3 * 6
+    # the same matrix computed directly with simcore (from the same store, so instant)
+    direct = Workbench(ArtefactStore(cache)).matrix(corpora_in(SAMPLE_DATA / "sources"),
+                                                     corpora_in(SAMPLE_DATA / "targets"))
+    merged = long.merge(direct, on=["source", "target", "measure"], suffixes=("", "_direct"))
+    assert len(merged) == len(long)
+    np.testing.assert_allclose(merged["value"], merged["value_direct"], rtol=1e-9)
+    heatmaps = charts(at, "plotly_chart")
+    assert len(heatmaps) == 5  # one per similarity measure (TTR is not one)
+    import json
+
+    for chart in heatmaps:
+        spec = json.loads(chart.proto.spec)
+        trace = spec["data"][0]
+        z = np.array([[np.nan if v is None else v for v in row] for row in trace["z"]], dtype=float)
+        custom = np.array([[np.nan if v is None else v for v in row] for row in trace["customdata"]], dtype=float)
+        measure = spec["layout"]["title"]["text"].split()[0].lower()
+        best = np.nanargmin(custom) if measure in ("ppl", "wvv", "jsd") else np.nanargmax(custom)
+        assert z.flat[best] == 1.0, measure
+
+
+def test_forum_target_prefers_informal_sources_over_clinical_notes(computed):
+    long = state(computed).matrix
+    ppl = long[(long["measure"] == "ppl") & (long["target"] == "med_forum_posts")].set_index("source")["value"]
+    assert min(ppl["product_reviews"], ppl["tweets"]) < ppl["clinical_notes"]
+
+
+def test_rerun_and_page_changes_keep_the_matrix_without_recomputing(computed, monkeypatch):
+    from simcore import matrix as matrix_module
+
+    def boom(*args, **kwargs):
+        raise AssertionError("recomputed")
+
+    monkeypatch.setattr(matrix_module.Workbench, "matrix", boom)
+    at = computed
+    go(at, "pages/1_Corpora.py")
+    go(at, "pages/2_Similarity.py")
+    no_problems(at)
+    assert len(charts(at, "plotly_chart")) == 5
+
+
+def test_interrupted_job_resumes_on_the_next_run(computed):
+    at = computed
+    s = state(at)
+    job = s.extra["matrix_job"]
+    finished = dict(s.cells)
+    s.clear_matrix()
+    s.job = job
+    s.cells = dict(list(finished.items())[:10])  # as if a click stopped the run after ten cells
+    go(at, "pages/2_Similarity.py")
+    no_problems(at)
+    assert s.job is None and s.matrix is not None and len(s.matrix) == 108
+    assert len(charts(at, "plotly_chart")) == 5
+
+
+def test_drill_down_lists_target_words_absent_from_the_source(computed, cache):
+    at = go(computed, "pages/2_Similarity.py")
+    at.selectbox(key="drill_target").set_value("med_forum_posts")
+    at.selectbox(key="drill_source").set_value("news").run()
+    no_problems(at)
+    table = next(d.value for d in at.dataframe if "target frequency" in d.value.columns)
+    # the source's words as they are in the sub-corpus the measures saw (its stored token file)
+    bench = Workbench(ArtefactStore(cache))
+    sources = corpora_in(SAMPLE_DATA / "sources")
+    news = next(c for c in sources if c.name == "news")
+    sample = bench.source(news, bench.default_sample_tokens(sources), 1)[0].sample
+    source_words = set(sample.tokens_file.read_text(encoding="utf-8").split())
+    target_words = [t.lower() for t, _ in Corpus.from_path(SAMPLE_DATA / "targets" / "med_forum_posts.conll")
+                    .tagged_sentences() for t in t]
+    counts = pd.Series(target_words).value_counts()
+    assert len(table) > 0
+    for word, freq in zip(table["word"], table["target frequency"]):
+        assert word not in source_words and counts[word] == freq
+    # the sentences view and the n-gram view render too
+    assert any("perplexity" in d.value.columns for d in at.dataframe)
+    assert any("contribution" in d.value.columns for d in at.dataframe)
+
+
+def test_corpora_page_upload_statistics_and_removal():
+    at = fresh()
+    go(at, "pages/1_Corpora.py")
+    example = SAMPLE_DATA / "upload_example" / "med_forum_posts_sample.txt"
+    at.get("file_uploader")[0].upload(example.name, example.read_bytes(), "text/plain")
+    at.button[0].click().run()  # "Add uploaded files" (the form submit)
+    no_problems(at)
+    s = state(at)
+    assert list(s.targets) == ["med_forum_posts_sample"]
+    assert s.targets["med_forum_posts_sample"].origin.startswith("upload")
+    assert Path(s.targets["med_forum_posts_sample"].corpus.path).parent.parent.name == "upload"  # stored by hash
+    stats_table = at.dataframe[0].value
+    lines = [tokenize(line) for line in example.read_text().splitlines() if line.strip()]
+    row = stats_table[stats_table["name"] == "med_forum_posts_sample"].iloc[0]
+    assert row["tokens"] == sum(map(len, lines)) and row["sentences"] == len(lines)
+    at.button(key="remove_target_med_forum_posts_sample").click().run()
+    assert not state(at).targets
+
+
+def test_bad_uploads_give_messages_not_tracebacks():
+    at = go(fresh(), "pages/1_Corpora.py")
+    at.get("file_uploader")[0].set_value([("../../evil.txt", b"\x00\x01\x02binary", "text/plain"),
+                                           ("empty.jsonl", b'{"body": "no text field"}\n', "application/json")])
+    at.button[0].click().run()
+    assert not at.exception
+    errors = " ".join(e.value for e in at.error)
+    assert "binary" in errors and "'text' field" in errors
+    assert not state(at).targets and not state(at).sources
+
+
+def test_server_paths_stay_inside_the_data_roots(tmp_path):
+    at = go(fresh(), "pages/1_Corpora.py")
+    at.text_input(key="path_text").set_value("../README.md")
+    at.button[1].click().run()
+    assert "'..'" in at.error[0].value
+    at.text_input(key="path_text").set_value("/etc/passwd")
+    at.button[1].click().run()
+    assert "outside" in at.error[0].value
+    at.text_input(key="path_text").set_value("sources/news.txt")
+    at.radio(key="path_role").set_value("source")
+    at.button[1].click().run()
+    no_problems(at)
+    assert "news" in state(at).sources
+
+
+def test_symlink_out_of_a_root_is_refused(tmp_path):
+    from dashboard.paths import resolve_server_path
+    from simcore.errors import SimcoreError
+
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "ok.txt").write_text("fine\n")
+    (root / "out").symlink_to("/etc")
+    assert resolve_server_path("ok.txt", [root.resolve()]) == (root / "ok.txt").resolve()
+    with pytest.raises(SimcoreError, match="outside"):
+        resolve_server_path("out/hostname", [root.resolve()])
+
+
+def test_table3_predictiveness_scatters_and_correlations():
+    at = go(fresh(), "pages/3_Predictiveness.py")
+    at.button(key="load_table3").click().run()
+    no_problems(at)
+    assert len(charts(at, "vega_lite_chart")) == 4  # ppl, wvv, tvc, tvcc
+    table = pd.read_csv(TABLE3)
+    corr = next(d.value for d in at.dataframe if "Pearson r" in d.value.columns).set_index("measure")
+    for measure in ("ppl", "wvv", "tvc", "tvcc"):
+        expected = stats.pearsonr(table[measure], table["lm_delta"]).statistic
+        assert corr.loc[measure.upper().replace("TVCC", "TVcC"), "Pearson r"] == pytest.approx(expected, abs=1e-3)
+    # per-target view and the regret table
+    at.radio(key="pred_scope").set_value("CADEC").run()
+    no_problems(at)
+    regret = next(d.value for d in at.dataframe if "mean regret (F1 points)" in d.value.columns)
+    cadec = table[table["target"] == "CADEC"]
+    best = cadec["lm_f1"].max()
+    chosen = cadec.loc[cadec["ppl"].idxmin(), "lm_f1"]
+    per_target = next(d.value for d in at.dataframe if "chosen_f1" in d.value.columns)
+    assert per_target[per_target["measure"] == "PPL"]["regret"].iloc[0] == pytest.approx(best - chosen, abs=1e-3)
+    assert sorted(regret["measure"]) == ["PPL", "TVC", "TVcC", "WVV", "consensus"]
+
+
+def test_results_table_can_be_typed_in_for_the_computed_matrix(computed):
+    at = go(computed, "pages/3_Predictiveness.py")
+    at.button(key="start_results").click().run()
+    s = state(at)
+    assert s.results is not None and set(s.results.columns) >= {"target", "source", "f1", "baseline"}
+    assert len(s.results) == 18
+    # no F1 typed yet: a message, not a traceback
+    assert not at.exception
+    assert any("no F1 values" in e.value for e in at.error)
+
+
+def test_table3_agreement_shows_0_733():
+    at = go(fresh(), "pages/4_Agreement.py")
+    at.button(key="agree_table3").click().run()
+    no_problems(at)
+    assert at.metric[0].value == "0.733"
+    assert at.multiselect(key="agree_measures").value == ["ppl", "wvv", "tvc"]
+    assert len(charts(at, "plotly_chart")) == 1
+    assert at.metric[1].value == str(len(at.dataframe[0].value))
+
+
+def test_ranking_page_offers_downloads_that_match_the_ranking(computed):
+    at = go(computed, "pages/5_Ranking_and_export.py")
+    no_problems(at)
+    assert len(at.download_button) == 3
+    parts = next(iter(state(at).extra["report_parts"].values()))
+    rows = pd.read_csv(pd.io.common.StringIO(parts.csv))
+    long = state(at).matrix
+    for target, group in long[long["measure"] == "ppl"].groupby("target"):
+        best = group.loc[group["value"].idxmin(), "source"]
+        top = rows[(rows["target"] == target) & (rows["measure"] == "ppl") & (rows["rank"] == 1)]["source"]
+        assert list(top) == [best]
+    assert "<svg" in parts.html and "Fleiss" in parts.html
+    assert '"targets"' in parts.json
+
+
+def test_open_results_loads_a_cli_matrix(tmp_path, cache):
+    direct = Workbench(ArtefactStore(cache)).matrix(corpora_in(SAMPLE_DATA / "sources"),
+                                                     corpora_in(SAMPLE_DATA / "targets"), ["tvc", "jsd"])
+    at = go(fresh(), "pages/6_Open_results.py")
+    at.get("file_uploader")[0].upload("matrix.csv", direct.to_csv(index=False).encode(), "text/csv").run()
+    no_problems(at)
+    long = state(at).matrix
+    assert len(long) == len(direct) and set(long["measure"]) == {"tvc", "jsd"}
+    assert [m.value for m in at.metric] == ["6", "3", "2"]
+    go(at, "pages/2_Similarity.py")
+    no_problems(at)
+    assert len(charts(at, "plotly_chart")) == 2
+    assert to_long(direct)["value"].sum() == pytest.approx(long["value"].sum())
+
+
+def test_open_results_rejects_a_non_table():
+    at = go(fresh(), "pages/6_Open_results.py")
+    at.get("file_uploader")[0].upload("matrix.csv", b"just,some\nwords", "text/csv").run()
+    assert not at.exception
+    assert "source and target" in at.error[0].value
+    assert state(at).matrix is None
+    assert rank_sources  # imported for the ranking test

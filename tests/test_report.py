@@ -1,0 +1,70 @@
+"""simcore.report: colour orientation, escaping, and a report that needs nothing outside itself."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from simcore.analysis import agreement, rank_sources, to_long
+from simcore.report import DARK, LIGHT, build_report, heatmap_svg, scatter_svg, shade_colour, similarity_shade
+
+from .conftest import SAMPLE_DATA
+
+
+def _hex(rgb):
+    return "#" + "".join(f"{c:02x}" for c in rgb)
+
+
+def test_shade_is_one_for_the_most_similar_whatever_the_direction():
+    values = np.array([300.0, 1000.0, 650.0])
+    np.testing.assert_allclose(similarity_shade(values, -1), [1.0, 0.0, 0.5])  # PPL: lowest is most similar
+    np.testing.assert_allclose(similarity_shade(values, 1), [0.0, 1.0, 0.5])  # TVC: highest is most similar
+    assert np.isnan(similarity_shade(np.array([np.nan, 1.0]), 1)[0])
+    assert similarity_shade(np.array([2.0, 2.0]), -1).tolist() == [0.5, 0.5]
+    assert shade_colour(1.0) == _hex(DARK) and shade_colour(0.0) == _hex(LIGHT)
+    assert shade_colour(float("nan")) == "#dddddd"
+
+
+def _table3() -> pd.DataFrame:
+    return pd.read_csv(SAMPLE_DATA / "results" / "dai2019_table3.csv")
+
+
+def test_heatmap_darkest_cell_is_the_most_similar_source():
+    long = to_long(_table3())
+    for measure, pick in (("ppl", "idxmin"), ("tvc", "idxmax")):
+        svg = heatmap_svg(long, measure)
+        part = long[long["measure"] == measure]
+        best = part.loc[getattr(part["value"], pick)()]
+        # the cell text right after the darkest rect is the best value
+        match = re.search(re.escape(f'fill="{_hex(DARK)}"') + r'/><text[^>]*>([^<]+)</text>', svg)
+        assert match, measure
+        shown = match.group(1)
+        assert shown == (f"{best['value']:.0f}" if best["value"] >= 100 else f"{best['value']:.2f}")
+
+
+def test_report_is_self_contained_and_escaped():
+    long = to_long(_table3())
+    long.loc[long["source"] == "Wiki", "source"] = "Wiki<script>alert(1)</script>"  # sorts as before
+    ranking = rank_sources(long, ["ppl", "wvv", "tvc"])
+    agree = agreement(long, ["ppl", "wvv", "tvc"])
+    joined = long[long["measure"] == "ppl"].assign(improvement=np.linspace(0, 1, (long["measure"] == "ppl").sum()))
+    html = build_report(long, ranking, {"ppl_order": 5, "note": "<b>"}, source_label="Table 3", agreement=agree,
+                        joined=joined)
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert "src=" not in html and "http://" not in html.replace("http://www.w3.org/2000/svg", "")
+    assert "https://" not in html
+    assert html.count("<svg") == long["measure"].nunique() + 1  # one heatmap per measure, one scatter
+    assert f"{agree.fleiss:.3f}" == "0.733" and "<b>0.733</b>" in html
+    assert "&quot;note&quot;: &quot;&lt;b&gt;&quot;" in html
+    for target in long["target"].unique():
+        assert f"<h2>{target}</h2>" in html
+
+
+def test_scatter_draws_every_point_and_a_rising_line_for_rising_data():
+    points = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "y": [1.0, 2.1, 2.9, 4.2]})
+    svg = scatter_svg(points, "x", "y", "t")
+    assert svg.count("<circle") == 4
+    x1, y1, x2, y2 = map(float, re.search(r'<line x1="([\d.]+)" y1="([\d.]+)" x2="([\d.]+)" y2="([\d.]+)"', svg).groups())
+    assert x2 > x1 and y2 < y1  # SVG y grows downwards: the line rises

@@ -1,0 +1,96 @@
+"""simcore.stats: corpus statistics checked against counts made by hand or by another route."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from simcore.corpus import Corpus, tokenize_corpus
+from simcore.stats import corpus_statistics, entity_spans, length_histogram, preview, sentence_stats
+from simcore.tokenize import tokenize
+
+from .conftest import SAMPLE_DATA
+
+
+def test_sentence_stats_by_hand():
+    sentences = [["a", "b", "a"], ["c"], [], ["a", ",", "d", "e", "f"]]
+    s = sentence_stats(sentences)
+    assert s["tokens"] == 9
+    assert s["types"] == 7  # a b c , d e f
+    assert s["ttr"] == 7 / 9
+    assert s["sentences"] == 3  # the empty one is not a sentence
+    assert s["mean_length"] == 3.0
+    assert s["median_length"] == 3.0
+    assert s["max_length"] == 5
+    assert s["top_words"][0] == ("a", 3)
+    assert "," not in [w for w, _ in s["top_words"]]
+    assert sum(s["length_counts"]) == 3
+
+
+def test_length_histogram_covers_every_length():
+    lengths = np.array([1, 1, 2, 7, 100, 55])
+    edges, counts = length_histogram(lengths, max_bins=10)
+    assert sum(counts) == len(lengths)
+    assert edges[0] == 1 and edges[-1] > 100
+    # each length falls in the bin whose edges bracket it
+    for value in lengths:
+        i = max(j for j, e in enumerate(edges[:-1]) if e <= value)
+        assert counts[i] >= 1
+    assert length_histogram(np.array([], dtype=int)) == ([], [])
+
+
+def test_entity_spans_in_every_scheme():
+    assert list(entity_spans(["B-PER", "I-PER", "O", "B-LOC", "B-LOC"])) == ["PER", "LOC", "LOC"]
+    assert list(entity_spans(["I-PER", "I-PER", "I-ORG", "O", "I-PER"])) == ["PER", "ORG", "PER"]  # IOB1
+    assert list(entity_spans(["S-PER", "B-ORG", "E-ORG", "I-ORG", "U-LOC"])) == ["PER", "ORG", "ORG", "LOC"]
+    assert list(entity_spans(["B", "I", "O", "B"])) == ["ENTITY", "ENTITY"]
+    assert list(entity_spans(["O", "O"])) == []
+
+
+def test_corpus_statistics_conll(tmp_path: Path, store):
+    f = tmp_path / "t.conll"
+    f.write_text("-DOCSTART- O\n\nJohn\tB-PER\nSmith\tI-PER\nvisited\tO\nParis\tB-LOC\n.\tO\n\n"
+                 "He\tO\nlikes\tO\naspirin\tB-DRUG\n\n")
+    stats = corpus_statistics(Corpus.from_path(f), store)
+    assert (stats.tokens, stats.sentences, stats.tagged_sentences) == (8, 2, 2)
+    assert stats.entities == {"DRUG": 1, "LOC": 1, "PER": 1}
+    assert stats.types == 8
+    assert stats.name == "t"
+    # kept in the store: a second call reads the same record
+    assert list((store.root / "stats").iterdir())
+    assert corpus_statistics(Corpus.from_path(f), store) == stats
+
+
+def test_sample_target_entities_match_a_plain_count(store):
+    path = SAMPLE_DATA / "targets" / "med_forum_posts.conll"
+    starts: Counter[str] = Counter()
+    previous = "O"
+    for line in path.read_text(encoding="utf-8").splitlines():
+        cols = line.split()
+        tag = cols[-1] if cols and cols[0] != "-DOCSTART-" else "O"
+        if tag.startswith("B-") or (tag.startswith("I-") and previous[2:] != tag[2:]):
+            starts[tag[2:]] += 1
+        previous = tag
+    stats = corpus_statistics(Corpus.from_path(path), store)
+    assert stats.entities == dict(starts)
+    assert stats.tokens == tokenize_corpus(Corpus.from_path(path), store).n_tokens
+
+
+def test_raw_text_statistics_match_the_tokenizer(store):
+    path = SAMPLE_DATA / "upload_example" / "med_forum_posts_sample.txt"
+    lines = [tokenize(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    stats = corpus_statistics(Corpus.from_path(path), store)
+    assert stats.tokens == sum(len(t) for t in lines)
+    assert stats.sentences == len(lines)
+    assert stats.types == len({w for t in lines for w in t})
+    assert stats.entities == {} and stats.tagged_sentences == 0
+
+
+def test_preview_cuts_long_lines(tmp_path: Path):
+    f = tmp_path / "long.txt"
+    f.write_text("x" * 500 + "\nshort line\n")
+    lines = preview(Corpus.from_path(f), n=5, width=50)
+    assert len(lines) == 2 and len(lines[0]) == 50 and lines[0].endswith("…")
+    assert lines[1] == "short line"
