@@ -18,6 +18,7 @@ from .errors import SimcoreError
 from .export import escape_formulas, write_ranking
 from .matrix import DEFAULT_MEASURES, Workbench, corpora_in
 from .measures import MeasureOptions, parse_measures
+from .selection_cli import add_select_command
 from .store import ArtefactStore
 from .tokenize import TokenizerOptions
 
@@ -180,6 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "correlate":
             c.add_argument("--per-target", action="store_true", help="also correlate within each target")
         c.set_defaults(run=run)
+    add_select_command(commands)
     return parser
 
 

@@ -1,0 +1,109 @@
+"""Does sentence selection find the target's register in a mixed pool? How fast is it?
+
+A pool of sentences is drawn from all five sources in ../shared/data (paragraph units split into
+sentences; up to --per-source sentences from each, shuffled together). The source of each pool
+sentence is remembered here but never shown to the selector. For each target (its training
+sentences; JNLPBA has no training split here, so its dev split) and each method, the top
+--fraction of the pool is selected, and the table gives the share of the selected sentences that
+come from the source of the target's register (CRAFT, JNLPBA: the MEDLINE abstracts; CoNLL2003:
+the news), the pool's base rate of that source, and sentences scored per second.
+
+Usage: .venv/bin/python bench/bench_selection.py [--per-source 20000] [--fraction 0.1]
+       [--methods cosine,ppl,xent,entities] [--cache DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import random
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from simcore.corpus import Corpus  # noqa: E402
+from simcore.selection import SelectionOptions, choose, kept_indices, score_pool  # noqa: E402
+from simcore.store import ArtefactStore  # noqa: E402
+
+SHARED = ROOT.parent / "shared" / "data"
+SOURCES = ("biomed_ohsumed_medline", "clinical_mtsamples", "encyclopedia_wikitext2", "news_1bwb", "reviews_yelp")
+TARGETS = {  # name: (split file, the source of its register)
+    "conll2003": ("conll2003/train.conll", "news_1bwb"),
+    "craft": ("craft/train.conll", "biomed_ohsumed_medline"),
+    "jnlpba": ("jnlpba/dev.conll", "biomed_ohsumed_medline"),
+}
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+
+
+def sentences(unit: str) -> list[str]:
+    """Split a paragraph unit into sentences (the sources are sentence- or paragraph-per-line)."""
+    return [s.strip() for s in _SENTENCE_END.split(unit) if len(s.split()) >= 3]
+
+
+def build_pool(directory: Path, per_source: int, seed: int) -> tuple[Path, np.ndarray]:
+    rng = random.Random(seed)
+    rows: list[tuple[str, int]] = []
+    for number, name in enumerate(SOURCES):
+        with gzip.open(SHARED / "sources" / f"{name}.txt.gz", "rt", encoding="utf-8") as f:
+            found = [s for line in f for s in sentences(line)]
+        rows += [(s, number) for s in rng.sample(found, min(per_source, len(found)))]
+    rng.shuffle(rows)
+    path = directory / "pool.txt.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        for text, _ in rows:
+            f.write(text + "\n")
+    return path, np.asarray([source for _, source in rows], dtype=np.int64)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--per-source", type=int, default=20_000)
+    parser.add_argument("--fraction", type=float, default=0.1)
+    parser.add_argument("--methods", default="cosine,ppl,xent,entities")
+    parser.add_argument("--targets", default=",".join(TARGETS))
+    parser.add_argument("--cache", default=None, help="artefact store (default: a fresh temporary one)")
+    parser.add_argument("--seed", type=int, default=13)
+    args = parser.parse_args()
+    if not (SHARED / "sources").is_dir():
+        print(f"{SHARED} is not present", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="bench-selection-") as tmp:
+        store = ArtefactStore(args.cache or Path(tmp) / "store")
+        pool_path, origin = build_pool(Path(tmp), args.per_source, args.seed)
+        pool = Corpus.from_path(pool_path)
+        counts = np.bincount(origin, minlength=len(SOURCES))
+        print(f"pool: {len(origin):,} sentences (" + ", ".join(
+            f"{name} {c:,}" for name, c in zip(SOURCES, counts)) + f"); selecting the top {args.fraction:.0%}\n")
+        header = f"{'target':<10} {'method':<9} {'register source':<23} {'selected share':>14} {'base rate':>9} " \
+                 f"{'lift':>5} {'sent/s':>8} {'prep s':>7}"
+        print(header)
+        print("-" * len(header))
+        for target_name in args.targets.split(","):
+            split, register = TARGETS[target_name]
+            target = Corpus.from_path(SHARED / "targets" / split, name=target_name)
+            wanted = SOURCES.index(register)
+            base = float(np.mean(origin == wanted))
+            for method in args.methods.split(","):
+                started = time.perf_counter()
+                scores = score_pool(pool, target, SelectionOptions(method=method, seed=args.seed), store)
+                kept = kept_indices(scores, choose(scores, fraction=args.fraction))
+                share = float(np.mean(origin[kept] == wanted))
+                meta = scores.meta
+                print(f"{target_name:<10} {method:<9} {register:<23} {share:>14.1%} {base:>9.1%} "
+                      f"{share / base:>5.2f} {meta['rate']:>8,.0f} {meta['prepare_seconds']:>7.1f}"
+                      f"   ({time.perf_counter() - started:.0f} s)", flush=True)
+                by_source = np.bincount(origin[kept], minlength=len(SOURCES)) / len(kept)
+                print("           selected from: " + ", ".join(
+                    f"{name.split('_')[0]} {share:.0%}" for name, share in zip(SOURCES, by_source)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
