@@ -1,0 +1,180 @@
+"""Sentence selection: keep the pool sentences closest to a target sample, for continued pretraining."""
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from dashboard import common as c
+from dashboard.common import get_state, get_store, setup_page
+from dashboard.paths import resolve_server_path
+from simcore.corpus import Corpus, display_name, save_upload
+from simcore.errors import SimcoreError
+from simcore.selection import DESCRIPTIONS, METHODS, SelectionOptions, choose, jaccard, kept_indices, score_pool
+from simcore.selection_view import examples_table, score_histogram, selection_files
+
+setup_page("Sentence selection")
+state = get_state()
+runs: dict = state.extra.setdefault("selection_runs", {})
+
+st.caption("From a large unlabeled pool, keep the sentences closest to your target sample: the data for "
+           "continued pretraining before NER fine-tuning (selective pretraining). Choosing a whole source on the "
+           "Similarity page is the coarse version of the same question.")
+
+if not state.targets:
+    st.info("Nothing to select for yet: load a target sample first (the bundled sample on the home page, or your "
+            "own file on the Corpora page). The pool can be a loaded source or a file.")
+    st.page_link(c.HOME, label="Home: load the sample data", icon=":material/home:")
+    st.page_link(c.CORPORA, label="Corpora: add a target and sources", icon=":material/library_books:")
+    st.stop()
+
+POOL_UPLOAD, POOL_PATH = "a file I upload", "a file on the server"
+
+
+def progress_bar():
+    bar = st.progress(0.0, text="starting")
+
+    def update(message: str, fraction: float) -> None:
+        bar.progress(min(1.0, max(0.0, float(fraction))), text=message[:120])
+
+    return bar, update
+
+
+with st.form("selection_form"):
+    left, right = st.columns(2)
+    pool_choice = left.selectbox("Pool (the large corpus to select from)",
+                                 [*sorted(state.sources), POOL_UPLOAD, POOL_PATH], key="sel_pool")
+    upload = left.file_uploader("Pool file (if uploading)", key="sel_upload")
+    server_path = left.text_input("Pool path on the server (if chosen)", key="sel_path",
+                                  help="inside the data folders this app may read")
+    target_name = right.selectbox("Target sample", sorted(state.targets), key="sel_target")
+    target_tokens = right.number_input("Use a sample of the target of this many tokens (0 = all of it)", 0, 10**9, 0,
+                                       step=1000, key="sel_target_tokens")
+    method = right.selectbox("Method", list(METHODS), key="sel_method", format_func=lambda m: f"{m}: {DESCRIPTIONS[m]}")
+    a1, a2, a3 = st.columns(3)
+    amount = a1.radio("Keep", ["top K sentences", "a fraction of the pool"], key="sel_amount")
+    top = a2.number_input("K", 1, 10**9, 100, key="sel_top")
+    percent = a3.slider("Fraction (%)", 1, 100, 10, key="sel_percent")
+    with st.expander("Options"):
+        o1, o2, o3 = st.columns(3)
+        keep_duplicates = o1.checkbox("Allow sentences identical to a target sentence", False, key="sel_keep_dups",
+                                      help="off: pool copies of target sentences are never kept (no test-set leak)")
+        pool_sample = o1.number_input("Pool sentences for the pool-side models", 100, 10**7, 100_000, step=1000,
+                                      key="sel_pool_sample")
+        order = o2.slider("KenLM order (ppl, xent)", 2, 6, 3, key="sel_order")
+        labels = o2.text_input("Entity types counted (entities)", "auto", key="sel_labels",
+                               help="auto: the types the bundled NER finds more often in the target than in the pool; "
+                                    "all; or a comma-separated list such as PERSON,ORG")
+        seed = o3.number_input("Random seed", 0, 2**31 - 1, 13, key="sel_seed")
+    submitted = st.form_submit_button("Select", type="primary", key="sel_run")
+
+if submitted:
+    try:
+        if pool_choice == POOL_UPLOAD:
+            if upload is None:
+                raise SimcoreError("choose a pool file to upload, or pick a loaded source as the pool")
+            data = upload.getvalue()
+            if not data:
+                raise SimcoreError(f"{display_name(upload.name)}: the uploaded file is empty")
+            pool = Corpus.from_path(save_upload(data, upload.name, get_store()), name=display_name(upload.name))
+        elif pool_choice == POOL_PATH:
+            pool = Corpus.from_path(resolve_server_path(server_path))
+        else:
+            pool = state.sources[pool_choice].corpus
+        target = state.targets[target_name].corpus
+        options = SelectionOptions(method=method, pool_sample=int(pool_sample), order=int(order), seed=int(seed),
+                                   entity_labels=labels or "auto", target_tokens=int(target_tokens) or None)
+        bar, update = progress_bar()
+        scores = score_pool(pool, target, options, get_store(), update)
+        by_top = amount.startswith("top")
+        cutoff = choose(scores, top=int(top) if by_top else None, fraction=None if by_top else percent / 100,
+                        keep_duplicates=keep_duplicates)
+        bar.empty()
+        amount_label = f"top {int(top):,}" if by_top else f"top {percent}%"
+        label = f"{method} · {pool.name} → {target.name} · {amount_label}"
+        runs[label] = {"pool": pool, "scores": scores, "cutoff": cutoff, "keep_duplicates": keep_duplicates,
+                       "method": method, "target": target.name}
+        state.extra["selection_current"] = label
+    except SimcoreError as exc:
+        st.error(str(exc))
+
+if not runs:
+    st.info("Choose the pool, the target and a method above and press **Select**.")
+    st.stop()
+
+labels_list = list(runs)
+current = state.extra.get("selection_current", labels_list[-1])
+shown = st.selectbox("Selection shown", labels_list, index=labels_list.index(current) if current in labels_list else 0,
+                     key="sel_shown")
+run = runs[shown]
+scores, cutoff, keep_dups = run["scores"], run["cutoff"], run["keep_duplicates"]
+direction = "higher" if scores.higher_kept else "lower"
+
+m = st.columns(5)
+m[0].metric("Pool sentences", f"{scores.n:,}")
+m[1].metric("Kept", f"{cutoff.n_kept:,}")
+m[2].metric("Cut-off score", f"{cutoff.score(scores.higher_kept):.4g}", help=f"{direction} scores are kept")
+m[3].metric("Duplicates of the target", f"{cutoff.n_duplicates:,}", help="excluded" if not keep_dups else "allowed")
+m[4].metric("Sentences per second", f"{scores.meta.get('rate', 0):,.0f}")
+if cutoff.n_kept < cutoff.k:
+    st.warning(f"Asked for {cutoff.k:,} sentences but only {cutoff.n_eligible:,} could be kept.")
+details = scores.meta.get("details", {})
+if run["method"] == "entities" and details.get("labels"):
+    st.caption("Entity types counted: " + ", ".join(details["labels"]))
+
+st.subheader("Score distribution")
+hist = score_histogram(scores, cutoff, keep_dups)
+if len(hist):
+    bars = alt.Chart(hist).mark_bar().encode(
+        x=alt.X("low:Q", title=f"{run['method']} score ({direction} kept)", bin="binned"), x2="high:Q",
+        y=alt.Y("count:Q", title="sentences", stack=True),
+        color=alt.Color("kept:N", scale=alt.Scale(domain=["kept", "dropped"], range=["#1f77b4", "#c7c7c7"])),
+        tooltip=["low", "high", "kept", "count"])
+    rule = alt.Chart(pd.DataFrame({"cut-off": [cutoff.score(scores.higher_kept)]})).mark_rule(
+        color="#d62728", strokeDash=[4, 3]).encode(x="cut-off:Q")
+    st.altair_chart(bars + rule, width="stretch", key="sel_hist")
+
+st.subheader("Examples")
+if "examples" not in run:
+    run["examples"] = examples_table(run["pool"], scores, cutoff, keep_dups)
+examples = run["examples"]
+cols = st.columns(2)
+for col, groups in zip(cols, (("best kept", "last kept"), ("first dropped", "worst"))):
+    for group in groups:
+        part = examples[examples["group"] == group][["score", "duplicate_of_target", "text"]]
+        col.markdown(f"**{group.capitalize()}**")
+        col.dataframe(part, hide_index=True, width="stretch")
+
+same_pool = [label for label, r in runs.items() if r["pool"].path == run["pool"].path]
+if len(same_pool) >= 2:
+    st.subheader("Overlap between two selections")
+    o1, o2 = st.columns(2)
+    first = o1.selectbox("First", same_pool, index=same_pool.index(shown), key="sel_overlap_a")
+    others = [label for label in same_pool if label != first]
+    second = o2.selectbox("Second", others, key="sel_overlap_b")
+    kept = {}
+    for label in (first, second):
+        r = runs[label]
+        if "kept" not in r:
+            r["kept"] = kept_indices(r["scores"], r["cutoff"], r["keep_duplicates"])
+        kept[label] = r["kept"]
+    both = len(set(kept[first].tolist()) & set(kept[second].tolist()))
+    st.metric("Jaccard overlap of the kept sentences", f"{jaccard(kept[first], kept[second]):.3f}",
+              help=f"{both:,} sentences kept by both; {len(kept[first]):,} and {len(kept[second]):,} kept")
+    state.extra["selection_overlap"] = jaccard(kept[first], kept[second])
+
+st.subheader("Download")
+if "files" not in run:
+    if st.button("Prepare the downloads", key="sel_prepare"):
+        try:
+            bar, update = progress_bar()
+            run["files"] = selection_files(run["pool"], scores, cutoff, keep_dups, get_store(), update)
+            bar.empty()
+        except SimcoreError as exc:
+            st.error(str(exc))
+if "files" in run:
+    selected, table = run["files"]
+    d1, d2 = st.columns(2)
+    d1.download_button("Kept sentences (SELECTED.txt.gz)", selected.read_bytes(), file_name="SELECTED.txt.gz",
+                       mime="application/gzip", key="sel_dl_text")
+    d2.download_button("Scores of every sentence (SCORES.csv)", table.read_bytes(), file_name="SCORES.csv",
+                       mime="text/csv", key="sel_dl_csv")
