@@ -6,7 +6,7 @@ from dashboard import common as c
 from dashboard.loading import load_sample
 from simcore.errors import SimcoreError
 
-c.setup_page("Which corpus should I pretrain on?", "🧭")
+c.setup_page("Which corpus should I pretrain on?", ":material/explore:")
 state = c.get_state()
 
 st.markdown(
@@ -27,14 +27,14 @@ with left:
             st.success(f"Loaded {len(state.sources)} sources and {len(state.targets)} targets.")
         except SimcoreError as exc:
             st.error(str(exc))
-    st.page_link(c.SIMILARITY, label="Then compute the similarity matrix", icon="🔥")
+    st.page_link(c.SIMILARITY, label="Then compute the similarity matrix", icon=":material/grid_on:")
 with right:
     st.subheader("Or bring your own")
-    st.page_link(c.CORPORA, label="Corpora: upload a target sample and your sources", icon="📚")
-    st.page_link(c.OPEN_RESULTS, label="Open results: a matrix computed with `python -m simcore matrix`", icon="📂")
-    st.page_link(c.PREDICTIVENESS, label="Predictiveness: does similarity predict NER F1?", icon="📈")
-    st.page_link(c.AGREEMENT, label="Agreement: do the measures agree?", icon="🤝")
-    st.page_link(c.RANKING, label="Ranking and export", icon="🏆")
+    st.page_link(c.CORPORA, label="Corpora: upload a target sample and your sources", icon=":material/library_books:")
+    st.page_link(c.OPEN_RESULTS, label="Open results: a matrix computed with `python -m simcore matrix`", icon=":material/folder_open:")
+    st.page_link(c.PREDICTIVENESS, label="Predictiveness: does similarity predict NER F1?", icon=":material/insights:")
+    st.page_link(c.AGREEMENT, label="Agreement: do the measures agree?", icon=":material/handshake:")
+    st.page_link(c.RANKING, label="Ranking and export", icon=":material/trophy:")
 
 st.divider()
 st.subheader("Loaded now")

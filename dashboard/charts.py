@@ -36,8 +36,8 @@ def heatmap(long: pd.DataFrame, measure: str) -> go.Figure:
     ))
     fig.update_layout(
         title={"text": f"{label(measure)} <span style='font-size:12px;color:#666'>({DIRECTION_NOTE[direction]})</span>"},
-        height=110 + 38 * len(sources), margin={"l": 10, "r": 10, "t": 50, "b": 10},
-        xaxis={"side": "top", "title": None}, yaxis={"autorange": "reversed", "title": None},
+        height=140 + 38 * len(sources), margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        xaxis={"side": "bottom", "title": None, "tickangle": 0}, yaxis={"autorange": "reversed", "title": None},
     )
     return fig
 
@@ -65,5 +65,14 @@ def scatter(points: pd.DataFrame, measure: str, y_title: str = "F1 improvement")
     dots = alt.Chart(data).mark_circle(size=90, opacity=0.8).encode(
         x=x, y=y, color=alt.Color("target:N", legend=alt.Legend(orient="bottom", title="target")),
         tooltip=["target", "source", alt.Tooltip("value:Q", format=".4g"), alt.Tooltip("improvement:Q", format=".3g")])
-    line = alt.Chart(data).transform_regression("value", "improvement").mark_line(color="#c53030", strokeWidth=2)
+    # The least-squares line is computed here: vega's regression transform does not render in Streamlit's
+    # sandboxed chart component (checked in Chromium).
+    xs, ys = data["value"].to_numpy(float), data["improvement"].to_numpy(float)
+    if len(data) >= 2 and np.ptp(xs) > 0:
+        slope, intercept = np.polyfit(xs, ys, 1)
+        ends = np.array([xs.min(), xs.max()])
+        fit = pd.DataFrame({"value": ends, "improvement": slope * ends + intercept})
+    else:
+        fit = pd.DataFrame({"value": [], "improvement": []})
+    line = alt.Chart(fit).mark_line(color="#c53030", strokeWidth=2).encode(x="value:Q", y="improvement:Q")
     return (dots + line).properties(title=label(measure), height=280)

@@ -142,7 +142,7 @@ def _sidebar(state: AppState) -> None:
         st.markdown("**Loaded now**")
         if not (state.sources or state.targets or state.matrix is not None or state.results is not None):
             st.caption("Nothing yet. Load the bundled sample on the home page or add corpora on the Corpora page.")
-            st.page_link(HOME, label="Load the sample", icon="🏠")
+            st.page_link(HOME, label="Load the sample", icon=":material/home:")
             return
         lines = [
             f"Sources: {len(state.sources)}" + (f" ({', '.join(sorted(state.sources))})" if state.sources else ""),
@@ -161,4 +161,4 @@ def setup_page(title: str, icon: str = "") -> None:
     """Page configuration, title and the shared sidebar; call first on every page."""
     st.set_page_config(page_title=f"{title} · simcore", page_icon=icon or None, layout="wide")
     _sidebar(get_state())
-    st.title(f"{icon} {title}".strip())
+    st.title(title)

@@ -10,7 +10,7 @@ from dashboard.loading import FORMAT_CHOICES, UPLOAD_TYPES, add_server_path, add
 from dashboard.paths import browse, data_roots
 from simcore.errors import SimcoreError
 
-c.setup_page("Corpora", "📚")
+c.setup_page("Corpora", ":material/library_books:")
 state = c.get_state()
 st.caption("Sources are the unlabelled corpora you could pretrain on; targets are samples of your NER data. "
            "Plain text (one sentence, paragraph or document per line, also .gz/.bz2/.xz), JSONL with a text field, "
@@ -59,7 +59,7 @@ with path_tab:
 
 if not state.sources and not state.targets:
     st.info("No corpora loaded yet. Upload files above, or load the bundled sample on the home page.")
-    st.page_link(c.HOME, label="Home: load the sample data", icon="🏠")
+    st.page_link(c.HOME, label="Home: load the sample data", icon=":material/home:")
     st.stop()
 
 for role, bucket in (("target", state.targets), ("source", state.sources)):
@@ -74,7 +74,7 @@ for role, bucket in (("target", state.targets), ("source", state.sources)):
             stats[name] = s = corpus_stats(loaded.corpus)
             rows.append({"name": name, "tokens": s.tokens, "types": s.types, "TTR": round(s.ttr, 3),
                          "sentences": s.sentences, "mean length": round(s.mean_length, 1),
-                         "entities": sum(s.entities.values()) if s.entities else None, "from": loaded.origin})
+                         "entities": str(sum(s.entities.values())) if s.tagged_sentences else "–", "from": loaded.origin})
         except SimcoreError as exc:
             rows.append({"name": name, "from": loaded.origin, "error": str(exc)})
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
@@ -102,4 +102,4 @@ for role, bucket in (("target", state.targets), ("source", state.sources)):
                 remove(state, role, name)
                 st.rerun()
 
-st.page_link(c.SIMILARITY, label="Next: compute the similarity matrix", icon="🔥")
+st.page_link(c.SIMILARITY, label="Next: compute the similarity matrix", icon=":material/grid_on:")

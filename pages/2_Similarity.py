@@ -11,15 +11,15 @@ from simcore.errors import SimcoreError
 from simcore.matrix import DEFAULT_MEASURES
 from simcore.measures import MeasureOptions, get_measure
 
-c.setup_page("Similarity", "🔥")
+c.setup_page("Similarity", ":material/grid_on:")
 state = c.get_state()
 
 if not (state.sources and state.targets) and state.matrix is None and state.job is None:
     st.info("Load at least one source and one target first: the bundled sample on the home page, or your own "
             "files on the Corpora page. A matrix computed on the command line opens on the Open results page.")
-    st.page_link(c.HOME, label="Home: load the sample data", icon="🏠")
-    st.page_link(c.CORPORA, label="Corpora: add sources and targets", icon="📚")
-    st.page_link(c.OPEN_RESULTS, label="Open results: load a matrix file", icon="📂")
+    st.page_link(c.HOME, label="Home: load the sample data", icon=":material/home:")
+    st.page_link(c.CORPORA, label="Corpora: add sources and targets", icon=":material/library_books:")
+    st.page_link(c.OPEN_RESULTS, label="Open results: load a matrix file", icon=":material/folder_open:")
     st.stop()
 
 if state.sources and state.targets:
@@ -29,8 +29,9 @@ if state.sources and state.targets:
         sources = cols[0].multiselect("Sources", sorted(state.sources), default=sorted(state.sources), key="f_sources")
         targets = cols[1].multiselect("Targets", sorted(state.targets), default=sorted(state.targets), key="f_targets")
         measures = st.multiselect("Measures", list(DEFAULT_MEASURES), default=list(DEFAULT_MEASURES),
-                                  format_func=lambda m: f"{get_measure(m).label}: {get_measure(m).description}",
-                                  key="f_measures")
+                                  format_func=lambda m: get_measure(m).label, key="f_measures",
+                                  help="; ".join(f"{get_measure(m).label}: {get_measure(m).description}"
+                                                 for m in DEFAULT_MEASURES))
         with st.expander("Options"):
             o1, o2, o3 = st.columns(3)
             samples = o1.number_input("Sub-corpora per source", 1, 20, 1, key="f_samples",

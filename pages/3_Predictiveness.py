@@ -10,7 +10,7 @@ from simcore.analysis import correlate, regret
 from simcore.analysis.correlation import join
 from simcore.errors import SimcoreError
 
-c.setup_page("Predictiveness", "📈")
+c.setup_page("Predictiveness", ":material/insights:")
 state = c.get_state()
 st.caption("An NER results table gives, per target and source, the F1 after pretraining on that source and "
            "either a no-pretraining baseline (improvement = F1 − baseline) or the improvement itself.")
@@ -35,7 +35,7 @@ if state.matrix is not None and cols[2].button("Start a table for the current ma
 if state.results is None:
     st.info("No NER results yet: upload a CSV, load the bundled Table 3, or start a table and type the F1 scores.")
     if state.matrix is None:
-        st.page_link(c.HOME, label="Home: load the sample data", icon="🏠")
+        st.page_link(c.HOME, label="Home: load the sample data", icon=":material/home:")
     st.stop()
 
 editor_key = f"results_editor_{state.extra.get('results_version', 0)}"
@@ -66,8 +66,8 @@ state.results_columns = {"f1": f1, "baseline": None if baseline == NO_COLUMN els
 
 if state.matrix is None:
     st.info("No similarity matrix yet: compute one on the Similarity page or open one on the Open results page.")
-    st.page_link(c.SIMILARITY, label="Similarity", icon="🔥")
-    st.page_link(c.OPEN_RESULTS, label="Open results", icon="📂")
+    st.page_link(c.SIMILARITY, label="Similarity", icon=":material/grid_on:")
+    st.page_link(c.OPEN_RESULTS, label="Open results", icon=":material/folder_open:")
     st.stop()
 
 long = state.matrix

@@ -8,7 +8,7 @@ from dashboard.loading import load_table3
 from simcore.analysis import agreement
 from simcore.errors import SimcoreError
 
-c.setup_page("Agreement", "🤝")
+c.setup_page("Agreement", ":material/handshake:")
 state = c.get_state()
 st.caption("For each target and each pair of sources (in alphabetical order), each measure answers \"is the "
            "first source more similar?\". Fleiss' kappa is the agreement across the chosen measures over all "
@@ -17,8 +17,8 @@ st.caption("For each target and each pair of sources (in alphabetical order), ea
 if state.matrix is None:
     st.info("No similarity matrix yet: compute one on the Similarity page, open a matrix file, "
             "or try the published values of Dai et al. (2019).")
-    st.page_link(c.SIMILARITY, label="Similarity: compute the matrix", icon="🔥")
-    st.page_link(c.OPEN_RESULTS, label="Open results: load a matrix file", icon="📂")
+    st.page_link(c.SIMILARITY, label="Similarity: compute the matrix", icon=":material/grid_on:")
+    st.page_link(c.OPEN_RESULTS, label="Open results: load a matrix file", icon=":material/folder_open:")
     if st.button("Load Table 3 of Dai et al. (2019)", key="agree_table3"):
         load_table3(state)
         st.rerun()

@@ -7,13 +7,13 @@ from dashboard.charts import label
 from dashboard.report_cache import report_parts
 from dashboard.tables import ranking_grid
 
-c.setup_page("Ranking and export", "🏆")
+c.setup_page("Ranking and export", ":material/trophy:")
 state = c.get_state()
 
 if state.matrix is None:
     st.info("No similarity matrix yet: compute one on the Similarity page or open a matrix file first.")
-    st.page_link(c.SIMILARITY, label="Similarity: compute the matrix", icon="🔥")
-    st.page_link(c.OPEN_RESULTS, label="Open results: load a matrix file", icon="📂")
+    st.page_link(c.SIMILARITY, label="Similarity: compute the matrix", icon=":material/grid_on:")
+    st.page_link(c.OPEN_RESULTS, label="Open results: load a matrix file", icon=":material/folder_open:")
     st.stop()
 
 long = state.matrix

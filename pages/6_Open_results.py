@@ -9,7 +9,7 @@ from dashboard.loading import load_table3, read_table, set_matrix, set_results
 from dashboard.paths import browse, data_roots, resolve_server_path
 from simcore.errors import SimcoreError
 
-c.setup_page("Open results", "📂")
+c.setup_page("Open results", ":material/folder_open:")
 state = c.get_state()
 st.caption("Large corpora are best scored on the command line, e.g. "
            "`python -m simcore matrix --sources DIR --targets DIR --out matrix.csv`; open that file here to "
@@ -50,7 +50,7 @@ with path_tab:
 
 if state.matrix is None:
     st.info("Nothing opened yet.")
-    st.page_link(c.HOME, label="Home", icon="🏠")
+    st.page_link(c.HOME, label="Home", icon=":material/home:")
     st.stop()
 
 long = state.matrix
@@ -72,6 +72,6 @@ if f1_like and st.button("Also use this file's F1 columns as the NER results", k
         st.success("NER results set; see the Predictiveness page.")
     except SimcoreError as exc:
         st.error(str(exc))
-for page, text, icon in ((c.SIMILARITY, "Heatmaps and values", "🔥"), (c.AGREEMENT, "Agreement", "🤝"),
-                         (c.RANKING, "Ranking and export", "🏆"), (c.PREDICTIVENESS, "Predictiveness", "📈")):
+for page, text, icon in ((c.SIMILARITY, "Heatmaps and values", ":material/grid_on:"), (c.AGREEMENT, "Agreement", ":material/handshake:"),
+                         (c.RANKING, "Ranking and export", ":material/trophy:"), (c.PREDICTIVENESS, "Predictiveness", ":material/insights:")):
     st.page_link(page, label=text, icon=icon)

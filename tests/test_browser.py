@@ -1,0 +1,200 @@
+"""Real-browser tests: Playwright (from PyPI) driving Debian's Chromium against `streamlit run` on localhost.
+
+Screenshots of each page go to test-artifacts/screenshots/ (look at them: a hard-to-read layout is a defect).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT, SAMPLE_DATA
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+SHOTS = ROOT / "test-artifacts" / "screenshots"
+IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+if not Path(CHROMIUM).exists():
+    pytest.skip("Debian's chromium is not installed", allow_module_level=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, cache: Path, log: Path) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, "SIMCORE_CACHE": str(cache), "SIMCORE_DATA_ROOTS": str(SAMPLE_DATA)}
+        self.log = open(log, "w")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true",
+             "--server.address=127.0.0.1", f"--server.port={self.port}", "--browser.gatherUsageStats=false",
+             "--server.fileWatcherType=none"],
+            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                if urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2).read() == b"ok":
+                    return
+            except OSError:
+                time.sleep(0.3)
+        self.stop()
+        raise RuntimeError(f"streamlit did not start; see {log}")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self.log.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("browser-cache")
+
+
+def _page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 2400}, accept_downloads=True)
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    return context, page
+
+
+def settle(page, ms: int = 400) -> None:
+    page.wait_for_timeout(ms)
+    page.wait_for_selector(IDLE, timeout=90_000)
+    page.wait_for_timeout(200)
+
+
+def shot(page, name: str) -> None:
+    page.screenshot(path=str(SHOTS / f"{name}.png"))
+
+
+def no_exception(page) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def nav(page, label: str) -> None:
+    page.locator('[data-testid="stSidebarNavLink"]', has_text=label).first.click()
+    settle(page)
+
+
+def test_deep_link_on_a_fresh_server(browser, tmp_path):
+    server = Server(tmp_path / "cache", tmp_path / "server.log")
+    try:
+        context, page = _page(browser)
+        page.goto(f"{server.url}/Agreement")  # the server's very first page request
+        settle(page, 800)
+        no_exception(page)
+        assert page.get_by_text("No similarity matrix yet").is_visible()
+        assert page.locator('[data-testid="stSidebarNavLink"]').count() >= 7
+        shot(page, "00_agreement_direct_link_nothing_loaded")
+        page.get_by_role("button", name="Load Table 3 of Dai et al. (2019)").click()
+        settle(page)
+        assert page.get_by_text("0.733").first.is_visible()
+        no_exception(page)
+        shot(page, "01_agreement_table3")
+        context.close()
+    finally:
+        server.stop()
+
+
+def test_sample_compute_upload_download_and_charts(browser, cache, tmp_path):
+    server = Server(cache, tmp_path / "server.log")
+    try:
+        context, page = _page(browser)
+        page.goto(server.url)
+        settle(page, 800)
+        page.get_by_role("button", name="Load the sample data").click()
+        settle(page)
+        assert page.get_by_text("Loaded 6 sources and 3 targets").is_visible()
+        shot(page, "02_home_sample_loaded")
+
+        nav(page, "Similarity")
+        started = time.time()
+        page.get_by_role("button", name="Compute").click()
+        settle(page, 1000)
+        page.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg', timeout=60_000)
+        assert time.time() - started < 30
+        no_exception(page)
+        assert page.locator('[data-testid="stPlotlyChart"]').count() == 5
+        page.wait_for_timeout(500)
+        shot(page, "03_similarity_heatmaps")
+
+        nav(page, "Corpora")
+        example = SAMPLE_DATA / "upload_example" / "med_forum_posts_sample.txt"
+        page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(example))
+        page.wait_for_timeout(500)
+        page.get_by_role("button", name="Add uploaded files").click()
+        settle(page)
+        no_exception(page)
+        assert page.get_by_text("Added med_forum_posts_sample as a target").is_visible()
+        shot(page, "04_corpora_after_upload")
+
+        nav(page, "Ranking and export")
+        no_exception(page)
+        with page.expect_download() as info:
+            page.get_by_role("button", name="Download ranking (CSV)").click()
+        path = tmp_path / "ranking.csv"
+        info.value.save_as(path)
+        rows = list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
+        assert len(rows) == 3 * 6 * 6  # targets × sources × (5 measures + consensus)
+        assert set(rows[0]) == {"target", "measure", "rank", "source", "value"}
+        ppl = [r for r in rows if r["target"] == "med_forum_posts" and r["measure"] == "ppl"]
+        by_value = sorted(ppl, key=lambda r: float(r["value"]))
+        assert [r["source"] for r in by_value] == [r["source"] for r in sorted(ppl, key=lambda r: int(r["rank"]))]
+        shot(page, "05_ranking_and_export")
+
+        nav(page, "Open results")
+        no_exception(page)
+        shot(page, "06_open_results")
+
+        nav(page, "Predictiveness")
+        page.get_by_role("button", name="Load Table 3 of Dai et al. (2019)").click()
+        settle(page)
+        shot(page, "07_predictiveness_table3")
+        page.wait_for_selector('[data-testid="stVegaLiteChart"] svg.marks', timeout=30_000)
+        no_exception(page)
+        assert page.locator('[data-testid="stVegaLiteChart"]').count() == 4
+        page.wait_for_timeout(1000)
+        assert page.locator('[data-testid="stVegaLiteChart"] svg.marks').count() == 4
+        shot(page, "07_predictiveness_table3")
+
+        nav(page, "Agreement")
+        no_exception(page)
+        assert page.get_by_text("0.733").first.is_visible()
+        shot(page, "08_agreement_table3")
+        context.close()
+    finally:
+        server.stop()
+    shutil.rmtree(tmp_path, ignore_errors=True)
