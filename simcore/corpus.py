@@ -48,6 +48,10 @@ _SUFFIX_FORMAT = {
 _TAG = re.compile(r"^(O|[BIESLU]-\S+|[BIESLU])$")
 _SNIFF_BYTES = 1 << 16
 _CHUNK_LINES = 20_000
+_LONG_LINE = 1 << 20          # raw lines longer than this are split at whitespace
+_MAX_CONLL_SENTENCE = 10_000  # tokens; more means the blank lines between sentences are missing
+_BOMB_RATIO = 200             # decompressed / compressed size beyond this, past _BOMB_FLOOR, is refused
+_BOMB_FLOOR = 1 << 30
 
 
 def _noop_progress(message: str, fraction: float) -> None:
@@ -82,6 +86,7 @@ class Corpus:
     text_field: str = "text"
     encoding: str | None = None
     max_bytes: int | None = None
+    max_decompressed_bytes: int | None = None
     files: tuple[Path, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
@@ -176,11 +181,41 @@ class Corpus:
         return self.fmt or format_of(f.name) or _sniff_format(f, self)
 
 
-def _open_binary(path: Path) -> tuple[IO[bytes], IO[bytes]]:
+class _LimitedStream(io.RawIOBase):
+    """A decompressed stream that refuses to grow past a limit (decompression bombs)."""
+
+    def __init__(self, stream: IO[bytes], limit: int, label: str) -> None:
+        self.stream, self.limit, self.label, self.count = stream, limit, label, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.stream.read(len(buffer))
+        self.count += len(data)
+        if self.count > self.limit:
+            raise CorpusError(f"{self.label} decompresses to more than {self.limit / 1e6:,.0f} MB; "
+                              "refusing it (a decompression bomb, or raise the limit)")
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self.stream.close()
+        super().close()
+
+
+def _open_binary(path: Path, corpus: Corpus | None = None) -> tuple[IO[bytes], IO[bytes]]:
     """(decompressed stream, the raw file under it, whose position tells progress)."""
     raw = open(path, "rb")
     _, compression = split_suffixes(path.name)
-    return (COMPRESSIONS[compression](raw) if compression else raw), raw
+    if not compression:
+        return raw, raw
+    limit = max(_BOMB_FLOOR, _BOMB_RATIO * path.stat().st_size)
+    if corpus is not None and corpus.max_decompressed_bytes is not None:
+        limit = corpus.max_decompressed_bytes
+    label = f"{corpus.name}: {path.name}" if corpus else path.name
+    limited = _LimitedStream(COMPRESSIONS[compression](raw), limit, label)
+    return io.BufferedReader(limited, 1 << 16), raw
 
 
 def _detect_encoding(head: bytes, corpus: Corpus, name: str) -> str:
@@ -189,12 +224,18 @@ def _detect_encoding(head: bytes, corpus: Corpus, name: str) -> str:
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return "utf-16"
     if b"\0" in head:
+        even, odd = head[0::2], head[1::2]
+        if odd.count(0) > 0.9 * len(odd) or even.count(0) > 0.9 * len(even):
+            raise CorpusError(
+                f"{corpus.name}: {name} looks like UTF-16 text without a byte-order mark; "
+                "give its encoding (utf-16-le or utf-16-be) or save it as UTF-8"
+            )
         raise CorpusError(f"{corpus.name}: {name} looks like a binary file (it contains NUL bytes), not text")
     return "utf-8-sig"
 
 
 def _open_text(path: Path, corpus: Corpus) -> tuple[io.TextIOWrapper, IO[bytes]]:
-    stream, raw = _open_binary(path)
+    stream, raw = _open_binary(path, corpus)
     try:
         head = stream.read(_SNIFF_BYTES)
     except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:
@@ -205,7 +246,7 @@ def _open_text(path: Path, corpus: Corpus) -> tuple[io.TextIOWrapper, IO[bytes]]
     if not head.strip():
         raise CorpusError(f"{corpus.name}: {path.name} is empty (or only whitespace)")
     encoding = _detect_encoding(head, corpus, path.name)
-    stream, raw = _open_binary(path)
+    stream, raw = _open_binary(path, corpus)
     return io.TextIOWrapper(stream, encoding=encoding, errors="strict", newline=None), raw
 
 
@@ -213,7 +254,7 @@ def _sniff_format(path: Path, corpus: Corpus) -> str:
     text, _ = _open_text(path, corpus)
     with text:
         lines = []
-        for line in text:
+        for line in _guard(iter(text), corpus, path):
             if line.strip() and not line.startswith("-DOCSTART-"):
                 lines.append(line.split())
             if len(lines) >= 50:
@@ -252,8 +293,24 @@ def _read_file(path: Path, corpus: Corpus) -> Iterator[tuple[str | list[str], in
 
 def _text_units(text: IO[str], name: str, corpus: Corpus) -> Iterator[str]:
     for line in text:
-        if line.strip():
+        if len(line) > _LONG_LINE:
+            yield from _split_long(line)
+        elif line.strip():
             yield line
+
+
+def _split_long(line: str) -> Iterator[str]:
+    """Pieces of about _LONG_LINE characters, cut at whitespace, so no unit is huge."""
+    start = 0
+    while start < len(line):
+        end = min(len(line), start + _LONG_LINE)
+        if end < len(line):
+            space = line.rfind(" ", start, end)
+            end = space + 1 if space > start else end
+        piece = line[start:end]
+        if piece.strip():
+            yield piece
+        start = end
 
 
 def _jsonl_units(text: IO[str], name: str, corpus: Corpus) -> Iterator[str]:
@@ -312,6 +369,11 @@ def _conll_sentences(
             )
         tokens.append(columns[0])
         tags.append(columns[-1])
+        if len(tokens) > _MAX_CONLL_SENTENCE:
+            raise CorpusError(
+                f"{label}: {name} has a sentence of more than {_MAX_CONLL_SENTENCE:,} tokens ending near line "
+                f"{number}; CoNLL needs a blank line between sentences"
+            )
     if tokens:
         yield tokens, tags
 

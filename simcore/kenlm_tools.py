@@ -46,10 +46,31 @@ def estimate(text: Path, model: Path, order: int, memory: str = "1G", name: str 
     )
     if result.returncode != 0:
         raise SimcoreError(_explain(result.stderr, order, name))
+    counts = arpa_counts(arpa)
+    if counts.get(order, 0) == 0:
+        arpa.unlink(missing_ok=True)
+        highest = max((n for n, c in counts.items() if c > 0), default=0)
+        raise SimcoreError(
+            f"{name}: too small for an order-{order} KenLM model (no sentence is long enough to hold a "
+            f"{order}-gram; the longest n-grams are {highest}-grams); use a larger corpus or --ppl-order {max(1, highest)}"
+        )
     result = subprocess.run([str(build_binary), "-S", memory, str(arpa), str(model)], capture_output=True, text=True)
     arpa.unlink(missing_ok=True)
     if result.returncode != 0:
         raise SimcoreError(f"{name}: KenLM build_binary failed: {_last_line(result.stderr)}")
+
+
+def arpa_counts(arpa: Path) -> dict[int, int]:
+    """The n-gram counts in an ARPA file's header."""
+    counts: dict[int, int] = {}
+    with open(arpa, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.startswith("ngram "):
+                n, c = line[6:].split("=")
+                counts[int(n)] = int(c)
+            elif line.startswith("\\1-grams"):
+                break
+    return counts
 
 
 def _last_line(stderr: str) -> str:
