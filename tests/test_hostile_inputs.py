@@ -20,7 +20,6 @@ from simcore.tokenize import tokenize
 
 from .conftest import ROOT, SAMPLE_DATA
 
-
 VARIED = " ".join(f"w{i}" for i in range(60000)).encode()
 
 
