@@ -63,7 +63,7 @@ def scatter(points: pd.DataFrame, measure: str, y_title: str = "F1 improvement")
               if measure in all_measures() else measure, scale=alt.Scale(zero=False))
     y = alt.Y("improvement:Q", title=y_title, scale=alt.Scale(zero=False))
     dots = alt.Chart(data).mark_circle(size=90, opacity=0.8).encode(
-        x=x, y=y, color=alt.Color("target:N", legend=alt.Legend(orient="bottom", title="target")),
+        x=x, y=y, color=alt.Color("target:N", legend=alt.Legend(orient="right", title="target")),
         tooltip=["target", "source", alt.Tooltip("value:Q", format=".4g"), alt.Tooltip("improvement:Q", format=".3g")])
     # The least-squares line is computed here: vega's regression transform does not render in Streamlit's
     # sandboxed chart component (checked in Chromium).

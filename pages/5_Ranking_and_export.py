@@ -44,10 +44,9 @@ consensus = ranking[(ranking["measure"] == "consensus") & (ranking["rank"] == 1)
 st.subheader("Consensus choice per target")
 st.dataframe(consensus.groupby("target", as_index=False)["source"].agg(", ".join)
              .rename(columns={"source": "pretrain on"}), hide_index=True)
-grid = st.columns(min(3, len(targets)))
-for i, target in enumerate(targets):
-    with grid[i % len(grid)]:
-        st.markdown(f"**{target}**")
-        st.dataframe(ranking_grid(ranking, target), hide_index=True, width="stretch")
+st.subheader("Sources ranked per target")
+for target in targets:
+    st.markdown(f"**{target}**")
+    st.dataframe(ranking_grid(ranking, target), hide_index=True, width="stretch")
 for note in parts.notes:
     st.caption(note)
