@@ -36,8 +36,8 @@ def heatmap(long: pd.DataFrame, measure: str) -> go.Figure:
     ))
     fig.update_layout(
         title={"text": f"{label(measure)} <span style='font-size:12px;color:#666'>({DIRECTION_NOTE[direction]})</span>"},
-        height=140 + 38 * len(sources), margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        xaxis={"side": "bottom", "title": None, "tickangle": 0}, yaxis={"autorange": "reversed", "title": None},
+        height=160 + 38 * len(sources), margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        xaxis={"side": "bottom", "title": None, "tickangle": -25}, yaxis={"autorange": "reversed", "title": None},
     )
     return fig
 
