@@ -113,6 +113,7 @@ class ArtefactStore:
                 tmp = Path(tempfile.mkdtemp(prefix=f"{kind}-", dir=self.root / "tmp"))
             except OSError as exc:
                 raise self._os_error(exc) from exc
+            self._log_build(kind, key)
             try:
                 meta = builder(tmp) or {}
                 self._write_manifest(tmp, kind, key, meta)
@@ -141,6 +142,13 @@ class ArtefactStore:
             with contextlib.suppress(OSError):
                 if now - p.stat().st_mtime > older_than_s:
                     shutil.rmtree(p, ignore_errors=True)
+
+    def _log_build(self, kind: str, key: str) -> None:
+        """Append ``kind key pid`` to $SIMCORE_BUILD_LOG, when set (to audit that nothing is built twice)."""
+        log = os.environ.get("SIMCORE_BUILD_LOG")
+        if log:
+            with open(log, "a") as f:
+                f.write(f"{kind} {key} {os.getpid()}\n")
 
     @contextlib.contextmanager
     def _lock(self, key: str) -> Iterator[None]:
