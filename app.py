@@ -46,8 +46,8 @@ else:
     cols[1].metric("Targets", len(state.targets))
     cols[2].metric("Similarity values", 0 if state.matrix is None else len(state.matrix))
     if state.sources:
-        st.write("**Sources:** " + ", ".join(sorted(state.sources)))
+        st.write("**Sources:** " + c.md(", ".join(sorted(state.sources))))
     if state.targets:
-        st.write("**Targets:** " + ", ".join(sorted(state.targets)))
+        st.write("**Targets:** " + c.md(", ".join(sorted(state.targets))))
     if state.matrix is not None:
-        st.write(f"**Similarity matrix:** {state.matrix_label}")
+        st.write(f"**Similarity matrix:** {c.md(state.matrix_label)}")

@@ -7,6 +7,7 @@ Every page starts with ``setup_page(title, icon)`` and then reads ``get_state()`
 from __future__ import annotations
 
 import json
+import re
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -132,6 +133,14 @@ def workbench_lock(options: MeasureOptions | None = None, tokenizer: TokenizerOp
     return _bench_for(options, tokenizer).lock
 
 
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def md(text: object) -> str:
+    """User-supplied text (file and corpus names) made inert inside Markdown: shown as typed."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", str(text))
+
+
 def show_error(exc: BaseException) -> None:
     """An input problem as a message on the page (never a traceback)."""
     st.error(str(exc) if isinstance(exc, SimcoreError) else f"Something went wrong: {exc}")
@@ -145,15 +154,15 @@ def _sidebar(state: AppState) -> None:
             st.page_link(HOME, label="Load the sample", icon=":material/home:")
             return
         lines = [
-            f"Sources: {len(state.sources)}" + (f" ({', '.join(sorted(state.sources))})" if state.sources else ""),
-            f"Targets: {len(state.targets)}" + (f" ({', '.join(sorted(state.targets))})" if state.targets else ""),
+            f"Sources: {len(state.sources)}" + (f" ({md(', '.join(sorted(state.sources)))})" if state.sources else ""),
+            f"Targets: {len(state.targets)}" + (f" ({md(', '.join(sorted(state.targets)))})" if state.targets else ""),
         ]
         if state.matrix is not None:
-            lines.append(f"Similarity matrix: {state.matrix_label} ({len(state.matrix)} values)")
+            lines.append(f"Similarity matrix: {md(state.matrix_label)} ({len(state.matrix)} values)")
         elif state.job is not None:
             lines.append(f"Similarity matrix: computing ({len(state.cells)} values so far)")
         if state.results is not None:
-            lines.append(f"NER results: {state.results_label}")
+            lines.append(f"NER results: {md(state.results_label)}")
         st.caption("\n\n".join(lines))
 
 

@@ -35,6 +35,10 @@ def data_roots() -> list[Path]:
     return roots
 
 
+def _inside(path: Path, roots: list[Path]) -> bool:
+    return any(path == root or path.is_relative_to(root) for root in roots)
+
+
 def resolve_server_path(text: str, roots: list[Path] | None = None) -> Path:
     """The file or directory ``text`` names inside a data root, or a SimcoreError saying why not."""
     roots = data_roots() if roots is None else roots
@@ -54,9 +58,13 @@ def resolve_server_path(text: str, roots: list[Path] | None = None) -> Path:
             resolved = candidate.resolve(strict=True)
         except (OSError, RuntimeError):
             continue
-        if any(resolved == root or resolved.is_relative_to(root) for root in roots):
-            return resolved
-        raise SimcoreError(f"{text} is outside the data directories this server allows")
+        if not _inside(resolved, roots):
+            raise SimcoreError(f"{text} is outside the data directories this server allows")
+        if resolved.is_dir():
+            for entry in resolved.rglob("*"):
+                if entry.is_symlink() and not _inside(entry.resolve(), roots):
+                    raise SimcoreError(f"{text} holds a link to a place outside the data directories")
+        return resolved
     raise SimcoreError(f"{text} was not found in the data directories ({', '.join(str(r) for r in roots)})")
 
 

@@ -32,7 +32,7 @@ with add_tab:
         for f in files or []:
             try:
                 name = add_upload(state, role, f.name, f.getvalue(), FORMAT_CHOICES[fmt], field)
-                st.success(f"Added {name} as a {role}.")
+                st.success(f"Added {c.md(name)} as a {role}.")
             except SimcoreError as exc:
                 st.error(str(exc))
 
@@ -53,7 +53,7 @@ with path_tab:
         if go:
             try:
                 name = add_server_path(state, prole, typed or picked, FORMAT_CHOICES[pfmt], pfield)
-                st.success(f"Added {name} as a {prole}.")
+                st.success(f"Added {c.md(name)} as a {prole}.")
             except SimcoreError as exc:
                 st.error(str(exc))
 

@@ -76,7 +76,7 @@ if long is None:
         st.info("Choose the sources, targets and measures above and press **Compute**.")
     st.stop()
 
-st.caption(f"Matrix: {state.matrix_label}. Darker cells are more similar, whatever the measure's direction; "
+st.caption(f"Matrix: {c.md(state.matrix_label)}. Darker cells are more similar, whatever the measure's direction; "
            "the numbers are the measures' own values.")
 bad = failures(long)
 if len(bad):

@@ -41,7 +41,7 @@ if state.results is None:
 editor_key = f"results_editor_{state.extra.get('results_version', 0)}"
 if editor_key not in st.session_state or "results_base" not in state.extra:
     state.extra["results_base"] = state.results.copy()
-st.caption(f"Results: {state.results_label}. Edit cells in place; add or delete rows at the bottom.")
+st.caption(f"Results: {c.md(state.results_label)}. Edit cells in place; add or delete rows at the bottom.")
 state.results = st.data_editor(state.extra["results_base"], key=editor_key, num_rows="dynamic", hide_index=True,
                                width="stretch", height=240)
 
@@ -84,7 +84,7 @@ except SimcoreError as exc:
 
 what = ("F1 − " + state.results_columns["baseline"] if state.results_columns["baseline"]
         else state.results_columns["improvement"] or f"{f1} (no baseline given)")
-st.caption(f"Similarity: {state.matrix_label}. Improvement: {what}. {joined[['target', 'source']].drop_duplicates().shape[0]} "
+st.caption(f"Similarity: {c.md(state.matrix_label)}. Improvement: {what}. {joined[['target', 'source']].drop_duplicates().shape[0]} "
            "(target, source) pairs matched.")
 targets = sorted(joined["target"].unique())
 scope = st.radio("View", ["all targets pooled", *targets], horizontal=True, key="pred_scope")

@@ -29,7 +29,7 @@ present = [m for m in dict.fromkeys(long["measure"]) if long[long["measure"] == 
 paper = [m for m in ("ppl", "wvv", "tvc") if m in present]
 chosen = st.multiselect("Measures", present, default=paper if len(paper) >= 2 else present, format_func=label,
                         key="agree_measures", help="The paper's measures (PPL, WVV, TVC) are chosen by default")
-st.caption(f"Similarity values: {state.matrix_label}.")
+st.caption(f"Similarity values: {c.md(state.matrix_label)}.")
 try:
     result = agreement(long, chosen)
 except SimcoreError as exc:

@@ -29,7 +29,7 @@ if parts.error:
     st.error(parts.error)
     st.stop()
 ranking = parts.ranking
-st.caption(f"Similarity values: {state.matrix_label}. Rank 1 is the most similar source; ties share a rank.")
+st.caption(f"Similarity values: {c.md(state.matrix_label)}. Rank 1 is the most similar source; ties share a rank.")
 
 downloads = st.columns(3)
 downloads[0].download_button("Download ranking (CSV)", parts.csv, file_name="simcore-ranking.csv",
@@ -46,7 +46,7 @@ st.dataframe(consensus.groupby("target", as_index=False)["source"].agg(", ".join
              .rename(columns={"source": "pretrain on"}), hide_index=True)
 st.subheader("Sources ranked per target")
 for target in targets:
-    st.markdown(f"**{target}**")
+    st.markdown(f"**{c.md(target)}**")
     st.dataframe(ranking_grid(ranking, target), hide_index=True, width="stretch")
 for note in parts.notes:
     st.caption(note)

@@ -23,7 +23,7 @@ with upload_tab:
         state.extra["matrix_upload_id"] = upload.file_id
         try:
             set_matrix(state, read_table(upload.getvalue(), upload.name), f"file {upload.name}")
-            st.success(f"Opened {upload.name}.")
+            st.success(f"Opened {c.md(upload.name)}.")
         except SimcoreError as exc:
             st.error(str(exc))
     if st.button("Open Table 3 of Dai et al. (2019) instead", key="open_table3"):
@@ -44,7 +44,7 @@ with path_tab:
                 if not path.is_file():
                     raise SimcoreError(f"{path} is a directory; choose a CSV file")
                 set_matrix(state, read_table(path.read_bytes(), path.name), f"file {path.name}")
-                st.success(f"Opened {path.name}.")
+                st.success(f"Opened {c.md(path.name)}.")
             except SimcoreError as exc:
                 st.error(str(exc))
 
