@@ -7,6 +7,7 @@ Every page starts with ``setup_page(title, icon)`` and then reads ``get_state()`
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 from dataclasses import dataclass, field
@@ -89,6 +90,13 @@ def get_state() -> AppState:
     if not isinstance(state, AppState):
         state = AppState()
         st.session_state[STATE_KEY] = state
+        if os.environ.get("SIMCORE_DEMO") == "1":  # scripts/demo.sh: every new session starts on the sample
+            from .loading import load_sample
+
+            try:
+                load_sample(state)
+            except SimcoreError as exc:
+                st.error(str(exc))
     return state
 
 

@@ -15,6 +15,8 @@ from .common import AppState, LoadedCorpus, get_store, get_workbench
 from .paths import SAMPLE_DATA, TABLE3, resolve_server_path
 
 ROLES = ("source", "target")
+# A compressed upload may not expand past this (decompression bombs); big corpora belong on the server's disk.
+UPLOAD_DECOMPRESSED_LIMIT = 500_000_000
 UPLOAD_TYPES = ["txt", "text", "tok", "raw", "jsonl", "ndjson", "json", "csv", "conll", "conllu", "bio", "iob",
                 "iob2", "bioes", "ner", "tsv", "gz", "bz2", "xz"]
 FORMAT_CHOICES = {"detect from the file name": None, "plain text": "text", "JSONL": "jsonl", "CSV": "csv",
@@ -47,7 +49,7 @@ def add_corpus(state: AppState, role: str, corpus: Corpus, origin: str, replace:
     name = corpus.name if replace else _unique(corpus.name, bucket)
     if name != corpus.name:
         corpus = Corpus.from_path(corpus.path, name=name, fmt=corpus.fmt, text_field=corpus.text_field,
-                                  encoding=corpus.encoding)
+                                  encoding=corpus.encoding, max_decompressed_bytes=corpus.max_decompressed_bytes)
     bucket[name] = LoadedCorpus(corpus, origin)
     return name
 
@@ -58,7 +60,8 @@ def add_upload(state: AppState, role: str, filename: str, data: bytes, fmt: str 
     if not data:
         raise SimcoreError(f"{display_name(filename)}: the uploaded file is empty")
     path = save_upload(data, filename, get_store())
-    corpus = Corpus.from_path(path, name=display_name(filename), fmt=fmt, text_field=text_field or "text")
+    corpus = Corpus.from_path(path, name=display_name(filename), fmt=fmt, text_field=text_field or "text",
+                              max_decompressed_bytes=UPLOAD_DECOMPRESSED_LIMIT)
     return add_corpus(state, role, corpus, f"upload: {display_name(filename)}")
 
 

@@ -3,5 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
+# SIMCORE_DEMO=1: every new browser session starts with the bundled sample loaded.
+export SIMCORE_DEMO=1
 exec .venv/bin/python -m streamlit run app.py --server.headless=true \
   --browser.gatherUsageStats=false "$@"
