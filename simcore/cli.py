@@ -29,6 +29,7 @@ class _Bar:
     def __init__(self, enabled: bool) -> None:
         from tqdm import tqdm
 
+        tqdm.monitor_interval = 0  # no monitor thread: the process stays single-threaded (see matrix)
         self.bar = tqdm(total=1000, file=sys.stderr, disable=not enabled, dynamic_ncols=True,
                         bar_format="{l_bar}{bar}| {elapsed}<{remaining}")
         self.at = 0

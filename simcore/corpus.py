@@ -166,14 +166,11 @@ class Corpus:
                 with text:
                     yield from _guard(_conll_sentences(text, f.name, with_tags=True, corpus=self), self, f)
 
-    def token_units(self, options: TokenizerOptions = TokenizerOptions()) -> Iterator[list[str]]:
-        """Normalised tokens of every non-empty unit."""
-        for unit in self.units():
-            tokens = (
-                [normalise(t, options) for t in split_text(unit)]
-                if isinstance(unit, str)
-                else [normalise(t, options) for t in unit]
-            )
+    def token_units(self, options: TokenizerOptions = TokenizerOptions(),
+                    progress: Progress = _noop_progress) -> Iterator[list[str]]:
+        """Normalised tokens of every non-empty unit (raw text split, pre-tokenized input kept)."""
+        for unit in self.units(progress):
+            tokens = [normalise(t, options) for t in (split_text(unit) if isinstance(unit, str) else unit)]
             if tokens:
                 yield tokens
 
@@ -456,17 +453,7 @@ def tokenize_corpus(
     key = corpus.raw_fingerprint(options)
 
     def build(out: Path) -> dict[str, Any]:
-        def lines() -> Iterator[list[str]]:
-            for unit in corpus.units(progress):
-                tokens = (
-                    [normalise(t, options) for t in split_text(unit)]
-                    if isinstance(unit, str)
-                    else [normalise(t, options) for t in unit]
-                )
-                if tokens:
-                    yield tokens
-
-        text_hash, n_tokens, n_units = _write_tokens(lines(), out)
+        text_hash, n_tokens, n_units = _write_tokens(corpus.token_units(options, progress), out)
         if n_tokens == 0:
             raise CorpusError(f"{corpus.name}: no words found in {corpus.path.name}")
         return {

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import json
 import math
+import multiprocessing
+import os
+import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -146,12 +150,16 @@ class Workbench:
         if n_tokens < 1:
             raise SimcoreError("--sample-tokens must be positive")
         prepared_targets = [self.target(t, progress) for t in targets]
+        background = _start_background(names, prepared_targets)
+        # Measures with target-side work in another process are scored last, so that work overlaps the rest.
+        order = [n for n in names if not hasattr(get_measure(n), "background_work")]
+        order += [n for n in names if n not in order]
         total = len(sources) * len(names) * (1 + len(targets))
         done = 0
         rows: list[dict[str, Any]] = []
-        for corpus in sources:
-            source_samples = self.source(corpus, n_tokens, samples, progress)
-            for name in names:
+        try:
+            for corpus, name in ((c, n) for n in order for c in sources):
+                source_samples = self.source(corpus, n_tokens, samples, progress)
                 measure = get_measure(name)
                 failure = None
                 try:
@@ -185,8 +193,36 @@ class Workbench:
                     if on_row:
                         on_row(row)
                     done += 1
+        finally:
+            if background is not None:
+                background.shutdown(wait=True, cancel_futures=True)
         progress("done", 1.0)
+        position = {(c.name, n): i for i, (c, n) in enumerate((c, n) for c in sources for n in names)}
+        rows.sort(key=lambda r: position[(r["source"], r["measure"])])
         return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _start_background(names: list[str], targets: list[PreparedTarget]) -> Executor | None:
+    """Run measures' target-side work (tagging) in one other process while this one scores cells.
+
+    The work writes into the artefact store; when a cell needs the result it takes the store's
+    lock on that artefact, so it waits for the other process or, if that failed, builds it itself.
+    """
+    if (os.cpu_count() or 1) < 2:
+        return None
+    jobs = []
+    for name in names:
+        measure = get_measure(name)
+        if hasattr(measure, "background_work"):
+            jobs += [job for job in (measure.background_work(t) for t in targets) if job is not None]
+    if not jobs:
+        return None
+    # fork starts in a fraction of spawn's time, but is only safe while this process has no other thread
+    method = "fork" if threading.active_count() == 1 else "spawn"
+    executor = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context(method))
+    for function, args in jobs:
+        executor.submit(function, *args)
+    return executor
 
 
 def _mean_details(details: list[dict[str, Any]]) -> dict[str, Any]:

@@ -64,3 +64,27 @@ def test_bad_requests(tmp_path, store):
     with pytest.raises(SimcoreError, match="unknown measure"):
         Workbench(store).matrix([Corpus.from_path(SAMPLE_DATA / "sources" / "news.txt")],
                                 [Corpus.from_path(SAMPLE_DATA / "targets" / "news_ner.conll")], "tvc,nope")
+
+
+def test_target_tagging_runs_in_another_process_and_gives_the_same_tvcc(tmp_path, monkeypatch):
+    import os
+
+    from simcore.measures import get_measure
+    from simcore.measures.tvcc import BACKGROUND_MIN_TOKENS
+    from simcore.store import ArtefactStore
+
+    text = "".join((SAMPLE_DATA / "targets" / name).read_text()
+                   for name in ("news_ner.conll", "lab_protocol_ner.conll", "med_forum_posts.conll"))
+    big = tmp_path / "big.conll"
+    big.write_text("\n".join([text] * 3))
+    log = tmp_path / "builds.log"
+    monkeypatch.setenv("SIMCORE_BUILD_LOG", str(log))
+    source, target = Corpus.from_path(SAMPLE_DATA / "sources" / "news.txt"), Corpus.from_path(big)
+    table = Workbench(ArtefactStore(tmp_path / "a")).matrix([source], [target], ["tvc", "tvcc"])
+    assert Workbench(ArtefactStore(tmp_path / "a")).tokenize(target).n_tokens >= BACKGROUND_MIN_TOKENS
+    taggers = [line.split()[2] for line in log.read_text().splitlines() if line.startswith("content-words")]
+    assert taggers and taggers[0] != str(os.getpid()), "tagged by the background process"
+    bench = Workbench(ArtefactStore(tmp_path / "b"))
+    direct = get_measure("tvcc").score(bench.source(source, 10**9, 1)[0], bench.target(target)).value
+    assert table.set_index("measure").loc["tvcc", "value"] == pytest.approx(direct)
+    assert list(table["measure"]) == ["tvc", "tvcc"], "rows keep the requested order"

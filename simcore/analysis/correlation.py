@@ -11,7 +11,7 @@ import pandas as pd
 from scipy import stats
 
 from ..errors import SimcoreError
-from .tables import measures_in
+from .tables import measures_in, read_csv_table
 
 
 def results_frame(table: pd.DataFrame, f1: str = "f1", baseline: str = "baseline",
@@ -39,12 +39,7 @@ def results_frame(table: pd.DataFrame, f1: str = "f1", baseline: str = "baseline
 
 
 def read_results(path: Path | str, **columns: str | None) -> pd.DataFrame:
-    try:
-        table = pd.read_csv(path)
-    except FileNotFoundError:
-        raise SimcoreError(f"{path} does not exist") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise SimcoreError(f"{path} is not a readable CSV table ({exc})") from None
+    table = read_csv_table(path)
     return results_frame(table, **{k: v for k, v in columns.items() if v is not None})
 
 

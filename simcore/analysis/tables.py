@@ -36,16 +36,19 @@ def to_long(table: pd.DataFrame) -> pd.DataFrame:
     return long.reset_index(drop=True)
 
 
-def read_matrix(path: Path | str) -> pd.DataFrame:
-    """Read a matrix CSV written by ``simcore matrix`` (or a wide table of measures)."""
-    path = Path(path)
+def read_csv_table(path: Path | str) -> pd.DataFrame:
+    """A CSV file as a table, or a SimcoreError saying why it cannot be read."""
     try:
-        table = pd.read_csv(path)
+        return pd.read_csv(path)
     except FileNotFoundError:
         raise SimcoreError(f"{path} does not exist") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise SimcoreError(f"{path} is not a readable CSV table ({exc})") from None
-    return to_long(table)
+
+
+def read_matrix(path: Path | str) -> pd.DataFrame:
+    """Read a matrix CSV written by ``simcore matrix`` (or a wide table of measures)."""
+    return to_long(read_csv_table(path))
 
 
 def to_wide(long: pd.DataFrame) -> pd.DataFrame:

@@ -6,31 +6,52 @@ side is the source's whole vocabulary.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from ..corpus import Corpus
 from ..errors import SimcoreError
+from ..store import ArtefactStore
 from ..tagging import content_words
 from ..tokenize import TokenizerOptions, split_text
 from . import HIGHER, PreparedSource, PreparedTarget, Score, register
 from .tvc import coverage
 
 
-def _cased_sentences(target: PreparedTarget):
-    raw = target.raw
-    if not isinstance(raw, Corpus):
-        raise SimcoreError(f"{target.name}: TVcC needs the target's original text for tagging")
+def _cased_sentences(raw: Corpus):
     for unit in raw.units():
         tokens = split_text(unit) if isinstance(unit, str) else unit
         if tokens:
             yield tokens
 
 
+def _content_words(raw: Corpus, fingerprint: str, store: ArtefactStore, pos: tuple[str, ...],
+                   options: dict[str, Any]) -> set[str]:
+    return content_words(_cased_sentences(raw), fingerprint, store, pos, TokenizerOptions(**options))
+
+
+def tag_in_background(raw: Corpus, fingerprint: str, store_root: str, pos: tuple[str, ...],
+                      options: dict[str, Any]) -> int:
+    """Tag a target in another process; the result lands in the store, where scoring finds it."""
+    return len(_content_words(raw, fingerprint, ArtefactStore(store_root), pos, options))
+
+
+def _raw(target: PreparedTarget) -> Corpus:
+    if not isinstance(target.raw, Corpus):
+        raise SimcoreError(f"{target.name}: TVcC needs the target's original text for tagging")
+    return target.raw
+
+
 def target_content_words(target: PreparedTarget) -> list[str]:
     pos = tuple(target.options.tvcc_pos)
-    options = TokenizerOptions(**target.tokenized.meta.get("options", {}))
+    options = target.tokenized.meta.get("options", {})
     return target.cached(
         f"content_{pos}",
-        lambda: sorted(content_words(_cased_sentences(target), target.fingerprint, target.store, pos, options)),
+        lambda: sorted(_content_words(_raw(target), target.fingerprint, target.store, pos, options)),
     )
+
+
+BACKGROUND_MIN_TOKENS = 20_000  # below this, starting a process costs more than tagging
 
 
 class TargetContentVocabularyCovered:
@@ -42,6 +63,13 @@ class TargetContentVocabularyCovered:
 
     def prepare(self, source: PreparedSource) -> None:
         source.counts()
+
+    def background_work(self, target: PreparedTarget) -> tuple[Callable[..., Any], tuple[Any, ...]] | None:
+        """Tagging the target (the slow part) as a job another process can run while other cells are scored."""
+        if not isinstance(target.raw, Corpus) or target.tokenized.n_tokens < BACKGROUND_MIN_TOKENS:
+            return None
+        return tag_in_background, (target.raw, target.fingerprint, str(target.store.root),
+                                   tuple(target.options.tvcc_pos), target.tokenized.meta.get("options", {}))
 
     def score(self, source: PreparedSource, target: PreparedTarget) -> Score:
         return coverage(source, target_content_words(target), target)
