@@ -28,7 +28,7 @@ import numpy as np
 
 from .errors import CorpusError
 from .store import ArtefactStore, digest
-from .tokenize import TokenizerOptions, normalise, split_text
+from .tokenize import TokenizerOptions, normalise_all, split_text
 
 Progress = Callable[[str, float], None]
 
@@ -170,7 +170,7 @@ class Corpus:
                     progress: Progress = _noop_progress) -> Iterator[list[str]]:
         """Normalised tokens of every non-empty unit (raw text split, pre-tokenized input kept)."""
         for unit in self.units(progress):
-            tokens = [normalise(t, options) for t in (split_text(unit) if isinstance(unit, str) else unit)]
+            tokens = normalise_all(split_text(unit) if isinstance(unit, str) else unit, options)
             if tokens:
                 yield tokens
 

@@ -60,6 +60,13 @@ def normalise(token: str, options: TokenizerOptions) -> str:
     return _RESERVED.get(token, token)
 
 
+def normalise_all(tokens: list[str], options: TokenizerOptions) -> list[str]:
+    """:func:`normalise` for a list, fast: lower-case in one pass, then the rare rewrites."""
+    if options.lowercase:
+        tokens = [t.lower() for t in tokens]
+    return [normalise(t, options) if t in _RESERVED or not t.isprintable() or " " in t else t for t in tokens]
+
+
 def tokenize(text: str, options: TokenizerOptions = TokenizerOptions()) -> list[str]:
     """Split and normalise raw text."""
-    return [normalise(t, options) for t in split_text(text)]
+    return normalise_all(split_text(text), options)
