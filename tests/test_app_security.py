@@ -72,3 +72,28 @@ def test_upload_limit_is_set_in_the_config():
     assert "maxUploadSize = 50" in config
     assert os.path.getsize(ROOT / ".streamlit" / "config.toml") > 0
     assert Path(ROOT / ".streamlit" / "config.toml").is_file()
+
+
+def test_hostile_uploads_give_messages_and_lose_nothing_already_loaded():
+    from .test_hostile_inputs import HOSTILE
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.button(key="load_sample").click().run()
+    at.switch_page(str(ROOT / "pages/4_Agreement.py")).run()
+    at.button(key="agree_table3").click().run()
+    state = at.session_state["simcore_state"]
+    before = (sorted(state.sources), sorted(state.targets), len(state.matrix))
+    at.switch_page(str(ROOT / "pages/1_Corpora.py")).run()
+    outcomes = {}
+    for name, (data, _) in sorted(HOSTILE.items()):
+        if not data:
+            continue  # an empty upload never reaches the server (the browser sends no file)
+        at.get("file_uploader")[0].set_value([(name, data, "application/octet-stream")])
+        at.button[0].click().run()
+        assert not at.exception, name
+        outcomes[name] = " ".join(e.value for e in at.error)
+        assert outcomes[name], f"{name}: no message"
+    state = at.session_state["simcore_state"]
+    assert (sorted(state.sources), sorted(state.targets), len(state.matrix)) == before
+    assert len(outcomes) >= 12
