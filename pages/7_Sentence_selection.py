@@ -137,12 +137,11 @@ st.subheader("Examples")
 if "examples" not in run:
     run["examples"] = examples_table(run["pool"], scores, cutoff, keep_dups)
 examples = run["examples"]
-cols = st.columns(2)
-for col, groups in zip(cols, (("best kept", "last kept"), ("first dropped", "worst"))):
-    for group in groups:
-        part = examples[examples["group"] == group][["score", "duplicate_of_target", "text"]]
-        col.markdown(f"**{group.capitalize()}**")
-        col.dataframe(part, hide_index=True, width="stretch")
+groups = ("best kept", "last kept", "first dropped", "worst")
+for tab, group in zip(st.tabs([g.capitalize() for g in groups]), groups):
+    part = examples[examples["group"] == group][["score", "duplicate_of_target", "text"]]
+    tab.dataframe(part, hide_index=True, width="stretch",
+                  column_config={"text": st.column_config.TextColumn("text", width="large")})
 
 same_pool = [label for label, r in runs.items() if r["pool"].path == run["pool"].path]
 if len(same_pool) >= 2:

@@ -104,6 +104,13 @@ def no_exception(page) -> None:
     assert page.locator('[data-testid="stException"]').count() == 0
 
 
+def visible(page, text: str) -> bool:
+    """Wait (up to 30 s) for the text to show: a rerun may still be on its way when the script looks idle."""
+    locator = page.get_by_text(text).first
+    locator.wait_for(state="visible", timeout=30_000)
+    return locator.is_visible()
+
+
 def nav(page, label: str) -> None:
     page.locator('[data-testid="stSidebarNavLink"]', has_text=label).first.click()
     settle(page)
@@ -116,12 +123,12 @@ def test_deep_link_on_a_fresh_server(browser, tmp_path):
         page.goto(f"{server.url}/Agreement")  # the server's very first page request
         settle(page, 800)
         no_exception(page)
-        assert page.get_by_text("No similarity matrix yet").is_visible()
+        assert visible(page, "No similarity matrix yet")
         assert page.locator('[data-testid="stSidebarNavLink"]').count() >= 7
         shot(page, "00_agreement_direct_link_nothing_loaded")
         page.get_by_role("button", name="Load Table 3 of Dai et al. (2019)").click()
         settle(page)
-        assert page.get_by_text("0.733").first.is_visible()
+        assert visible(page, "0.733")
         no_exception(page)
         shot(page, "01_agreement_table3")
         context.close()
@@ -137,7 +144,7 @@ def test_sample_compute_upload_download_and_charts(browser, cache, tmp_path):
         settle(page, 800)
         page.get_by_role("button", name="Load the sample data").click()
         settle(page)
-        assert page.get_by_text("Loaded 6 sources and 3 targets").is_visible()
+        assert visible(page, "Loaded 6 sources and 3 targets")
         shot(page, "02_home_sample_loaded")
 
         nav(page, "Similarity")
@@ -158,7 +165,7 @@ def test_sample_compute_upload_download_and_charts(browser, cache, tmp_path):
         page.get_by_role("button", name="Add uploaded files").click()
         settle(page)
         no_exception(page)
-        assert page.get_by_text("Added med_forum_posts_sample as a target").is_visible()
+        assert visible(page, "Added med_forum_posts_sample as a target")
         shot(page, "04_corpora_after_upload")
 
         nav(page, "Ranking and export")
@@ -192,8 +199,17 @@ def test_sample_compute_upload_download_and_charts(browser, cache, tmp_path):
 
         nav(page, "Agreement")
         no_exception(page)
-        assert page.get_by_text("0.733").first.is_visible()
+        assert visible(page, "0.733")
         shot(page, "08_agreement_table3")
+
+        nav(page, "Sentence selection")
+        no_exception(page)
+        page.get_by_role("button", name="Select").click()
+        settle(page, 1000)
+        page.wait_for_selector('[data-testid="stVegaLiteChart"] svg.marks', timeout=60_000)
+        no_exception(page)
+        page.wait_for_timeout(500)
+        shot(page, "09_sentence_selection")
         context.close()
     finally:
         server.stop()
