@@ -3,9 +3,9 @@
 Artefacts (tokenized corpora, samples, vocabularies, n-gram counts, KenLM models, word
 vectors, scored cells) are directories written atomically: built in a temporary directory and
 renamed into place, with a manifest written last that lists every file with its size and
-SHA-256. A directory without a valid manifest is never read; a lock per key makes concurrent
-processes build an artefact once. Only what this store wrote is ever loaded, and nothing in it is
-a pickle.
+SHA-256, signed with a key kept in the store (HMAC-SHA256). A directory without a valid, signed
+manifest is never read, so only what simcore itself wrote is ever loaded, and nothing in it is a
+pickle. A lock per key makes concurrent processes build an artefact once.
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ import contextlib
 import errno
 import fcntl
 import hashlib
+import hmac
 import json
 import os
+import secrets
 import shutil
 import tempfile
 import time
@@ -70,11 +72,33 @@ class ArtefactStore:
             self.root.mkdir(parents=True, exist_ok=True)
             (self.root / "tmp").mkdir(exist_ok=True)
             (self.root / "locks").mkdir(exist_ok=True)
+            self._key = self._signing_key()
         except OSError as exc:
             raise StoreError(
                 f"cannot use the cache directory {self.root}: {exc.strerror}; "
                 "set SIMCORE_CACHE to a writable directory"
             ) from exc
+
+    def _signing_key(self) -> bytes:
+        """The store's secret (created once, readable only by its owner) that signs manifests."""
+        path = self.root / "signing.key"
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            for _ in range(50):
+                key = path.read_bytes()
+                if len(key) == 32:
+                    return key
+                time.sleep(0.01)  # another process is writing it
+            raise StoreError(f"the store's signing key {path} is damaged; remove it (cached results will be rebuilt)") from None
+        key = secrets.token_bytes(32)
+        with os.fdopen(fd, "wb") as f:
+            f.write(key)
+        return key
+
+    def _sign(self, manifest: dict[str, Any]) -> str:
+        body = json.dumps({k: v for k, v in manifest.items() if k != "signature"}, sort_keys=True)
+        return hmac.new(self._key, body.encode("utf-8"), hashlib.sha256).hexdigest()
 
     def path(self, kind: str, key: str) -> Path:
         return self.root / kind / key
@@ -169,6 +193,7 @@ class ArtefactStore:
                     "sha256": file_sha256(p, None if size <= _FULL_CHECK_BYTES else 1 << 20),
                 }
         manifest = {"marker": MARKER, "kind": kind, "key": key, "files": files, "meta": meta}
+        manifest["signature"] = self._sign(manifest)
         part = tmp / (MANIFEST + ".part")
         part.write_text(json.dumps(manifest))
         os.replace(part, tmp / MANIFEST)
@@ -179,6 +204,8 @@ class ArtefactStore:
             if manifest.get("marker") != MARKER or manifest.get("kind") != kind:
                 return False
             if manifest.get("key") != key:
+                return False
+            if not hmac.compare_digest(str(manifest.get("signature", "")), self._sign(manifest)):
                 return False
             for name, info in manifest["files"].items():
                 p = path / name

@@ -1,5 +1,6 @@
 import json
 import multiprocessing
+import shutil
 import time
 from pathlib import Path
 
@@ -35,6 +36,21 @@ def test_tampered_or_half_written_artefacts_are_not_read(store):
     foreign.mkdir(parents=True)
     (foreign / MANIFEST).write_text(json.dumps({"marker": "other", "kind": "kind", "key": "k3", "files": {}}))
     assert store.get("kind", "k3") is None
+
+
+def test_a_copied_or_forged_artefact_is_not_read(tmp_path, store):
+    """Only what this store signed is loaded: a valid-looking manifest from elsewhere is refused."""
+    built = store.build("kind", "k", lambda out: (out / "a.bin").write_bytes(b"data") and None)
+    other = ArtefactStore(tmp_path / "other")
+    copy = other.path("kind", "k")
+    copy.parent.mkdir(parents=True)
+    shutil.copytree(built, copy)
+    assert other.get("kind", "k") is None
+    manifest = json.loads((built / MANIFEST).read_text())
+    manifest["meta"] = {"evil": True}
+    (built / MANIFEST).write_text(json.dumps(manifest))
+    assert store.get("kind", "k") is None
+    assert (store.root / "signing.key").stat().st_mode & 0o077 == 0
 
 
 def test_failed_build_leaves_nothing(store):
