@@ -12,6 +12,7 @@ import math
 import multiprocessing
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass
@@ -29,6 +30,8 @@ from .tokenize import TokenizerOptions
 
 DEFAULT_MEASURES = ("tvc", "tvcc", "ppl", "wvv", "jsd", "ttr")
 DEFAULT_SAMPLE_CAP = 10_000_000
+MEMORY_SOURCES = 16  # prepared sources (their loaded models) kept in memory per workbench
+MEMORY_TARGETS = 32  # targets (their sentences) kept in memory per workbench
 COLUMNS = ["source", "target", "measure", "value", "std", "n_samples", "sample_tokens",
            "direction", "oov_rate", "error", "options"]
 
@@ -72,32 +75,34 @@ class Workbench:
         self.store = store or ArtefactStore()
         self.tokenizer = tokenizer
         self.options = options
-        self._tokenized: dict[tuple[str, str], TokenizedCorpus] = {}
-        self._sources: dict[tuple[str, int, int], list[PreparedSource]] = {}
-        self._targets: dict[str, PreparedTarget] = {}
+        # What is kept in memory is bounded (a shared server sees many uploads); the store keeps the rest.
+        self._tokenized: OrderedDict[tuple[str, str], TokenizedCorpus] = OrderedDict()
+        self._sources: OrderedDict[tuple[str, int, int], list[PreparedSource]] = OrderedDict()
+        self._targets: OrderedDict[str, PreparedTarget] = OrderedDict()
 
     def tokenize(self, corpus: Corpus, progress: Progress = _quiet) -> TokenizedCorpus:
         key = (corpus.name, corpus.raw_fingerprint(self.tokenizer))
-        if key not in self._tokenized:
-            self._tokenized[key] = tokenize_corpus(corpus, self.store, self.tokenizer, progress)
-        return self._tokenized[key]
+        return _remember(self._tokenized, key, lambda: tokenize_corpus(corpus, self.store, self.tokenizer, progress),
+                         limit=256)
 
     def source(self, corpus: Corpus, sample_tokens: int, samples: int,
                progress: Progress = _quiet) -> list[PreparedSource]:
         tokenized = self.tokenize(corpus, progress)
         key = (tokenized.fingerprint, sample_tokens, samples)
-        if key not in self._sources:
+
+        def prepare() -> list[PreparedSource]:
             drawn = [sample_corpus(tokenized, sample_tokens, i, self.store, self.options.seed) for i in range(samples)]
-            self._sources[key] = [PreparedSource(s, self.store, self.options, progress) for s in drawn]
-        for prepared in self._sources[key]:
-            prepared.progress = progress
-        return self._sources[key]
+            return [PreparedSource(s, self.store, self.options, progress) for s in drawn]
+
+        prepared = _remember(self._sources, key, prepare, limit=MEMORY_SOURCES)
+        for p in prepared:
+            p.progress = progress
+        return prepared
 
     def target(self, corpus: Corpus, progress: Progress = _quiet) -> PreparedTarget:
         tokenized = self.tokenize(corpus, progress)
-        if tokenized.fingerprint not in self._targets:
-            self._targets[tokenized.fingerprint] = PreparedTarget(tokenized, self.store, self.options, raw=corpus)
-        return self._targets[tokenized.fingerprint]
+        return _remember(self._targets, tokenized.fingerprint,
+                         lambda: PreparedTarget(tokenized, self.store, self.options, raw=corpus), limit=MEMORY_TARGETS)
 
     def default_sample_tokens(self, sources: Sequence[Corpus], progress: Progress = _quiet) -> int:
         """The smaller of 10M tokens and the smallest source (sources compared at equal size)."""
@@ -223,6 +228,17 @@ def _start_background(names: list[str], targets: list[PreparedTarget]) -> Execut
     for function, args in jobs:
         executor.submit(function, *args)
     return executor
+
+
+def _remember(cache: OrderedDict[Any, Any], key: Any, build: Callable[[], Any], limit: int) -> Any:
+    """Least-recently-used memo: the value for ``key``, built if needed; at most ``limit`` kept."""
+    if key in cache:
+        cache.move_to_end(key)
+        return cache[key]
+    value = cache[key] = build()
+    while len(cache) > limit:
+        cache.popitem(last=False)
+    return value
 
 
 def _mean_details(details: list[dict[str, Any]]) -> dict[str, Any]:

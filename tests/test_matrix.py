@@ -88,3 +88,20 @@ def test_target_tagging_runs_in_another_process_and_gives_the_same_tvcc(tmp_path
     direct = get_measure("tvcc").score(bench.source(source, 10**9, 1)[0], bench.target(target)).value
     assert table.set_index("measure").loc["tvcc", "value"] == pytest.approx(direct)
     assert list(table["measure"]) == ["tvc", "tvcc"], "rows keep the requested order"
+
+
+def test_memory_held_by_a_workbench_is_bounded(tmp_path, store, monkeypatch):
+    from simcore import matrix as matrix_module
+
+    monkeypatch.setattr(matrix_module, "MEMORY_TARGETS", 2)
+    bench = Workbench(store)
+    paths = []
+    for i in range(4):
+        paths.append(tmp_path / f"t{i}.txt")
+        paths[-1].write_text(f"target number {i}\n")
+    first = bench.target(Corpus.from_path(paths[0]))
+    for p in paths[1:]:
+        bench.target(Corpus.from_path(p))
+    assert len(bench._targets) == 2
+    again = bench.target(Corpus.from_path(paths[0]))
+    assert again is not first and again.sentences == first.sentences, "rebuilt from the store when needed"
