@@ -102,7 +102,8 @@ if "std" in long and long["std"].notna().any():
     stds = long.pivot_table(index=["target", "source"], columns="measure", values="std", aggfunc="first")
     stds = stds.rename(columns=lambda m: f"{label(m)} std").reset_index()
     wide = wide.merge(stds, on=["target", "source"])
-st.dataframe(wide, hide_index=True, width="stretch")
+numbers = {c: st.column_config.NumberColumn(c, format="%.4g") for c in wide.columns if c not in ("target", "source")}
+st.dataframe(wide, hide_index=True, width="stretch", column_config=numbers)
 if "sample_tokens" in long and long["sample_tokens"].notna().any():
     st.caption(f"Sources compared on sub-corpora of {int(long['sample_tokens'].max()):,} tokens.")
 
