@@ -64,6 +64,7 @@ def _print_table(table: pd.DataFrame) -> None:
 
 def cmd_matrix(args: argparse.Namespace) -> int:
     options = MeasureOptions(ppl_order=args.ppl_order, seed=args.seed, ppl_per_sentence=args.ppl_per_sentence,
+                             tvcc_tag_source=args.tvcc_tag_source,
                              **({"wvv_workers": args.workers} if args.workers else {}))
     bench = Workbench(ArtefactStore(args.cache), TokenizerOptions(lowercase=not args.keep_case), options)
     reader = {"text_field": args.text_field, "encoding": args.encoding}
@@ -148,6 +149,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="tokens per sub-corpus (default: the smaller of 10M and the smallest source)")
     m.add_argument("--ppl-order", type=_positive, default=5)
     m.add_argument("--ppl-per-sentence", action="store_true", help="mean per-sentence perplexity")
+    m.add_argument("--tvcc-tag-source", action="store_true",
+                   help="TVcC: compare with the source's content words (tags the source sample; slow)")
     m.add_argument("--seed", type=int, default=13)
     m.add_argument("--workers", type=_positive, default=None, help="word2vec threads (default 4)")
     m.add_argument("--keep-case", action="store_true", help="do not lower-case tokens")

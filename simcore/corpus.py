@@ -504,6 +504,7 @@ def sample_corpus(
             "n_tokens": count,
             "n_units": units,
             "parent": tokenized.fingerprint,
+            "options": tokenized.meta.get("options", {}),
             "sample": {"n_tokens": n_tokens, "index": index, "seed": seed},
         }
 

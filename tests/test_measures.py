@@ -142,3 +142,14 @@ def test_wvv_equals_numpy_on_the_saved_vectors(store):
 def test_wvv_source_too_small_is_explained(tmp_path, store):
     with pytest.raises(SimcoreError, match="no word occurs 5 times"):
         score(Workbench(store), corpus(tmp_path, "s", "a b c\n"), corpus(tmp_path, "t", "a\n"), "wvv")
+
+
+def test_tvcc_with_the_source_tagged_by_hand(tmp_path, store):
+    # "like" is a verb in the target but a preposition in the source: covered by the source's
+    # vocabulary, not by its content words
+    source = corpus(tmp_path, "s", "it looks like rain .\n")
+    target = corpus(tmp_path, "t", "I\tO\nlike\tO\ndogs\tO\n.\tO\n", ".conll")
+    plain, _, _ = score(Workbench(store), source, target, "tvcc")
+    assert plain.value == pytest.approx(1 / 2)  # {like, dogs}: like is in the source
+    tagged, _, _ = score(Workbench(store, options=MeasureOptions(tvcc_tag_source=True)), source, target, "tvcc")
+    assert tagged.value == pytest.approx(0 / 2)

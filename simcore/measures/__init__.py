@@ -38,6 +38,7 @@ class MeasureOptions:
     wvv_workers: int = 4  # threads; on 2 cores, 4 corpus_file workers train faster than 2
     jsd_max_n: int = 3
     tvcc_pos: tuple[str, ...] = ("NOUN", "VERB", "ADJ")
+    tvcc_tag_source: bool = False
     seed: int = 13
 
     def subset(self, names: tuple[str, ...]) -> dict[str, Any]:
