@@ -19,6 +19,7 @@ import lzma
 import os
 import re
 import zlib
+from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -422,7 +423,7 @@ def _from_artefact(name: str, path: Path, store: ArtefactStore) -> TokenizedCorp
 def _write_tokens(lines: Iterable[list[str]], out: Path) -> tuple[str, int, int]:
     """Write token lines; return (sha256 of the text, tokens, units)."""
     h = hashlib.sha256()
-    lengths: list[int] = []
+    lengths = array("i")  # 4 bytes a unit, not a Python int each
     with open(out / "tokens.txt", "w", encoding="utf-8") as f:
         buffer: list[str] = []
         for tokens in lines:
@@ -438,9 +439,9 @@ def _write_tokens(lines: Iterable[list[str]], out: Path) -> tuple[str, int, int]
             text = "\n".join(buffer) + "\n"
             f.write(text)
             h.update(text.encode("utf-8"))
-    array = np.asarray(lengths, dtype=np.int32)
-    np.save(out / "lengths.npy", array)
-    return h.hexdigest(), int(array.sum()), len(array)
+    counts = np.frombuffer(lengths, dtype=np.int32) if len(lengths) else np.zeros(0, dtype=np.int32)
+    np.save(out / "lengths.npy", counts)
+    return h.hexdigest(), int(counts.sum(dtype=np.int64)), len(counts)
 
 
 def tokenize_corpus(
