@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from .analysis import agreement, correlate, rank_sources, read_matrix, read_results, regret
 from .errors import SimcoreError
 from .export import escape_formulas, write_ranking
 from .matrix import DEFAULT_MEASURES, Workbench, corpora_in
@@ -87,6 +86,8 @@ def cmd_matrix(args: argparse.Namespace) -> int:
 
 
 def cmd_rank(args: argparse.Namespace) -> int:
+    from .analysis import rank_sources, read_matrix  # scipy loads only for the commands that need it
+
     long = read_matrix(args.matrix)
     ranking = rank_sources(long, parse_measures(args.measures) if args.measures else None)
     options = {}
@@ -101,6 +102,8 @@ def cmd_rank(args: argparse.Namespace) -> int:
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:
+    from .analysis import agreement, read_matrix  # scipy loads only for the commands that need it
+
     result = agreement(read_matrix(args.matrix), parse_measures(args.measures))
     print(f"Fleiss' kappa ({', '.join(result.measures)}; {len(result.items)} comparisons): {result.fleiss:.3f}")
     for row in result.cohen.itertuples(index=False):
@@ -113,10 +116,14 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 
 
 def _results(args: argparse.Namespace) -> pd.DataFrame:
+    from .analysis import read_results  # scipy loads only for the commands that need it
+
     return read_results(args.results, f1=args.f1, baseline=args.baseline, improvement=args.improvement)
 
 
 def cmd_correlate(args: argparse.Namespace) -> int:
+    from .analysis import correlate, read_matrix  # scipy loads only for the commands that need it
+
     measures = parse_measures(args.measures) if args.measures else None
     table = correlate(read_matrix(args.matrix), _results(args), measures, per_target=args.per_target)
     _print_table(table)
@@ -126,6 +133,8 @@ def cmd_correlate(args: argparse.Namespace) -> int:
 
 
 def cmd_regret(args: argparse.Namespace) -> int:
+    from .analysis import read_matrix, regret  # scipy loads only for the commands that need it
+
     measures = parse_measures(args.measures) if args.measures else None
     table = regret(read_matrix(args.matrix), _results(args), measures)
     _print_table(table)
