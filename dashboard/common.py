@@ -149,6 +149,18 @@ def md(text: object) -> str:
     return _MARKDOWN_SPECIAL.sub(r"\\\1", str(text))
 
 
+def matrix_links() -> None:
+    """Links to the two places a similarity matrix comes from (for pages that need one)."""
+    st.page_link(SIMILARITY, label="Similarity: compute the matrix", icon=":material/grid_on:")
+    st.page_link(OPEN_RESULTS, label="Open results: load a matrix file", icon=":material/folder_open:")
+
+
+def similarity_measures(long: pd.DataFrame) -> list[str]:
+    """The measures of a long matrix that are similarities (TTR is not), in their order."""
+    directions = long.groupby("measure", sort=False)["direction"].first()
+    return [m for m, d in directions.items() if d != 0]
+
+
 def show_error(exc: BaseException) -> None:
     """An input problem as a message on the page (never a traceback)."""
     st.error(str(exc) if isinstance(exc, SimcoreError) else f"Something went wrong: {exc}")

@@ -66,12 +66,11 @@ state.results_columns = {"f1": f1, "baseline": None if baseline == NO_COLUMN els
 
 if state.matrix is None:
     st.info("No similarity matrix yet: compute one on the Similarity page or open one on the Open results page.")
-    st.page_link(c.SIMILARITY, label="Similarity", icon=":material/grid_on:")
-    st.page_link(c.OPEN_RESULTS, label="Open results", icon=":material/folder_open:")
+    c.matrix_links()
     st.stop()
 
 long = state.matrix
-measures = [m for m in dict.fromkeys(long["measure"]) if long[long["measure"] == m]["direction"].iloc[0] != 0]
+measures = c.similarity_measures(long)
 try:
     results = normalised_results(state.results, state.results_columns)
     if results.empty:

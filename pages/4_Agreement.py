@@ -17,15 +17,14 @@ st.caption("For each target and each pair of sources (in alphabetical order), ea
 if state.matrix is None:
     st.info("No similarity matrix yet: compute one on the Similarity page, open a matrix file, "
             "or try the published values of Dai et al. (2019).")
-    st.page_link(c.SIMILARITY, label="Similarity: compute the matrix", icon=":material/grid_on:")
-    st.page_link(c.OPEN_RESULTS, label="Open results: load a matrix file", icon=":material/folder_open:")
+    c.matrix_links()
     if st.button("Load Table 3 of Dai et al. (2019)", key="agree_table3"):
         load_table3(state)
         st.rerun()
     st.stop()
 
 long = state.matrix
-present = [m for m in dict.fromkeys(long["measure"]) if long[long["measure"] == m]["direction"].iloc[0] != 0]
+present = c.similarity_measures(long)
 paper = [m for m in ("ppl", "wvv", "tvc") if m in present]
 chosen = st.multiselect("Measures", present, default=paper if len(paper) >= 2 else present, format_func=label,
                         key="agree_measures", help="The paper's measures (PPL, WVV, TVC) are chosen by default")

@@ -12,12 +12,11 @@ state = c.get_state()
 
 if state.matrix is None:
     st.info("No similarity matrix yet: compute one on the Similarity page or open a matrix file first.")
-    st.page_link(c.SIMILARITY, label="Similarity: compute the matrix", icon=":material/grid_on:")
-    st.page_link(c.OPEN_RESULTS, label="Open results: load a matrix file", icon=":material/folder_open:")
+    c.matrix_links()
     st.stop()
 
 long = state.matrix
-present = [m for m in dict.fromkeys(long["measure"]) if long[long["measure"] == m]["direction"].iloc[0] != 0]
+present = c.similarity_measures(long)
 chosen = st.multiselect("Measures for the ranking and the consensus (mean rank)", present, default=present,
                         format_func=label, key="rank_measures")
 if not chosen:
