@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,21 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 @pytest.fixture
 def store(tmp_path: Path) -> ArtefactStore:
     return ArtefactStore(tmp_path / "store")
+
+
+@pytest.fixture(scope="module")
+def app_environment(tmp_path_factory) -> Iterator[Path]:
+    """SIMCORE_CACHE in a temporary directory and SIMCORE_DATA_ROOTS on the sample, for one test module."""
+    root = tmp_path_factory.mktemp("simcore-cache")
+    old = {k: os.environ.get(k) for k in ("SIMCORE_CACHE", "SIMCORE_DATA_ROOTS")}
+    os.environ["SIMCORE_CACHE"] = str(root)
+    os.environ["SIMCORE_DATA_ROOTS"] = str(SAMPLE_DATA)
+    yield root
+    for k, v in old.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
 
 
 @pytest.fixture

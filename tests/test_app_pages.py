@@ -3,7 +3,6 @@ uploads, server paths, NER results, agreement on Table 3, ranking and export, op
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -26,18 +25,9 @@ TABLE3 = SAMPLE_DATA / "results" / "dai2019_table3.csv"
 
 
 @pytest.fixture(scope="module", autouse=True)
-def cache(tmp_path_factory) -> Path:
+def cache(app_environment: Path) -> Path:
     """A temporary SIMCORE_CACHE shared by this module's tests (the first computation fills it)."""
-    root = tmp_path_factory.mktemp("simcore-cache")
-    old = {k: os.environ.get(k) for k in ("SIMCORE_CACHE", "SIMCORE_DATA_ROOTS")}
-    os.environ["SIMCORE_CACHE"] = str(root)
-    os.environ["SIMCORE_DATA_ROOTS"] = str(SAMPLE_DATA)
-    yield root
-    for k, v in old.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    return app_environment
 
 
 def fresh() -> AppTest:

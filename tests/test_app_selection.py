@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import os
 from pathlib import Path
 
 import numpy as np
@@ -20,17 +19,9 @@ PAGE = "pages/7_Sentence_selection.py"
 
 
 @pytest.fixture(scope="module", autouse=True)
-def cache(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("simcore-cache")
-    old = {k: os.environ.get(k) for k in ("SIMCORE_CACHE", "SIMCORE_DATA_ROOTS")}
-    os.environ["SIMCORE_CACHE"] = str(root)
-    os.environ["SIMCORE_DATA_ROOTS"] = str(SAMPLE_DATA)
-    yield root
-    for k, v in old.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+def cache(app_environment: Path) -> Path:
+    """A temporary SIMCORE_CACHE shared by this module's tests (the first computation fills it)."""
+    return app_environment
 
 
 def no_problems(at: AppTest) -> None:
