@@ -449,9 +449,13 @@ def tokenize_corpus(
     store: ArtefactStore,
     options: TokenizerOptions = TokenizerOptions(),
     progress: Progress = _noop_progress,
+    raw_key: str | None = None,
 ) -> TokenizedCorpus:
-    """Tokenize a corpus once; later calls (any process) reuse the stored result."""
-    key = corpus.raw_fingerprint(options)
+    """Tokenize a corpus once; later calls (any process) reuse the stored result.
+
+    ``raw_key`` is the corpus's :meth:`Corpus.raw_fingerprint` when the caller already has it.
+    """
+    key = raw_key or corpus.raw_fingerprint(options)
 
     def build(out: Path) -> dict[str, Any]:
         text_hash, n_tokens, n_units = _write_tokens(corpus.token_units(options, progress), out)

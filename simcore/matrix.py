@@ -76,13 +76,18 @@ class Workbench:
         self.tokenizer = tokenizer
         self.options = options
         # What is kept in memory is bounded (a shared server sees many uploads); the store keeps the rest.
+        self._raw_keys: OrderedDict[tuple[Corpus, tuple[Any, ...]], str] = OrderedDict()
         self._tokenized: OrderedDict[tuple[str, str], TokenizedCorpus] = OrderedDict()
         self._sources: OrderedDict[tuple[str, int, int], list[PreparedSource]] = OrderedDict()
         self._targets: OrderedDict[str, PreparedTarget] = OrderedDict()
 
     def tokenize(self, corpus: Corpus, progress: Progress = _quiet) -> TokenizedCorpus:
-        key = (corpus.name, corpus.raw_fingerprint(self.tokenizer))
-        return _remember(self._tokenized, key, lambda: tokenize_corpus(corpus, self.store, self.tokenizer, progress),
+        # Hashing a large corpus's bytes takes seconds: do it once per unchanged set of files.
+        stats = tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in corpus.files)
+        raw_key = _remember(self._raw_keys, (corpus, stats), lambda: corpus.raw_fingerprint(self.tokenizer),
+                            limit=256)
+        return _remember(self._tokenized, (corpus.name, raw_key),
+                         lambda: tokenize_corpus(corpus, self.store, self.tokenizer, progress, raw_key=raw_key),
                          limit=256)
 
     def source(self, corpus: Corpus, sample_tokens: int, samples: int,
