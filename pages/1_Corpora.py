@@ -16,22 +16,28 @@ st.caption("Sources are the unlabelled corpora you could pretrain on; targets ar
            "Plain text (one sentence, paragraph or document per line, also .gz/.bz2/.xz), JSONL with a text field, "
            "CSV with a text column, CoNLL/BIO files.")
 
+def corpus_options(prefix: str, roles: list[str]) -> tuple[str, str | None, str]:
+    """Role, format and text field, the same three choices for uploads and server paths."""
+    cols = st.columns(3)
+    role = cols[0].radio("Add as", roles, horizontal=True, key=f"{prefix}_role")
+    fmt = cols[1].selectbox("Format", list(FORMAT_CHOICES), key=f"{prefix}_fmt")
+    field = cols[2].text_input("Text field / column (JSONL, CSV)", value="text", key=f"{prefix}_field")
+    return role, FORMAT_CHOICES[fmt], field
+
+
 add_tab, path_tab = st.tabs(["Upload files", "Server path"])
 with add_tab:
     with st.form("upload_form", clear_on_submit=True):
         files = st.file_uploader(f"Corpus files (up to {st.get_option('server.maxUploadSize')} MB each)",
                                  type=UPLOAD_TYPES, accept_multiple_files=True, key="upload_files")
-        cols = st.columns(3)
-        role = cols[0].radio("Add as", ["target", "source"], horizontal=True, key="upload_role")
-        fmt = cols[1].selectbox("Format", list(FORMAT_CHOICES), key="upload_fmt")
-        field = cols[2].text_input("Text field / column (JSONL, CSV)", value="text", key="upload_field")
+        role, fmt, field = corpus_options("upload", ["target", "source"])
         submitted = st.form_submit_button("Add uploaded files", type="primary")
     if submitted:
         if not files:
             st.warning("Choose one or more files first.")
         for f in files or []:
             try:
-                name = add_upload(state, role, f.name, f.getvalue(), FORMAT_CHOICES[fmt], field)
+                name = add_upload(state, role, f.name, f.getvalue(), fmt, field)
                 st.success(f"Added {c.md(name)} as a {role}.")
             except SimcoreError as exc:
                 st.error(str(exc))
@@ -45,14 +51,11 @@ with path_tab:
         with st.form("path_form"):
             picked = st.selectbox("Pick a file or directory", [""] + browse(roots), key="path_pick")
             typed = st.text_input("…or type a path inside a data directory", key="path_text")
-            cols = st.columns(3)
-            prole = cols[0].radio("Add as", ["source", "target"], horizontal=True, key="path_role")
-            pfmt = cols[1].selectbox("Format", list(FORMAT_CHOICES), key="path_fmt")
-            pfield = cols[2].text_input("Text field / column (JSONL, CSV)", value="text", key="path_field")
+            prole, pfmt, pfield = corpus_options("path", ["source", "target"])
             go = st.form_submit_button("Add from the server", type="primary")
         if go:
             try:
-                name = add_server_path(state, prole, typed or picked, FORMAT_CHOICES[pfmt], pfield)
+                name = add_server_path(state, prole, typed or picked, pfmt, pfield)
                 st.success(f"Added {c.md(name)} as a {prole}.")
             except SimcoreError as exc:
                 st.error(str(exc))
