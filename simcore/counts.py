@@ -68,9 +68,14 @@ def order_of(keys: np.ndarray) -> np.ndarray:
 
 def ngram_keys(hashes: np.ndarray, lengths: np.ndarray, max_n: int) -> np.ndarray:
     """Keys of every 1..max_n-gram inside the sentences of a flat hash array."""
-    parts = [_tag(hashes, 1)]
+    return ngram_keys_by_sentence(hashes, lengths, max_n)[0]
+
+
+def ngram_keys_by_sentence(hashes: np.ndarray, lengths: np.ndarray, max_n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Keys of every 1..max_n-gram inside the sentences, and the index of the sentence of each."""
+    sentence = np.repeat(np.arange(len(lengths)), lengths)
+    parts, owners = [_tag(hashes, 1)], [sentence]
     if max_n >= 2 and len(hashes) > 1:
-        sentence = np.repeat(np.arange(len(lengths)), lengths)
         same = sentence[:-1] == sentence[1:]
         running = hashes.copy()
         valid = np.ones(len(hashes), dtype=bool)
@@ -78,9 +83,10 @@ def ngram_keys(hashes: np.ndarray, lengths: np.ndarray, max_n: int) -> np.ndarra
             running = _combine(running[:-1], hashes[n - 1 :])
             valid = valid[:-1] & same[n - 2 :]
             parts.append(_tag(running[valid], n))
+            owners.append(sentence[: len(valid)][valid])
             if len(running) <= 1:
                 break
-    return np.concatenate(parts)
+    return np.concatenate(parts), np.concatenate(owners)
 
 
 def _ngram_strings(tokens: list[str], lengths: Iterable[int], max_n: int) -> Iterator[str]:

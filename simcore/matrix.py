@@ -27,13 +27,16 @@ from .errors import CorpusError, SimcoreError
 from .measures import MeasureOptions, PreparedSource, PreparedTarget, get_measure, parse_measures
 from .store import ArtefactStore, digest
 from .tokenize import TokenizerOptions
+from .uncertainty import centred, interval, pool_samples
 
 DEFAULT_MEASURES = ("tvc", "tvcc", "ppl", "wvv", "jsd", "ttr")
 DEFAULT_SAMPLE_CAP = 10_000_000
 MEMORY_SOURCES = 16  # prepared sources (their loaded models) kept in memory per workbench
 MEMORY_TARGETS = 32  # targets (their sentences) kept in memory per workbench
-COLUMNS = ["source", "target", "measure", "value", "std", "n_samples", "sample_tokens",
-           "direction", "oov_rate", "error", "options"]
+CELL_VERSION = 2  # 2: bootstrap replicates stored with each cell
+COLUMNS = ["source", "target", "measure", "value", "std", "ci_low", "ci_high", "n_samples", "sample_tokens",
+           "source_tokens", "used_whole", "reliable", "flag", "direction", "oov_rate", "error", "options",
+           "replicates"]
 
 Progress = Callable[[str, float], None]
 
@@ -65,6 +68,15 @@ class CellResult:
     values: list[float]
     details: dict[str, Any]
     error: str | None = None
+    replicates: list[float] | None = None
+
+    def interval(self) -> tuple[float, float]:
+        """95% interval: bootstrap replicates where there are some, else mean ± 1.96 std over samples."""
+        if self.replicates:
+            return interval(self.replicates)
+        if math.isfinite(self.std):
+            return (self.value - 1.96 * self.std, self.value + 1.96 * self.std)
+        return (math.nan, math.nan)
 
 
 class Workbench:
@@ -109,15 +121,17 @@ class Workbench:
         return _remember(self._targets, tokenized.fingerprint,
                          lambda: PreparedTarget(tokenized, self.store, self.options, raw=corpus), limit=MEMORY_TARGETS)
 
-    def default_sample_tokens(self, sources: Sequence[Corpus], progress: Progress = _quiet) -> int:
-        """The smaller of 10M tokens and the smallest source (sources compared at equal size)."""
-        return min([DEFAULT_SAMPLE_CAP] + [self.tokenize(c, progress).n_tokens for c in sources])
+    def default_sample_tokens(self, sources: Sequence[Corpus], measure: str = "ppl",
+                              progress: Progress = _quiet) -> int:
+        """Tokens per source sample for one measure (see :func:`comparison_size`)."""
+        return comparison_size([self.tokenize(c, progress).n_tokens for c in sources], measure)
 
     def cell(self, sources: list[PreparedSource], target: PreparedTarget, measure_name: str) -> CellResult:
         """One measure for one source (over its samples) and one target; stored once scored."""
         measure = get_measure(measure_name)
-        key = digest("cell", [s.sample.fingerprint for s in sources], target.fingerprint, measure.name,
-                     self.options.subset(measure.option_names), self.tokenizer.as_dict())
+        key = digest("cell", CELL_VERSION, [s.sample.fingerprint for s in sources], target.fingerprint, measure.name,
+                     self.options.subset(measure.option_names), self.tokenizer.as_dict(),
+                     self.options.bootstrap, self.options.seed)
         record = self.store.get_json("cell", key)
         if record is None:
             scores = []
@@ -131,9 +145,11 @@ class Workbench:
                 "std": float(np.std(finite, ddof=1)) if len(finite) > 1 else float("nan"),
                 "values": values,
                 "details": _mean_details([s.details for s in scores]),
+                "replicates": pool_samples([centred(s.replicates, s.value) for s in scores]),
             }
             self.store.put_json("cell", key, record)
-        return CellResult(record["value"], record["std"], record["values"], record["details"])
+        return CellResult(record["value"], record["std"], record["values"], record["details"],
+                          replicates=record["replicates"])
 
     def matrix(
         self,
@@ -156,9 +172,10 @@ class Workbench:
             raise SimcoreError("give at least one source and one target")
         if samples < 1:
             raise SimcoreError("--samples must be at least 1")
-        n_tokens = sample_tokens or self.default_sample_tokens(sources, progress)
-        if n_tokens < 1:
+        if sample_tokens is not None and sample_tokens < 1:
             raise SimcoreError("--sample-tokens must be positive")
+        sizes = {c.name: self.tokenize(c, progress).n_tokens for c in sources}
+        n_tokens = {n: sample_tokens or comparison_size(list(sizes.values()), n) for n in names}
         prepared_targets = [self.target(t, progress) for t in targets]
         background = _start_background(names, prepared_targets)
         # Measures with target-side work in another process are scored last, so that work overlaps the rest.
@@ -169,7 +186,7 @@ class Workbench:
         rows: list[dict[str, Any]] = []
         try:
             for corpus, name in ((c, n) for n in order for c in sources):
-                source_samples = self.source(corpus, n_tokens, samples, progress)
+                source_samples = self.source(corpus, n_tokens[name], samples, progress)
                 measure = get_measure(name)
                 failure = None
                 try:
@@ -179,6 +196,8 @@ class Workbench:
                 except SimcoreError as exc:
                     failure = str(exc)
                 done += 1
+                used = min(n_tokens[name], source_samples[0].sample.n_tokens)
+                flag = size_flag(name, sizes[corpus.name], n_tokens[name], used)
                 for target in prepared_targets:
                     progress(f"{measure.label}: {corpus.name} → {target.name}", done / total)
                     if failure is None:
@@ -188,16 +207,21 @@ class Workbench:
                             result = CellResult(float("nan"), float("nan"), [], {}, str(exc))
                     else:
                         result = CellResult(float("nan"), float("nan"), [], {}, failure)
+                    low, high = result.interval()
                     row = {
                         "source": corpus.name, "target": target.name, "measure": name,
-                        "value": result.value, "std": result.std, "n_samples": samples,
-                        "sample_tokens": min(n_tokens, source_samples[0].sample.n_tokens),
+                        "value": result.value, "std": result.std, "ci_low": low, "ci_high": high,
+                        "n_samples": samples, "sample_tokens": used, "source_tokens": sizes[corpus.name],
+                        "used_whole": sizes[corpus.name] < n_tokens[name],
+                        "reliable": used >= measure.reliable_tokens, "flag": flag,
                         "direction": measure.direction, "oov_rate": result.details.get("oov_rate"),
                         "error": result.error,
                         "options": json.dumps(
                             {**self.options.subset(measure.option_names), **self.tokenizer.as_dict(),
-                             "seed": self.options.seed, "samples": samples, "sample_tokens": n_tokens},
+                             "seed": self.options.seed, "samples": samples, "sample_tokens": n_tokens[name],
+                             "bootstrap": self.options.bootstrap},
                             sort_keys=True),
+                        "replicates": encode_replicates(result.replicates),
                     }
                     rows.append(row)
                     if on_row:
@@ -210,6 +234,57 @@ class Workbench:
         position = {(c.name, n): i for i, (c, n) in enumerate((c, n) for c in sources for n in names)}
         rows.sort(key=lambda r: position[(r["source"], r["measure"])])
         return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def comparison_size(source_tokens: Sequence[int], measure: str, cap: int = DEFAULT_SAMPLE_CAP) -> int:
+    """Tokens per source sample for ``measure``: sources are compared at equal size.
+
+    That size is the smallest source's, but never below the size at which the measure's rankings
+    have settled (its ``reliable_tokens``, measured by bench/bench_recommendation.py) and never above
+    ``cap``. A source smaller than the size is used whole, and flagged.
+    """
+    return min(cap, max(min(source_tokens), get_measure(measure).reliable_tokens))
+
+
+def size_flag(measure: str, source_tokens: int, comparison: int, used: int) -> str:
+    """What the user must know about the size a cell was computed at ('' when nothing)."""
+    notes = []
+    if source_tokens < comparison:
+        notes.append(f"source used whole: {source_tokens:,} of the {comparison:,} tokens the others are "
+                     f"compared at; {SIZE_BIAS.get(measure, 'its value')} is biased by that")
+    spec = get_measure(measure)
+    if used < spec.reliable_tokens:
+        if spec.noise_when_small:
+            notes.append(f"{spec.label} is unreliable below {spec.reliable_tokens:,} tokens ({used:,} used)")
+        else:
+            notes.append(f"{spec.label} rankings settle from about {spec.reliable_tokens:,} tokens per source "
+                         f"({used:,} used)")
+    return "; ".join(notes)
+
+
+# How a smaller source biases each measure (used in the flag on its cells).
+SIZE_BIAS = {
+    "tvc": "TVC (a smaller vocabulary covers less)", "tvcc": "TVcC (a smaller vocabulary covers less)",
+    "ppl": "PPL (a model of less text is more perplexed)", "jsd": "JSD (sparser counts diverge more)",
+    "wvv": "WVV (vectors from less text move more)", "ttr": "TTR (falls with size)",
+}
+
+
+def encode_replicates(replicates: Sequence[float] | None) -> str | None:
+    """Replicates as a compact space-separated text cell (6 significant digits)."""
+    if not replicates:
+        return None
+    return " ".join(f"{v:.6g}" for v in replicates)
+
+
+def decode_replicates(text: Any) -> np.ndarray | None:
+    """The inverse of :func:`encode_replicates`; None for an empty or missing cell."""
+    if not isinstance(text, str) or not text.strip():
+        return None
+    try:
+        return np.array([float(v) for v in text.split()])
+    except ValueError:
+        return None
 
 
 def _start_background(names: list[str], targets: list[PreparedTarget]) -> Executor | None:

@@ -21,8 +21,11 @@ def test_sample_matrix_shows_tenor_over_field(store):
     for informal in ("product_reviews", "tweets"):
         assert value[(informal, "ppl")] < value[("clinical_notes", "ppl")]
         assert value[(informal, "jsd")] < value[("clinical_notes", "jsd")]
-    sizes = set(table["sample_tokens"])
-    assert len(sizes) == 1, "sources are compared at the same size"
+    for _, rows in table.groupby("measure"):
+        sampled, whole = rows[~rows["used_whole"]], rows[rows["used_whole"]]
+        assert sampled["sample_tokens"].nunique() <= 1, "sources are compared at the same size"
+        assert (whole["sample_tokens"] == whole["source_tokens"]).all()
+        assert whole["flag"].str.contains("used whole").all(), "a source smaller than the size is flagged"
 
 
 def test_cells_are_stored_and_new_targets_score_only_new_cells(tmp_path, store):

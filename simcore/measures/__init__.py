@@ -16,6 +16,7 @@ from ..corpus import TokenizedCorpus
 from ..counts import NgramCounts, TokenHasher, count_sentences, prepare_counts
 from ..errors import SimcoreError
 from ..store import ArtefactStore
+from ..uncertainty import DEFAULT_REPLICATES
 
 HIGHER = 1
 LOWER = -1
@@ -35,11 +36,12 @@ class MeasureOptions:
     wvv_min_count: int = 5
     wvv_epochs: int = 5
     wvv_words: str = "shared"
-    wvv_workers: int = 4  # threads; on 2 cores, 4 corpus_file workers train faster than 2
+    wvv_workers: int = 1  # threads; one makes the vectors reproducible (more are faster, not bit-for-bit)
     jsd_max_n: int = 3
     tvcc_pos: tuple[str, ...] = ("NOUN", "VERB", "ADJ")
     tvcc_tag_source: bool = False
     seed: int = 13
+    bootstrap: int = DEFAULT_REPLICATES  # replicates over the target's sentences (0: none)
 
     def subset(self, names: tuple[str, ...]) -> dict[str, Any]:
         values = asdict(self)
@@ -58,6 +60,8 @@ class Score:
 
     value: float
     details: dict[str, Any] = field(default_factory=dict)
+    # The value on each bootstrap replicate of the target (see simcore.uncertainty); None when not resampled.
+    replicates: list[float] | None = None
 
 
 ProgressFn = Callable[[str, float], None]
@@ -132,6 +136,10 @@ class Measure(Protocol):
     direction: int
     option_names: tuple[str, ...]
     description: str
+    # Source size (tokens) below which the measure's rankings are not yet settled (bench/bench_recommendation.py).
+    reliable_tokens: int
+    # True when, below that size, the measure is noise and is left out of the recommendation.
+    noise_when_small: bool
 
     def prepare(self, source: PreparedSource) -> None:
         """Build what this measure needs from the source (stored; cheap when present)."""

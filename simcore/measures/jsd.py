@@ -9,8 +9,10 @@ JSD = ½ (1 − ΣP_shared) + ½ Σ_{Q only} q + Σ_shared [½ p log2(2p/(p+q)) 
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
 
-from ..counts import ngram_names, order_of
+from ..counts import ngram_keys_by_sentence, ngram_names, order_of
+from ..uncertainty import replicate_blocks, sentence_weights
 from . import LOWER, PreparedSource, PreparedTarget, Score, register
 
 
@@ -32,6 +34,32 @@ def divergence(source_counts: np.ndarray, source_total: int, target_counts: np.n
     return float(max(0.0, min(1.0, source_only + _terms(p, q).sum())))
 
 
+def divergence_replicates(p_counts: np.ndarray, source_total: int, incidence: sparse.csr_matrix,
+                          weights: np.ndarray) -> np.ndarray:
+    """JSD on each replicate of the target; ``incidence`` counts each target n-gram in each sentence."""
+    p = (p_counts / source_total)[:, None]
+    source_only = 0.5 * (1.0 - p.sum())
+    out = []
+    for counts in replicate_blocks(weights, incidence):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            q = counts / counts.sum(axis=0)
+        out.append(np.clip(source_only + _terms(p, q).sum(axis=0), 0.0, 1.0))
+    return np.concatenate(out) if out else np.zeros(0)
+
+
+def sentence_ngrams(target: PreparedTarget, keys: np.ndarray, max_n: int) -> sparse.csr_matrix:
+    """Sentence × n-gram counts for the target's n-grams ``keys`` (sorted) of order up to ``max_n``."""
+    def build() -> sparse.csr_matrix:
+        flat = [t for sentence in target.sentences for t in sentence]
+        lengths = np.fromiter((len(s) for s in target.sentences), dtype=np.int64, count=len(target.sentences))
+        all_keys, owner = ngram_keys_by_sentence(target.hasher(flat), lengths, max_n)
+        column = np.searchsorted(keys, all_keys)
+        data = np.ones(len(all_keys), dtype=np.float32)
+        return sparse.csr_matrix((data, (owner, column)), shape=(len(lengths), len(keys)))
+
+    return target.cached(f"sentence_ngrams_{max_n}", build)
+
+
 def _aligned(source: PreparedSource, target: PreparedTarget, max_n: int):
     tc = target.counts()
     keep = order_of(tc.keys) <= max_n
@@ -46,6 +74,8 @@ class JensenShannonDivergence:
     direction = LOWER
     option_names = ("jsd_max_n",)
     description = "Jensen-Shannon divergence of 1..3-gram distributions (0 same, 1 disjoint)"
+    reliable_tokens = 100_000
+    noise_when_small = False
 
     def prepare(self, source: PreparedSource) -> None:
         source.counts()
@@ -62,7 +92,9 @@ class JensenShannonDivergence:
             mask = orders == n
             details[f"jsd_{n}"] = divergence(p_counts[mask], s_totals[n], q_counts[mask], t_totals[n])
         details["shared_ngrams"] = int((p_counts > 0).sum())
-        return Score(value, details)
+        replicates = divergence_replicates(p_counts, sum(s_totals[n] for n in range(1, max_n + 1)),
+                                           sentence_ngrams(target, keys, max_n), sentence_weights(target))
+        return Score(value, details, replicates.tolist())
 
 
 def divergent_ngrams(source: PreparedSource, target: PreparedTarget, top: int = 30) -> list[dict]:

@@ -13,8 +13,11 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..kenlm_tools import estimate
 from ..store import digest
+from ..uncertainty import sentence_weights
 from . import LOWER, PreparedSource, PreparedTarget, Score, register
 
 
@@ -54,27 +57,32 @@ class Perplexity:
     direction = LOWER
     option_names = ("ppl_order", "ppl_per_sentence")
     description = "perplexity of the target under a KenLM model of the source"
+    reliable_tokens = 100_000
+    noise_when_small = False
 
     def prepare(self, source: PreparedSource) -> None:
         model_path(source)
 
     def score(self, source: PreparedSource, target: PreparedTarget) -> Score:
         model = load_model(source)
-        log_total, tokens, oov, per_sentence = 0.0, 0, 0, []
-        for sentence in target.sentences:
-            s_log, s_n, s_oov = sentence_scores(model, sentence)
-            log_total += s_log
-            tokens += s_n
-            oov += s_oov
-            per_sentence.append(10 ** (-s_log / s_n))
+        scored = np.array([sentence_scores(model, sentence) for sentence in target.sentences], dtype=float)
+        logs, counts, oovs = scored.T if len(scored) else (np.zeros(0),) * 3
+        log_total, tokens, oov = float(logs.sum()), int(counts.sum()), int(oovs.sum())
+        per_sentence = 10 ** (-logs / counts)
         corpus_ppl = 10 ** (-log_total / tokens)
         words = tokens - len(target.sentences)
         details = {"oov_rate": oov / words if words else float("nan"), "oov": oov, "tokens": tokens,
-                   "corpus_ppl": corpus_ppl, "mean_sentence_ppl": sum(per_sentence) / len(per_sentence)}
+                   "corpus_ppl": corpus_ppl, "mean_sentence_ppl": float(per_sentence.mean())}
         if oov == words:
             details["note"] = "every target word is out of the source's vocabulary (OOV rate 100%)"
-        value = details["mean_sentence_ppl"] if target.options.ppl_per_sentence else corpus_ppl
-        return Score(value if math.isfinite(value) else float("inf"), details)
+        weights = sentence_weights(target)
+        if target.options.ppl_per_sentence:
+            value = details["mean_sentence_ppl"]
+            replicates = (weights @ per_sentence) / weights.sum(axis=1)
+        else:
+            value = corpus_ppl
+            replicates = 10 ** (-(weights @ logs) / (weights @ counts))
+        return Score(value if math.isfinite(value) else float("inf"), details, replicates.tolist())
 
 
 def least_likely_sentences(source: PreparedSource, target: PreparedTarget, top: int = 20) -> list[dict]:

@@ -11,6 +11,8 @@ class TypeTokenRatio:
     direction = NOT_SIMILARITY
     option_names: tuple[str, ...] = ()
     description = "types / tokens of the source sample (diversity; compare at equal size)"
+    reliable_tokens = 0
+    noise_when_small = False
 
     def prepare(self, source: PreparedSource) -> None:
         source.counts()

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from ..counts import unigram_keys_for
+from ..uncertainty import coverage_replicates
 from . import HIGHER, PreparedSource, PreparedTarget, Score, register
 
 
 def coverage(source: PreparedSource, target_types: list[str], target: PreparedTarget) -> Score:
-    """|V_S ∩ V_T| / |V_T| for the given target types."""
+    """|V_S ∩ V_T| / |V_T| for the given target types, with its bootstrap replicates."""
     if not target_types:
         return Score(float("nan"), {"target_types": 0, "note": "the target has no such words"})
     covered = source.counts().contains(unigram_keys_for(target.hasher(target_types)))
-    return Score(float(covered.mean()), {"target_types": len(target_types), "covered": int(covered.sum())})
+    replicates = coverage_replicates(target, target_types, covered)
+    return Score(float(covered.mean()), {"target_types": len(target_types), "covered": int(covered.sum())},
+                 replicates.tolist())
 
 
 def uncovered_words(source: PreparedSource, target: PreparedTarget, top: int = 50) -> list[tuple[str, int]]:
@@ -31,6 +34,8 @@ class TargetVocabularyCovered:
     direction = HIGHER
     option_names: tuple[str, ...] = ()
     description = "share of the target's word types that occur in the source"
+    reliable_tokens = 100_000
+    noise_when_small = False
 
     def prepare(self, source: PreparedSource) -> None:
         source.counts()

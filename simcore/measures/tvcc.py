@@ -11,11 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ..corpus import Corpus
 from ..errors import SimcoreError
 from ..store import ArtefactStore
 from ..tagging import content_words
 from ..tokenize import TokenizerOptions, split_text
+from ..uncertainty import coverage_replicates
 from . import HIGHER, PreparedSource, PreparedTarget, Score, register
 from .tvc import coverage
 
@@ -70,6 +73,8 @@ class TargetContentVocabularyCovered:
     direction = HIGHER
     option_names = ("tvcc_pos", "tvcc_tag_source")
     description = "share of the target's content words (spaCy NOUN/VERB/ADJ) found in the source"
+    reliable_tokens = 100_000
+    noise_when_small = False
 
     def prepare(self, source: PreparedSource) -> None:
         source.counts()
@@ -89,8 +94,11 @@ class TargetContentVocabularyCovered:
             return coverage(source, words, target)
         if not words:
             return Score(float("nan"), {"target_types": 0, "note": "the target has no such words"})
-        covered = source_content_words(source) & set(words)
-        return Score(len(covered) / len(words), {"target_types": len(words), "covered": len(covered)})
+        source_words = source_content_words(source)
+        covered = np.array([w in source_words for w in words])
+        replicates = coverage_replicates(target, words, covered)
+        return Score(float(covered.mean()), {"target_types": len(words), "covered": int(covered.sum())},
+                     replicates.tolist())
 
 
 register(TargetContentVocabularyCovered())

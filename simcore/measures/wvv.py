@@ -6,7 +6,11 @@ target with its vocabulary updated, giving W_T. WVV is the mean over words and d
 (W_S − W_T)², over the words of both the source's vocabulary and the target ("shared", default)
 or over the whole source vocabulary ("source", the paper's wording).
 
-Models are stored as plain arrays (no pickles) and rebuilt for each target.
+Models are stored as plain arrays (no pickles) and rebuilt for each target. Training uses one
+thread by default, which makes the vectors, and WVV, the same on every run for the same inputs and
+seed (gensim's multi-threaded training is not reproducible; ``wvv_workers`` trades that for speed).
+Its bootstrap replicates resample the words the mean runs over (retraining per replicate would
+cost a training run each).
 """
 
 from __future__ import annotations
@@ -19,9 +23,11 @@ import numpy as np
 
 from ..errors import SimcoreError
 from ..store import digest
+from ..uncertainty import item_weights
 from . import LOWER, PreparedSource, PreparedTarget, Score, register
 
-OPTION_NAMES = ("wvv_dims", "wvv_window", "wvv_negative", "wvv_min_count", "wvv_epochs", "wvv_words", "seed")
+OPTION_NAMES = ("wvv_dims", "wvv_window", "wvv_negative", "wvv_min_count", "wvv_epochs", "wvv_words", "wvv_workers",
+                "seed")
 
 
 def _new_model(options: Any) -> Any:
@@ -105,6 +111,8 @@ class WordVectorVariance:
     direction = LOWER
     option_names = OPTION_NAMES
     description = "mean squared change of skip-gram vectors trained further on the target"
+    reliable_tokens = 1_000_000
+    noise_when_small = True
 
     def prepare(self, source: PreparedSource) -> None:
         source_vectors_path(source)
@@ -114,7 +122,10 @@ class WordVectorVariance:
         before, after = np.load(path / "source.npy"), np.load(path / "target.npy")
         if before.size == 0:
             return Score(float("nan"), {"words": 0, "note": "no word of the target is in the source's vocabulary"})
-        return Score(float(np.mean((before - after) ** 2)), {"words": int(before.shape[0])})
+        per_word = np.mean((before - after) ** 2, axis=1)
+        weights = item_weights(target.fingerprint, target.options.seed, len(per_word), target.options.bootstrap)
+        replicates = (weights @ per_word) / len(per_word)
+        return Score(float(per_word.mean()), {"words": int(before.shape[0])}, replicates.tolist())
 
 
 def moved_words(source: PreparedSource, target: PreparedTarget, top: int = 30) -> list[tuple[str, float]]:
