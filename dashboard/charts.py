@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from simcore.measures import all_measures, get_measure
-from simcore.report import format_value, similarity_shade
+from simcore.report import column_shade, format_value, with_interval
 
 DIRECTION_NOTE = {1: "higher is more similar", -1: "lower is more similar", 0: "not a similarity (source diversity)"}
 
@@ -18,25 +18,38 @@ def label(measure: str) -> str:
 
 
 def heatmap(long: pd.DataFrame, measure: str) -> go.Figure:
+    """Sources × targets; each target's column shaded on its own scale (darker = more similar for this
+    target); cells show the value and, where known, ± half its 95% interval."""
     part = long[long["measure"] == measure]
     sources = sorted(part["source"].unique())
     targets = sorted(part["target"].unique())
     direction = int(part["direction"].iloc[0]) if len(part) else 0
-    values = part.pivot_table(index="source", columns="target", values="value", aggfunc="first")
-    values = values.reindex(index=sources, columns=targets)
-    shade = similarity_shade(values.to_numpy(), direction).reshape(values.shape)
-    text = [[format_value(v) for v in row] for row in values.to_numpy()]
+
+    def grid(column: str) -> np.ndarray:
+        if column not in part:
+            return np.full((len(sources), len(targets)), np.nan)
+        table = part.pivot_table(index="source", columns="target", values=column, aggfunc="first")
+        return table.reindex(index=sources, columns=targets).to_numpy(float)
+
+    values, low, high = grid("value"), grid("ci_low"), grid("ci_high")
+    shade = column_shade(values, direction)
+    half = (high - low) / 2
+    text = [[format_value(v) + (f"<br><span style='font-size:10px'>±{format_value(h)}</span>"
+                                if np.isfinite(h) else "") for v, h in zip(vr, hr)] for vr, hr in zip(values, half)]
+    hover = [[f"{with_interval(v, a, b)}" for v, a, b in zip(vr, ar, br)] for vr, ar, br in zip(values, low, high)]
     scale = "Greys" if direction == 0 else "Blues"
+    font = 13 if len(targets) <= 6 else 11
     fig = go.Figure(go.Heatmap(
-        z=shade.tolist(), x=targets, y=sources, text=text, texttemplate="%{text}", textfont={"size": 13},
-        customdata=values.to_numpy().tolist(), colorscale=scale, zmin=0, zmax=1, xgap=2, ygap=2,
-        hovertemplate="source %{y}<br>target %{x}<br>" + label(measure) + " %{customdata:.4g}<extra></extra>",
+        z=shade.tolist(), x=targets, y=sources, text=text, texttemplate="%{text}", textfont={"size": font},
+        customdata=hover, colorscale=scale, zmin=0, zmax=1, xgap=2, ygap=2,
+        hovertemplate="source %{y}<br>target %{x}<br>" + label(measure) + " %{customdata}<extra></extra>",
         colorbar={"tickvals": [0, 1], "ticktext": ["less", "more similar"] if direction else ["low", "high"],
-                  "thickness": 12, "len": 0.9},
+                  "thickness": 12, "len": 0.9, "title": {"text": "per target", "side": "right"}},
     ))
     fig.update_layout(
-        title={"text": f"{label(measure)} <span style='font-size:12px;color:#666'>({DIRECTION_NOTE[direction]})</span>"},
-        height=160 + 38 * len(sources), margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        title={"text": f"{label(measure)} <span style='font-size:12px;color:#666'>({DIRECTION_NOTE[direction]}; "
+                       "each target's column on its own scale)</span>"},
+        height=160 + 44 * len(sources), margin={"l": 10, "r": 10, "t": 40, "b": 10},
         xaxis={"side": "bottom", "title": None, "tickangle": -25}, yaxis={"autorange": "reversed", "title": None},
     )
     return fig

@@ -11,7 +11,8 @@ import pandas as pd
 from simcore.analysis import agreement, correlate, rank_sources, regret
 from simcore.analysis.correlation import join
 from simcore.errors import SimcoreError
-from simcore.export import ranking_csv, ranking_json
+from simcore.export import ranking_csv, ranking_json, recommendations_csv
+from simcore.recommendation import Recommendation, recommend
 from simcore.report import build_report
 
 from .common import AppState
@@ -21,6 +22,8 @@ from .tables import normalised_results
 @dataclass
 class ReportParts:
     ranking: pd.DataFrame | None = None
+    recommendations: list[Recommendation] = field(default_factory=list)
+    recommendations_csv: str = ""
     csv: str = ""
     json: str = ""
     html: str = ""
@@ -36,28 +39,30 @@ def _fingerprint(*frames: pd.DataFrame | None, extra: object = None) -> str:
     return h.hexdigest()
 
 
-def report_parts(state: AppState, measures: list[str]) -> ReportParts:
+def report_parts(state: AppState, measures: list[str], pretraining: str = "lm") -> ReportParts:
     """Kept in the session per content fingerprint: a rerun never rebuilds the report."""
     key = _fingerprint(state.matrix, state.results,
-                       extra=[measures, state.results_columns, state.matrix_options, state.matrix_label])
+                       extra=[measures, pretraining, state.results_columns, state.matrix_options, state.matrix_label])
     cache = state.extra.setdefault("report_parts", {})
     if key not in cache:
         cache.clear()
-        cache[key] = _build(state, measures)
+        cache[key] = _build(state, measures, pretraining)
     return cache[key]
 
 
-def _build(state: AppState, measures: list[str]) -> ReportParts:
+def _build(state: AppState, measures: list[str], pretraining: str) -> ReportParts:
     long = state.matrix
     parts = ReportParts()
     try:
-        parts.ranking = rank_sources(long, measures)
+        parts.ranking = rank_sources(long, measures, pretraining)
+        parts.recommendations = recommend(long, pretraining)
     except SimcoreError as exc:
         parts.error = str(exc)
         return parts
-    options = {"measures": measures, **state.matrix_options}
+    options = {"measures": measures, "pretraining": pretraining, **state.matrix_options}
     parts.csv = ranking_csv(parts.ranking)
-    parts.json = ranking_json(parts.ranking, options)
+    parts.recommendations_csv = recommendations_csv(parts.recommendations)
+    parts.json = ranking_json(parts.ranking, options, parts.recommendations)
     agree = corr = regrets = joined = None
     if len(measures) >= 2:
         try:
@@ -73,5 +78,6 @@ def _build(state: AppState, measures: list[str]) -> ReportParts:
         except (SimcoreError, ValueError, KeyError) as exc:
             parts.notes.append(f"The report has no NER-results section: {exc}")
     parts.html = build_report(long, parts.ranking, options, source_label=state.matrix_label, agreement=agree,
-                              correlations=corr, regret=regrets, joined=joined)
+                              correlations=corr, regret=regrets, joined=joined,
+                              recommendations=parts.recommendations)
     return parts

@@ -8,6 +8,7 @@ import pandas as pd
 
 from simcore.analysis.correlation import results_frame
 from simcore.errors import SimcoreError
+from simcore.recommendation import Recommendation
 
 from .charts import label
 
@@ -15,11 +16,33 @@ NO_COLUMN = "(none)"
 
 
 def ranking_grid(ranking: pd.DataFrame, target: str) -> pd.DataFrame:
-    """Rank down the side, one column per measure, source names in the cells (ties joined)."""
+    """One row per position (1 = most similar), one column per measure, the source at that position.
+
+    Sources that share a rank fill consecutive positions in name order, each marked "(tie)", so no
+    cell is blank and every column lists every source once.
+    """
     part = ranking[ranking["target"] == target]
-    grid = part.groupby(["rank", "measure"], sort=False)["source"].agg(", ".join).unstack("measure")
-    order = list(dict.fromkeys(part["measure"]))
-    return grid.reindex(columns=order).rename(columns=label).fillna("").reset_index().rename(columns={"rank": "rank"})
+    columns = {}
+    for measure, group in part.groupby("measure", sort=False):
+        group = group.sort_values(["rank", "source"])
+        tied = group["rank"].map(group["rank"].value_counts()) > 1
+        columns[label(measure)] = [f"{s} (tie)" if t else s for s, t in zip(group["source"], tied)]
+    length = max((len(v) for v in columns.values()), default=0)
+    grid = pd.DataFrame({k: v + [""] * (length - len(v)) for k, v in columns.items()})
+    grid.insert(0, "position", range(1, length + 1))
+    return grid
+
+
+def recommendation_frame(recommendations: list[Recommendation]) -> pd.DataFrame:
+    """The recommendation as a table for the page: target, pretrain on, confidence, level, carried by, why."""
+    return pd.DataFrame({
+        "target": [r.target for r in recommendations],
+        "pretrain on": [" or ".join(r.recommended) or "no recommendation" for r in recommendations],
+        "confidence": [r.confidence for r in recommendations],
+        "level": [r.level for r in recommendations],
+        "carried by": [", ".join(label(m) for m in r.measures) for r in recommendations],
+        "why": [r.reason for r in recommendations],
+    })
 
 
 def _interval(low: float, high: float) -> str:

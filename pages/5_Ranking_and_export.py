@@ -1,11 +1,12 @@
-"""Ranking and export: sources ranked per target by each measure and by consensus; CSV, JSON, HTML report."""
+"""Ranking and export: the recommendation per target, how sure it is and why; the sources ranked by
+each measure; CSV, JSON and HTML downloads."""
 
 import streamlit as st
 
 from dashboard import common as c
 from dashboard.charts import label
 from dashboard.report_cache import report_parts
-from dashboard.tables import ranking_grid
+from dashboard.tables import ranking_grid, recommendation_frame
 
 c.setup_page("Ranking and export", ":material/trophy:")
 state = c.get_state()
@@ -17,34 +18,48 @@ if state.matrix is None:
 
 long = state.matrix
 present = c.similarity_measures(long)
-chosen = st.multiselect("Measures for the ranking and the consensus (mean rank)", present, default=present,
-                        format_func=label, key="rank_measures")
+left, right = st.columns([1, 2])
+pretraining = left.radio("What will you pretrain?", ["lm", "vectors"], key="rank_pretraining", horizontal=True,
+                         format_func={"lm": "language model / BERT", "vectors": "word vectors"}.get,
+                         help="Language models and BERT-style encoders: the recommendation follows PPL and JSD. "
+                              "Word vectors: it follows TVcC, TVC and WVV. The other measures are shown beside it.")
+chosen = right.multiselect("Measures in the rankings below", present, default=present, format_func=label,
+                           key="rank_measures")
 if not chosen:
     st.info("Choose at least one measure.")
     st.stop()
 
-parts = report_parts(state, chosen)
+parts = report_parts(state, chosen, pretraining)
 if parts.error:
     st.error(parts.error)
     st.stop()
 ranking = parts.ranking
-st.caption(f"Similarity values: {c.md(state.matrix_label)}. Rank 1 is the most similar source; ties share a rank.")
 
-downloads = st.columns(3)
-downloads[0].download_button("Download ranking (CSV)", parts.csv, file_name="simcore-ranking.csv",
-                             mime="text/csv", on_click="ignore", key="dl_csv", type="primary")
-downloads[1].download_button("Download ranking (JSON)", parts.json, file_name="simcore-ranking.json",
+st.subheader("Which source to pretrain on")
+st.dataframe(recommendation_frame(parts.recommendations), hide_index=True, width="stretch",
+             column_config={"confidence": st.column_config.ProgressColumn(
+                 "confidence", help="share of the bootstrap replicates of the target in which the recommended "
+                                    "source (or one of the tied sources) comes first", min_value=0.0, max_value=1.0,
+                 format="percent"),
+                 "why": st.column_config.TextColumn("why", width="large")})
+st.caption(f"Similarity values: {c.md(state.matrix_label)}. A tie names every source within noise of the first: "
+           "an honest tie beats a false winner.")
+
+downloads = st.columns(4)
+downloads[0].download_button("Download recommendation (CSV)", parts.recommendations_csv,
+                             file_name="simcore-recommendation.csv", mime="text/csv", on_click="ignore",
+                             key="dl_rec", type="primary")
+downloads[1].download_button("Download ranking (CSV)", parts.csv, file_name="simcore-ranking.csv",
+                             mime="text/csv", on_click="ignore", key="dl_csv")
+downloads[2].download_button("Download ranking (JSON)", parts.json, file_name="simcore-ranking.json",
                              mime="application/json", on_click="ignore", key="dl_json")
-downloads[2].download_button("Download report (HTML)", parts.html, file_name="simcore-report.html",
+downloads[3].download_button("Download report (HTML)", parts.html, file_name="simcore-report.html",
                              mime="text/html", on_click="ignore", key="dl_html")
 
-targets = sorted(ranking["target"].unique())
-consensus = ranking[(ranking["measure"] == "consensus") & (ranking["rank"] == 1)]
-st.subheader("Consensus choice per target")
-st.dataframe(consensus.groupby("target", as_index=False)["source"].agg(", ".join)
-             .rename(columns={"source": "pretrain on"}), hide_index=True)
 st.subheader("Sources ranked per target")
-for target in targets:
+st.caption("Rank 1 is the most similar source; ties share a rank. The 'recommended' column ranks the sources by "
+           "the share of bootstrap replicates each wins.")
+for target in sorted(ranking["target"].unique()):
     st.markdown(f"**{c.md(target)}**")
     st.dataframe(ranking_grid(ranking, target), hide_index=True, width="stretch")
 for note in parts.notes:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from .errors import SimcoreError
-from .export import escape_formulas, write_ranking
+from .export import escape_formulas, write_ranking, write_recommendations
 from .matrix import DEFAULT_MEASURES, Workbench, corpora_in
 from .measures import MeasureOptions, parse_measures
 from .selection_cli import add_select_command
@@ -63,6 +63,7 @@ def _print_table(table: pd.DataFrame) -> None:
 
 def cmd_matrix(args: argparse.Namespace) -> int:
     options = MeasureOptions(ppl_order=args.ppl_order, seed=args.seed, ppl_per_sentence=args.ppl_per_sentence,
+                             bootstrap=args.bootstrap,
                              tvcc_tag_source=args.tvcc_tag_source,
                              **({"wvv_workers": args.workers} if args.workers else {}))
     bench = Workbench(ArtefactStore(args.cache), TokenizerOptions(lowercase=not args.keep_case), options)
@@ -78,26 +79,64 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     escape_formulas(table).to_csv(args.out, index=False)
     for message in sorted(set(table["error"].dropna())):
         print(f"simcore: warning: {message}", file=sys.stderr)
+    flags = table[table["flag"] != ""].groupby("flag", sort=False)["source"].first()
+    for flag, source in flags.items():
+        print(f"simcore: note: {source}: {flag}", file=sys.stderr)
     if not args.quiet:
         wide = table.pivot_table(index=["target", "source"], columns="measure", values="value", aggfunc="first")
         _print_table(wide.reset_index())
+        _print_recommendations(table)
     print(f"wrote {len(table)} rows to {args.out}", file=sys.stderr)
     return 0
 
 
-def cmd_rank(args: argparse.Namespace) -> int:
+def _print_recommendations(long: pd.DataFrame, pretraining: str = "lm", reasons: bool = False) -> None:
+    from .recommendation import PRETRAINING, PRETRAINING_LABEL, recommend
+
+    if not set(PRETRAINING[pretraining]) & set(long["measure"]):
+        return
+    print(f"\nRecommendation for {PRETRAINING_LABEL[pretraining]}:")
+    for rec in recommend(long, pretraining):
+        print(rec.headline() + (f". Why: {rec.reason}" if reasons else ""))
+
+
+def cmd_recommend(args: argparse.Namespace) -> int:
     from .analysis import rank_sources, read_matrix  # scipy loads only for the commands that need it
+    from .recommendation import recommend
 
     long = read_matrix(args.matrix)
-    ranking = rank_sources(long, parse_measures(args.measures) if args.measures else None)
-    options = {}
-    if "options" in long.columns and long["options"].notna().any():
-        options = json.loads(long["options"].dropna().iloc[0])
+    recommendations = recommend(long, args.pretraining)
+    for rec in recommendations:
+        print(rec.headline() + f". Why: {rec.reason}")
     if args.out:
-        write_ranking(ranking, args.out, options)
+        ranking = rank_sources(long, pretraining=args.pretraining)
+        write_recommendations(recommendations, ranking, args.out, _matrix_options(long))
+        print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def _matrix_options(long: pd.DataFrame) -> dict:
+    if "options" in long.columns and long["options"].notna().any():
+        try:
+            options = json.loads(long["options"].dropna().iloc[0])
+        except (ValueError, RecursionError):
+            return {}
+        return options if isinstance(options, dict) else {}
+    return {}
+
+
+def cmd_rank(args: argparse.Namespace) -> int:
+    from .analysis import rank_sources, read_matrix  # scipy loads only for the commands that need it
+    from .recommendation import recommend
+
+    long = read_matrix(args.matrix)
+    ranking = rank_sources(long, parse_measures(args.measures) if args.measures else None, args.pretraining)
+    if args.out:
+        write_ranking(ranking, args.out, _matrix_options(long), recommend(long, args.pretraining))
         print(f"wrote {args.out}", file=sys.stderr)
     else:
         _print_table(ranking)
+        _print_recommendations(long, args.pretraining)
     return 0
 
 
@@ -143,6 +182,11 @@ def cmd_regret(args: argparse.Namespace) -> int:
     return 0
 
 
+PRETRAINING_CHOICES = ("lm", "vectors")
+PRETRAINING_HELP = ("what you will pretrain: lm (language models, BERT-style encoders; carried by PPL and JSD) "
+                    "or vectors (word vectors; carried by TVcC, TVC and WVV)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m simcore",
                                      description="Which unlabeled corpus to pretrain on for an NER task.")
@@ -155,13 +199,17 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--measures", default=",".join(DEFAULT_MEASURES))
     m.add_argument("--samples", type=_positive, default=1, help="sub-corpora per source (default 1)")
     m.add_argument("--sample-tokens", type=_positive, default=None,
-                   help="tokens per sub-corpus (default: the smaller of 10M and the smallest source)")
+                   help="tokens per sub-corpus for every measure (default per measure: the smallest source, "
+                        "but at least the size at which the measure is reliable, at most 10M)")
     m.add_argument("--ppl-order", type=_positive, default=5)
     m.add_argument("--ppl-per-sentence", action="store_true", help="mean per-sentence perplexity")
     m.add_argument("--tvcc-tag-source", action="store_true",
                    help="TVcC: compare with the source's content words (tags the source sample; slow)")
     m.add_argument("--seed", type=int, default=13)
-    m.add_argument("--workers", type=_positive, default=None, help="word2vec threads (default 4)")
+    m.add_argument("--workers", type=_positive, default=None,
+                   help="word2vec threads (default 1: reproducible WVV; more are faster but vary between runs)")
+    m.add_argument("--bootstrap", type=int, default=200,
+                   help="bootstrap replicates over the target's sentences for intervals and confidence (0: none)")
     m.add_argument("--keep-case", action="store_true", help="do not lower-case tokens")
     m.add_argument("--text-field", default="text", help="JSONL field or CSV column holding the text")
     m.add_argument("--encoding", default=None, help="input encoding (default: UTF-8, UTF-16 by BOM)")
@@ -169,11 +217,18 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--quiet", action="store_true")
     m.set_defaults(run=cmd_matrix)
 
-    r = commands.add_parser("rank", help="rank sources per target by each measure and by consensus")
+    r = commands.add_parser("rank", help="rank sources per target by each measure and by the recommendation")
     r.add_argument("--matrix", required=True)
     r.add_argument("--measures", default=None)
+    r.add_argument("--pretraining", choices=PRETRAINING_CHOICES, default="lm", help=PRETRAINING_HELP)
     r.add_argument("--out", default=None, help=".csv, .json, .md or .html")
     r.set_defaults(run=cmd_rank)
+
+    e = commands.add_parser("recommend", help="the source to pretrain on per target, how sure, and why")
+    e.add_argument("--matrix", required=True, help="a matrix CSV written by `simcore matrix`")
+    e.add_argument("--pretraining", choices=PRETRAINING_CHOICES, default="lm", help=PRETRAINING_HELP)
+    e.add_argument("--out", default=None, help=".csv (one row per target), .json, .md or .html")
+    e.set_defaults(run=cmd_recommend)
 
     a = commands.add_parser("agreement", help="Fleiss' and Cohen's kappa between measures")
     a.add_argument("--matrix", required=True)

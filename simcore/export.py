@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from .errors import SimcoreError
+from .recommendation import PRETRAINING_LABEL, Recommendation, recommendation_table
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -29,41 +30,83 @@ def ranking_csv(ranking: pd.DataFrame) -> str:
     return escape_formulas(ranking).to_csv(index=False)
 
 
-def ranking_json(ranking: pd.DataFrame, options: dict[str, Any] | None = None) -> str:
-    """{"targets": {target: {measure: [{"rank", "source", "value"}, ...]}}, "options": {...}}."""
+def recommendations_csv(recommendations: list[Recommendation]) -> str:
+    return escape_formulas(recommendation_table(recommendations)).to_csv(index=False)
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None or pd.isna(value) else float(value)
+
+
+def ranking_json(ranking: pd.DataFrame, options: dict[str, Any] | None = None,
+                 recommendations: list[Recommendation] | None = None) -> str:
+    """{"recommendations": [...], "targets": {target: {measure: [{"rank", "source", "value"}, ...]}}, "options"}."""
     targets: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for row in ranking.itertuples(index=False):
-        value = None if pd.isna(row.value) else float(row.value)
         targets.setdefault(row.target, {}).setdefault(row.measure, []).append(
-            {"rank": int(row.rank), "source": row.source, "value": value})
-    return json.dumps({"targets": targets, "options": options or {}}, indent=2)
+            {"rank": int(row.rank), "source": row.source, "value": _number(row.value)})
+    recs = [{**r.as_dict(), "confidence": _number(r.confidence)} for r in recommendations or []]
+    return json.dumps({"recommendations": recs, "targets": targets, "options": options or {}}, indent=2)
 
 
-def ranking_markdown(ranking: pd.DataFrame, options: dict[str, Any] | None = None) -> str:
+def _md(text: Any) -> str:
+    """Text safe inside a Markdown table cell: HTML and Markdown syntax escaped."""
+    escaped = html.escape(str(text), quote=False)
+    return "".join("\\" + c if c in "\\`*_{}[]()#+-.!|~>" else c for c in escaped)
+
+
+def _confidence(rec: Recommendation) -> str:
+    return "–" if pd.isna(rec.confidence) else f"{rec.level} ({rec.confidence:.0%})"
+
+
+def ranking_markdown(ranking: pd.DataFrame, options: dict[str, Any] | None = None,
+                     recommendations: list[Recommendation] | None = None) -> str:
     lines = ["# Which source to pretrain on", ""]
+    if recommendations:
+        lines += [f"## Recommendation ({PRETRAINING_LABEL[recommendations[0].pretraining]})", "",
+                  "| target | pretrain on | confidence | why |", "|---|---|---|---|"]
+        for rec in recommendations:
+            lines.append(f"| {_md(rec.target)} | {_md(' or '.join(rec.recommended) or 'no recommendation')} | "
+                         f"{_confidence(rec)} | {_md(rec.reason)} |")
+        lines.append("")
     if options:
-        lines += ["Options: " + ", ".join(f"{k}={v}" for k, v in sorted(options.items())), ""]
+        lines += ["Options: " + _md(", ".join(f"{k}={v}" for k, v in sorted(options.items()))), ""]
     for target, group in ranking.groupby("target", sort=True):
-        lines += [f"## {target}", "", "| measure | " + " | ".join(f"#{r}" for r in sorted(group["rank"].unique())) + " |"]
-        lines.append("|---" * (1 + group["rank"].nunique()) + "|")
+        ranks = sorted(group["rank"].unique())
+        lines += [f"## {_md(target)}", "", "| measure | " + " | ".join(f"#{r}" for r in ranks) + " |"]
+        lines.append("|---" * (1 + len(ranks)) + "|")
         for measure, part in group.groupby("measure", sort=False):
-            cells = [", ".join(part[part["rank"] == r]["source"]) for r in sorted(group["rank"].unique())]
-            lines.append(f"| {measure} | " + " | ".join(cells) + " |")
+            cells = [_md(", ".join(part[part["rank"] == r]["source"])) for r in ranks]
+            lines.append(f"| {_md(measure)} | " + " | ".join(cells) + " |")
         lines.append("")
     return "\n".join(lines)
 
 
-def ranking_html(ranking: pd.DataFrame, options: dict[str, Any] | None = None, extra_html: str = "") -> str:
-    """A self-contained page: one table per target; every corpus text is escaped."""
+def recommendation_html(recommendations: list[Recommendation]) -> str:
+    """The recommendation as an HTML section (every name escaped)."""
+    if not recommendations:
+        return ""
+    rows = "".join(
+        f"<tr><td>{html.escape(r.target)}</td><td><b>{html.escape(' or '.join(r.recommended) or 'none')}</b></td>"
+        f"<td>{html.escape(_confidence(r))}</td><td>{html.escape(r.reason)}</td></tr>" for r in recommendations)
+    label = PRETRAINING_LABEL[recommendations[0].pretraining]
+    return (f"<h2>Recommendation ({html.escape(label)})</h2><table><tr><th>target</th><th>pretrain on</th>"
+            f"<th>confidence</th><th>why</th></tr>{rows}</table>")
+
+
+def ranking_html(ranking: pd.DataFrame, options: dict[str, Any] | None = None, extra_html: str = "",
+                 recommendations: list[Recommendation] | None = None, show_options: bool = True) -> str:
+    """A self-contained page: the recommendation, then one ranking table per target; every corpus text is escaped."""
     parts = ["<!doctype html><html><head><meta charset='utf-8'><title>simcore report</title>",
              "<style>body{font-family:sans-serif;max-width:960px;margin:2em auto}table{border-collapse:collapse}"
              "td,th{border:1px solid #ccc;padding:4px 8px}th{background:#f3f3f3}</style></head><body>",
-             "<h1>Which source to pretrain on</h1>"]
-    if options:
+             "<h1>Which source to pretrain on</h1>", recommendation_html(recommendations or [])]
+    if options and show_options:
         parts.append("<p>Options: " + html.escape(", ".join(f"{k}={v}" for k, v in sorted(options.items()))) + "</p>")
+    parts.append("<h2>Sources ranked per target</h2>")
     for target, group in ranking.groupby("target", sort=True):
         ranks = sorted(group["rank"].unique())
-        parts.append(f"<h2>{html.escape(str(target))}</h2><table><tr><th>measure</th>"
+        parts.append(f"<h3>{html.escape(str(target))}</h3><table><tr><th>measure</th>"
                      + "".join(f"<th>#{r}</th>" for r in ranks) + "</tr>")
         for measure, part in group.groupby("measure", sort=False):
             cells = "".join("<td>" + html.escape(", ".join(part[part["rank"] == r]["source"])) + "</td>" for r in ranks)
@@ -74,11 +117,23 @@ def ranking_html(ranking: pd.DataFrame, options: dict[str, Any] | None = None, e
     return "\n".join(parts)
 
 
-def write_ranking(ranking: pd.DataFrame, path: Path | str, options: dict[str, Any] | None = None) -> None:
+def write_ranking(ranking: pd.DataFrame, path: Path | str, options: dict[str, Any] | None = None,
+                  recommendations: list[Recommendation] | None = None) -> None:
     """Write the ranking in the format the file's suffix names (.csv, .json, .md, .html)."""
     path = Path(path)
-    writers = {".csv": lambda: ranking_csv(ranking), ".json": lambda: ranking_json(ranking, options),
-               ".md": lambda: ranking_markdown(ranking, options), ".html": lambda: ranking_html(ranking, options)}
+    writers = {".csv": lambda: ranking_csv(ranking), ".json": lambda: ranking_json(ranking, options, recommendations),
+               ".md": lambda: ranking_markdown(ranking, options, recommendations),
+               ".html": lambda: ranking_html(ranking, options, recommendations=recommendations)}
     if path.suffix.lower() not in writers:
         raise SimcoreError(f"cannot write {path.name}: use a .csv, .json, .md or .html file name")
     path.write_text(writers[path.suffix.lower()](), encoding="utf-8")
+
+
+def write_recommendations(recommendations: list[Recommendation], ranking: pd.DataFrame, path: Path | str,
+                          options: dict[str, Any] | None = None) -> None:
+    """The recommendation as .csv (one row per target), or .json/.md/.html with the rankings after it."""
+    path = Path(path)
+    if path.suffix.lower() == ".csv":
+        path.write_text(recommendations_csv(recommendations), encoding="utf-8")
+    else:
+        write_ranking(ranking, path, options, recommendations)

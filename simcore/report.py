@@ -36,6 +36,15 @@ def similarity_shade(values: pd.Series | np.ndarray, direction: int) -> np.ndarr
     return out
 
 
+def column_shade(grid: np.ndarray, direction: int) -> np.ndarray:
+    """A sources × targets grid shaded per target column: the question is which source is closest
+    for this target, so each column runs from its least to its most similar source."""
+    grid = np.asarray(grid, dtype=float)
+    if grid.ndim != 2 or grid.size == 0:
+        return grid.copy()
+    return np.column_stack([similarity_shade(grid[:, j], direction) for j in range(grid.shape[1])])
+
+
 def shade_colour(shade: float) -> str:
     """The fill for a shade in [0, 1] (light blue to dark blue; grey for missing)."""
     if shade is None or not math.isfinite(shade):
@@ -52,7 +61,30 @@ def format_value(value: float) -> str:
         return f"{value:.0f}"
     if magnitude >= 1:
         return f"{value:.2f}"
-    return f"{value:.3g}" if magnitude >= 1e-3 or magnitude == 0 else f"{value:.2e}"
+    if magnitude >= 1e-3 or magnitude == 0:
+        return f"{value:.3g}"
+    mantissa, exponent = f"{value:.1e}".split("e")
+    return f"{mantissa}e{int(exponent)}"  # 4.5e-4: short enough for a heatmap cell
+
+
+def with_interval(value: float, low: float = math.nan, high: float = math.nan) -> str:
+    """'0.532 [0.51, 0.55]', or the value alone when there is no interval."""
+    text = format_value(value)
+    if low is not None and high is not None and math.isfinite(low) and math.isfinite(high):
+        text += f" [{format_value(low)}, {format_value(high)}]"
+    return text
+
+
+def values_with_intervals(long: pd.DataFrame) -> pd.DataFrame:
+    """One row per (target, source), one column per measure, each cell its value and 95% interval."""
+    measures = list(dict.fromkeys(long["measure"]))
+    low = long["ci_low"] if "ci_low" in long else pd.Series(math.nan, index=long.index)
+    high = long["ci_high"] if "ci_high" in long else pd.Series(math.nan, index=long.index)
+    cells = long.assign(cell=[with_interval(float(v), float(a), float(b)) for v, a, b in
+                              zip(pd.to_numeric(long["value"], errors="coerce"), pd.to_numeric(low, errors="coerce"),
+                                  pd.to_numeric(high, errors="coerce"))])
+    wide = cells.pivot_table(index=["target", "source"], columns="measure", values="cell", aggfunc="first")
+    return wide.reindex(columns=measures).rename(columns=_label).reset_index()
 
 
 def _label(measure: str) -> str:
@@ -67,7 +99,7 @@ def heatmap_svg(long: pd.DataFrame, measure: str) -> str:
     direction = int(part["direction"].iloc[0]) if "direction" in part and len(part) else 0
     values = part.pivot_table(index="source", columns="target", values="value", aggfunc="first")
     values = values.reindex(index=sources, columns=targets)
-    shades = similarity_shade(values.to_numpy(), direction).reshape(values.shape)
+    shades = column_shade(values.to_numpy(), direction)
     cell_w, cell_h, left, top = 110, 30, 170, 60
     width, height = left + cell_w * len(targets) + 10, top + cell_h * len(sources) + 30
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
@@ -86,9 +118,10 @@ def heatmap_svg(long: pd.DataFrame, measure: str) -> str:
                        f'fill="{shade_colour(shade)}"/>')
             out.append(f'<text x="{x + cell_w / 2}" y="{y + cell_h / 2 + 4}" text-anchor="middle" '
                        f'fill="{text_colour}">{html.escape(format_value(values.iat[i, j]))}</text>')
-    note = {1: "higher is more similar", -1: "lower is more similar", 0: "not a similarity"}[direction]
-    out.append(f'<text x="{left}" y="{height - 8}" fill="#555">{html.escape(_label(measure))}: {note}; '
-               'darker = more similar</text>')
+    note = {1: "higher is more similar; darker = more similar", -1: "lower is more similar; darker = more similar",
+            0: "not a similarity; darker = higher"}[direction]
+    out.append(f'<text x="{left}" y="{height - 8}" fill="#555">{html.escape(_label(measure))}: {note} '
+               '(each target column on its own scale)</text>')
     out.append("</svg>")
     return "".join(out)
 
@@ -155,7 +188,8 @@ def _table(frame: pd.DataFrame, floats: str = "{:.3f}") -> str:
 
 def build_report(long: pd.DataFrame, ranking: pd.DataFrame, options: dict[str, Any] | None = None, *,
                  source_label: str = "", agreement: Any = None, correlations: pd.DataFrame | None = None,
-                 regret: pd.DataFrame | None = None, joined: pd.DataFrame | None = None) -> str:
+                 regret: pd.DataFrame | None = None, joined: pd.DataFrame | None = None,
+                 recommendations: list[Any] | None = None) -> str:
     """The whole report as one HTML string.
 
     ``agreement`` is a :class:`simcore.analysis.AgreementResult`; ``correlations`` and ``regret`` are
@@ -167,11 +201,15 @@ def build_report(long: pd.DataFrame, ranking: pd.DataFrame, options: dict[str, A
         parts.append(f"<p>Similarity values: {html.escape(source_label)}</p>")
     measures = list(dict.fromkeys(long["measure"]))
     parts.append("<h2>Similarity heatmaps</h2><p>Darker cells are more similar, whatever the measure's "
-                 "direction; the numbers are the measures' own values.</p>")
+                 "direction (TTR, not a similarity: darker is higher); each target's column has its own scale; "
+                 "the numbers are the measures' own values.</p>")
     parts.extend(f"<div>{heatmap_svg(long, m)}</div>" for m in measures)
-    wide = long.pivot_table(index=["target", "source"], columns="measure", values="value", aggfunc="first")
-    wide = wide.reindex(columns=measures).reset_index()
-    parts.append("<h2>Values</h2>" + _table(wide, "{:.4g}"))
+    parts.append("<h2>Values</h2><p>With the 95% interval from the bootstrap over the target's sentences "
+                 "(and the source samples, when there are several).</p>" + _table(values_with_intervals(long)))
+    if "flag" in long:
+        flagged = long[long["flag"].fillna("").astype(str) != ""][["source", "measure", "flag"]].drop_duplicates()
+        if len(flagged):
+            parts.append("<h2>Size flags</h2>" + _table(flagged))
     if "error" in long:
         errors = long[long["error"].notna() & (long["error"].astype(str) != "")]
         if len(errors):
@@ -193,4 +231,5 @@ def build_report(long: pd.DataFrame, ranking: pd.DataFrame, options: dict[str, A
     if options:
         parts.append("<h2>Options used</h2><pre>" + html.escape(json.dumps(options, indent=2, sort_keys=True,
                                                                          default=str)) + "</pre>")
-    return ranking_html(ranking, options, extra_html="\n".join(parts))
+    return ranking_html(ranking, options, extra_html="\n".join(parts), recommendations=recommendations,
+                        show_options=False)

@@ -44,7 +44,16 @@ def test_matrix_rank_and_agreement_from_the_command_line(tmp_path, small_dirs, c
     first = ranking[(ranking["rank"] == 1) & (ranking["measure"] == "ppl")].set_index("target")["source"]
     assert first["news_ner"] == "news" and first["lab_protocol_ner"] == "lab_protocols"
     data = json.loads((tmp_path / "r.json").read_text())
-    assert data["targets"]["news_ner"]["consensus"][0]["source"] == "news"
+    assert data["targets"]["news_ner"]["recommended"][0]["source"] == "news"
+    recommended = {r["target"]: r for r in data["recommendations"]}
+    assert recommended["news_ner"]["recommended"] == ["news"] and recommended["news_ner"]["measures"] == ["ppl", "jsd"]
+    assert main(["recommend", "--matrix", str(out), "--out", str(tmp_path / "rec.csv")]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("news_ner:", "lab_protocol_ner:"))]
+    assert len(lines) == 2 and "pretrain on news" in " ".join(lines)
+    rec = pd.read_csv(tmp_path / "rec.csv").set_index("target")
+    assert {"recommended", "confidence", "measures", "reason"} <= set(rec.columns)
+    assert rec.loc["lab_protocol_ner", "recommended"] == "lab_protocols" and rec.loc["news_ner", "confidence"] > 0.9
+    assert "<h2>Recommendation" in (tmp_path / "r.html").read_text()
     assert main(["agreement", "--matrix", str(out), "--measures", "tvc,ppl,jsd"]) == 0
     assert "Fleiss' kappa" in capsys.readouterr().out
 

@@ -8,7 +8,18 @@ import numpy as np
 import pandas as pd
 
 from simcore.analysis import agreement, rank_sources, to_long
-from simcore.report import DARK, LIGHT, build_report, heatmap_svg, scatter_svg, shade_colour, similarity_shade
+from simcore.recommendation import recommend
+from simcore.report import (
+    DARK,
+    LIGHT,
+    build_report,
+    column_shade,
+    format_value,
+    heatmap_svg,
+    scatter_svg,
+    shade_colour,
+    similarity_shade,
+)
 
 from .conftest import SAMPLE_DATA
 
@@ -31,17 +42,25 @@ def _table3() -> pd.DataFrame:
     return pd.read_csv(SAMPLE_DATA / "results" / "dai2019_table3.csv")
 
 
-def test_heatmap_darkest_cell_is_the_most_similar_source():
+def test_heatmap_darkest_cell_is_the_most_similar_source_of_each_target():
     long = to_long(_table3())
     for measure, pick in (("ppl", "idxmin"), ("tvc", "idxmax")):
         svg = heatmap_svg(long, measure)
         part = long[long["measure"] == measure]
-        best = part.loc[getattr(part["value"], pick)()]
-        # the cell text right after the darkest rect is the best value
-        match = re.search(re.escape(f'fill="{_hex(DARK)}"') + r'/><text[^>]*>([^<]+)</text>', svg)
-        assert match, measure
-        shown = match.group(1)
-        assert shown == (f"{best['value']:.0f}" if best["value"] >= 100 else f"{best['value']:.2f}")
+        best = part.loc[part.groupby("target")["value"].agg(pick)]
+        # each target's column has its own scale: the cell text right after each darkest rect is a target's best
+        shown = re.findall(re.escape(f'fill="{_hex(DARK)}"') + r'/><text[^>]*>([^<]+)</text>', svg)
+        expected = [f"{v:.0f}" if v >= 100 else f"{v:.2f}" for v in best["value"]]
+        assert sorted(shown) == sorted(expected), measure
+
+
+def test_column_shade_scales_each_target_on_its_own():
+    grid = np.array([[100.0, 5.0], [200.0, 6.0], [150.0, 7.0]])  # PPL: two targets on very different scales
+    np.testing.assert_allclose(column_shade(grid, -1), [[1.0, 1.0], [0.0, 0.5], [0.5, 0.0]])
+
+
+def test_small_values_get_short_labels():
+    assert format_value(4.53e-4) == "4.5e-4" and format_value(0.01234) == "0.0123" and format_value(1234.5) == "1234"
 
 
 def test_report_is_self_contained_and_escaped():
@@ -50,8 +69,9 @@ def test_report_is_self_contained_and_escaped():
     ranking = rank_sources(long, ["ppl", "wvv", "tvc"])
     agree = agreement(long, ["ppl", "wvv", "tvc"])
     joined = long[long["measure"] == "ppl"].assign(improvement=np.linspace(0, 1, (long["measure"] == "ppl").sum()))
+    recommendations = recommend(long, "lm")
     html = build_report(long, ranking, {"ppl_order": 5, "note": "<b>"}, source_label="Table 3", agreement=agree,
-                        joined=joined)
+                        joined=joined, recommendations=recommendations)
     assert "<script>" not in html and "&lt;script&gt;" in html
     assert "src=" not in html and "http://" not in html.replace("http://www.w3.org/2000/svg", "")
     assert "https://" not in html
@@ -59,7 +79,13 @@ def test_report_is_self_contained_and_escaped():
     assert f"{agree.fleiss:.3f}" == "0.733" and "<b>0.733</b>" in html
     assert "&quot;note&quot;: &quot;&lt;b&gt;&quot;" in html
     for target in long["target"].unique():
-        assert f"<h2>{target}</h2>" in html
+        assert f"<h3>{target}</h3>" in html
+    # the report opens with the recommendation, and prints the options once
+    assert html.index("<h2>Recommendation") < html.index("<h2>Sources ranked per target")
+    assert html.count("ppl_order") == 1
+    ttr = pd.DataFrame({"source": ["a", "b"], "target": ["t", "t"], "measure": ["ttr", "ttr"], "value": [0.2, 0.3],
+                        "direction": [0, 0]})
+    assert "darker = higher" in heatmap_svg(ttr, "ttr") and "more similar" not in heatmap_svg(ttr, "ttr")
 
 
 def test_scatter_draws_every_point_and_a_rising_line_for_rising_data():

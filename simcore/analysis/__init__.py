@@ -3,11 +3,11 @@ measure predicts NER results (correlation and regret)."""
 
 from .agreement import AgreementResult, agreement, cohen_kappa, fleiss_kappa
 from .correlation import correlate, read_results
-from .ranking import consensus_choice, rank_sources
+from .ranking import first_choices, rank_sources
 from .regret import regret
 from .tables import read_matrix, to_long, to_wide
 
 __all__ = [
     "AgreementResult", "agreement", "cohen_kappa", "fleiss_kappa", "correlate", "read_results",
-    "consensus_choice", "rank_sources", "regret", "read_matrix", "to_long", "to_wide",
+    "first_choices", "rank_sources", "regret", "read_matrix", "to_long", "to_wide",
 ]

@@ -1,17 +1,21 @@
-"""Sources ranked per target by each measure and by consensus (mean rank across measures)."""
+"""Sources ranked per target by each measure, and by the recommendation (see simcore.recommendation)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
+from ..recommendation import PRETRAINING, recommend
 from .tables import measures_in
 
+RECOMMENDED = "recommended"
 
-def rank_sources(long: pd.DataFrame, measures: list[str] | None = None) -> pd.DataFrame:
+
+def rank_sources(long: pd.DataFrame, measures: list[str] | None = None, pretraining: str | None = "lm") -> pd.DataFrame:
     """Rows target, measure, rank, source, value; rank 1 is the most similar source.
 
-    Each measure ranks in its own direction; missing values rank last. The ``consensus`` rows
-    rank by the mean of the measures' ranks (its ``value``).
+    Each measure ranks in its own direction; missing values and ties share the best rank of their
+    group ("1, 1, 3"). With ``pretraining``, ``recommended`` rows rank the sources by the share of
+    bootstrap replicates each wins (its ``value``); the recommended source, or the tied ones, rank 1.
     """
     names = measures_in(long, measures)
     parts = []
@@ -20,20 +24,34 @@ def rank_sources(long: pd.DataFrame, measures: list[str] | None = None) -> pd.Da
         key = part["value"] * part["direction"]
         part["rank"] = key.groupby(part["target"]).rank(ascending=False, method="min", na_option="bottom")
         parts.append(part)
-    ranked = pd.concat(parts, ignore_index=True)
-    consensus = ranked.groupby(["target", "source"], as_index=False)["rank"].mean().rename(columns={"rank": "value"})
-    consensus["measure"] = "consensus"
-    consensus["direction"] = -1
-    consensus["rank"] = consensus.groupby("target")["value"].rank(method="min")
-    out = pd.concat([ranked, consensus], ignore_index=True)
+    if pretraining and set(PRETRAINING[pretraining]) & set(long["measure"]):
+        parts.append(_recommended(long, pretraining))
+    out = pd.concat(parts, ignore_index=True)
     out["rank"] = out["rank"].astype(int)
-    order = {m: i for i, m in enumerate([*names, "consensus"])}
+    order = {m: i for i, m in enumerate([*names, RECOMMENDED])}
     out["_m"] = out["measure"].map(order)
     out = out.sort_values(["target", "_m", "rank", "source"]).drop(columns=["_m", "direction"])
     return out[["target", "measure", "rank", "source", "value"]].reset_index(drop=True)
 
 
-def consensus_choice(ranking: pd.DataFrame) -> pd.DataFrame:
+def _recommended(long: pd.DataFrame, pretraining: str) -> pd.DataFrame:
+    rows = []
+    for rec in recommend(long, pretraining):
+        shares = rec.shares or {s: float("nan") for s in long[long["target"] == rec.target]["source"].unique()}
+        others = sorted((s for s in shares if s not in rec.recommended), key=lambda s: -shares[s])
+        rank = 1
+        for source in rec.recommended:
+            rows.append({"target": rec.target, "source": source, "value": shares.get(source), "rank": 1})
+        previous, position = None, len(rec.recommended) + 1
+        for i, source in enumerate(others):
+            if shares[source] != previous:
+                rank, previous = position + i, shares[source]
+            rows.append({"target": rec.target, "source": source, "value": shares[source], "rank": rank})
+    frame = pd.DataFrame(rows, columns=["target", "source", "value", "rank"])
+    return frame.assign(measure=RECOMMENDED, direction=1)
+
+
+def first_choices(ranking: pd.DataFrame) -> pd.DataFrame:
     """The top-ranked source per target and measure (ties listed together)."""
     top = ranking[ranking["rank"] == 1]
     return (top.groupby(["target", "measure"], sort=False)["source"].agg(", ".join)
