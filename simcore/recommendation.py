@@ -7,7 +7,8 @@ target vocabulary covered (content words first) and word vector variance. The ot
 reported beside it but cannot change it.
 
 In every bootstrap replicate of the target (see :mod:`simcore.uncertainty`) each carrying measure
-ranks the sources and the source with the best mean rank wins the replicate (a tie splits the win).
+ranks the sources and the source with the best median rank wins the replicate (mean rank breaks ties
+between equal medians; a remaining tie splits the win).
 The confidence is the share of replicates a source wins. A source that wins at least
 ``WINNER_SHARE`` of them is the recommendation; otherwise the sources that together win
 ``TIE_MASS`` of them are named as a tie: an honest tie beats a false winner.
@@ -140,6 +141,12 @@ def _ranks(values: np.ndarray, direction: int) -> np.ndarray:
     return rankdata(key, axis=-1, method="average")
 
 
+def _combined(ranks: np.ndarray) -> np.ndarray:
+    """Measures (first axis) combined: the median rank, so that with three measures one outlier cannot
+    move a source that the other two agree on; the mean rank breaks ties between equal medians."""
+    return np.median(ranks, axis=0) + 1e-3 * ranks.mean(axis=0)
+
+
 def _wins(combined: np.ndarray) -> np.ndarray:
     """Per replicate (rows), each source's share of the win: 1 for a sole best, split among tied ones."""
     best = combined == combined.min(axis=-1, keepdims=True)
@@ -163,7 +170,7 @@ def _recommend_target(target: str, part: pd.DataFrame, pretraining: str) -> Reco
     directions = [get_measure(m.name).direction for m in measures]
     point_ranks = np.stack([_ranks(m.points, d) for m, d in zip(measures, directions)])
     if all(m.replicates is None for m in measures):
-        shares = _wins(point_ranks.mean(axis=0)[None, :])[0]
+        shares = _wins(_combined(point_ranks)[None, :])[0]
         chosen = [s for s, w in zip(sources, shares) if w > 0]
         level, confidence = "unknown", math.nan
     else:
@@ -171,7 +178,7 @@ def _recommend_target(target: str, part: pd.DataFrame, pretraining: str) -> Reco
         replicate_ranks = np.stack([
             _ranks(m.replicates[:n] if m.replicates is not None else np.tile(m.points, (n, 1)), d)
             for m, d in zip(measures, directions)])
-        shares = _wins(replicate_ranks.mean(axis=0)).mean(axis=0)
+        shares = _wins(_combined(replicate_ranks)).mean(axis=0)
         order = np.argsort(-shares, kind="stable")
         if shares[order[0]] >= WINNER_SHARE:
             chosen, confidence = [sources[order[0]]], float(shares[order[0]])

@@ -48,7 +48,7 @@ def item_weights(fingerprint: str, seed: int, n_items: int, replicates: int) -> 
     return rng.multinomial(n_items, np.full(n_items, 1.0 / n_items), size=replicates).astype(np.float32)
 
 
-def replicate_blocks(weights: np.ndarray, incidence: sparse.csr_matrix) -> Iterator[np.ndarray]:
+def replicate_blocks(weights: np.ndarray, incidence: sparse.spmatrix) -> Iterator[np.ndarray]:
     """(items × some replicates) weighted column sums of ``incidence``, a block of replicates at a time."""
     items = max(1, incidence.shape[1])
     step = max(1, _CHUNK_CELLS // items)

@@ -10,7 +10,7 @@ from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
 from simcore.analysis import agreement, cohen_kappa, correlate, rank_sources, regret, to_long
-from simcore.analysis.correlation import results_frame
+from simcore.analysis.correlation import correlation_row, results_frame, simulated_interval
 from simcore.errors import SimcoreError
 
 from .conftest import SAMPLE_DATA
@@ -108,3 +108,28 @@ def test_wide_and_long_tables_agree(table3):
     assert len(long) == 120
     with pytest.raises(SimcoreError, match="source and target"):
         to_long(pd.DataFrame({"x": [1]}))
+
+
+def test_small_n_p_values_are_exact_and_intervals_do_not_collapse():
+    x, y = np.array([1.0, 2.0, 3.0, 4.0, 5.0]), np.array([10.0, 8.0, 6.0, 4.0, 2.0])
+    row = correlation_row(x, y)
+    exact = stats.permutation_test((x, y), lambda a, b: stats.spearmanr(a, b).statistic,
+                                   permutation_type="pairings", n_resamples=np.inf)
+    assert row["spearman_p"] == pytest.approx(exact.pvalue) == pytest.approx(2 / 120)
+    assert row["spearman_low"] == -1.0 and -0.9 < row["spearman_high"] < 0  # not [-1.00, -1.00]
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=7)
+    b = 0.5 * a + rng.normal(size=7)
+    exact = stats.permutation_test((a, b), lambda u, v: stats.pearsonr(u, v).statistic,
+                                   permutation_type="pairings", n_resamples=np.inf)
+    assert correlation_row(a, b)["pearson_p"] == pytest.approx(exact.pvalue)
+
+
+def test_simulated_interval_agrees_with_fisher_where_both_hold():
+    rng = np.random.default_rng(1)
+    a = rng.normal(size=9)
+    b = 0.6 * a + 0.8 * rng.normal(size=9)
+    r = stats.pearsonr(a, b)
+    low, high = simulated_interval(r.statistic, 9, "pearson")
+    fisher = r.confidence_interval(0.95)
+    assert low == pytest.approx(fisher.low, abs=0.05) and high == pytest.approx(fisher.high, abs=0.05)

@@ -3,6 +3,8 @@ improvement over a no-pretraining baseline (or with F1 when no baseline is known
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 from pathlib import Path
 
@@ -53,6 +55,11 @@ def join(long: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
     return joined
 
 
+EXACT_UP_TO = 8  # exact permutation p-values up to this many pairs (8! = 40,320 orderings)
+SIMULATED_BELOW = 10  # intervals by inverting the simulated sampling distribution below this many pairs
+_GRID = np.round(np.linspace(-0.995, 0.995, 200), 4)
+
+
 def _fisher_interval(r: float, n: int, se_scale: float = 1.0) -> tuple[float, float]:
     if n <= 3 or not math.isfinite(r) or abs(r) >= 1:
         return (float("nan"), float("nan"))
@@ -61,8 +68,68 @@ def _fisher_interval(r: float, n: int, se_scale: float = 1.0) -> tuple[float, fl
     return (math.tanh(z - q * se), math.tanh(z + q * se))
 
 
+def _rank_rows(values: np.ndarray) -> np.ndarray:
+    return values.argsort(axis=-1).argsort(axis=-1).astype(float)
+
+
+def _row_correlation(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    x = x - x.mean(axis=-1, keepdims=True)
+    y = y - y.mean(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (x * y).sum(axis=-1) / np.sqrt((x * x).sum(axis=-1) * (y * y).sum(axis=-1))
+
+
+@functools.lru_cache(maxsize=64)
+def _sampling_quantiles(n: int, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """2.5% and 97.5% quantiles of r from n bivariate-normal pairs, for each true correlation in the grid."""
+    rng = np.random.default_rng([n, len(kind)])
+    draws = 4000
+    z1 = rng.standard_normal((draws, n))
+    z2 = rng.standard_normal((draws, n))
+    low, high = np.empty(len(_GRID)), np.empty(len(_GRID))
+    for i, rho in enumerate(_GRID):
+        x, y = z1, rho * z1 + math.sqrt(1 - rho * rho) * z2
+        if kind == "spearman":
+            x, y = _rank_rows(x), _rank_rows(y)
+        r = _row_correlation(x, y)
+        low[i], high[i] = np.quantile(r, [0.025, 0.975])
+    return low, high
+
+
+def simulated_interval(r: float, n: int, kind: str) -> tuple[float, float]:
+    """95% interval for the true correlation by test inversion: every correlation on a grid under which
+    the observed r is within the central 95% of r's sampling distribution (bivariate normal, simulated
+    with a fixed seed). Unlike Fisher's z it neither collapses at |r| = 1 nor needs large n."""
+    if n < 3 or not math.isfinite(r):
+        return (float("nan"), float("nan"))
+    low, high = _sampling_quantiles(n, kind)
+    r = max(-0.999, min(0.999, r))  # |r| = 1 has probability 0 under a continuous model: take the edge
+    accepted = _GRID[(low <= r + 1e-9) & (high >= r - 1e-9)]
+    if accepted.size == 0:
+        return (float("nan"), float("nan"))
+    lower = -1.0 if accepted.min() == _GRID[0] else float(accepted.min())
+    upper = 1.0 if accepted.max() == _GRID[-1] else float(accepted.max())
+    return (lower, upper)
+
+
+def permutation_pvalue(x: np.ndarray, y: np.ndarray, kind: str) -> float:
+    """Two-sided p-value over every ordering of y (exact; for small n)."""
+    n = len(x)
+    orders = np.array(list(itertools.permutations(range(n))))
+    if kind == "spearman":
+        x, y = stats.rankdata(x), stats.rankdata(y)
+    observed = _row_correlation(x[None, :], y[None, :])[0]
+    permuted = _row_correlation(np.broadcast_to(x, orders.shape), y[orders])
+    return float(np.mean(np.abs(permuted) >= abs(observed) - 1e-12))
+
+
 def correlation_row(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
-    """Pearson and Spearman r with p-values and 95% intervals (Fisher z; Fieller's SE for Spearman)."""
+    """Pearson and Spearman r with p-values and 95% intervals.
+
+    p-values are exact permutation p-values up to 8 pairs, else scipy's (never below the smallest
+    permutation p-value, 2/n!, which the t approximation passes at |r| = 1). Intervals: Fisher's z
+    (Fieller's SE for Spearman) from 10 pairs when |r| < 1, else test inversion (see simulated_interval).
+    """
     keep = np.isfinite(x) & np.isfinite(y)
     x, y = x[keep], y[keep]
     n = len(x)
@@ -72,13 +139,22 @@ def correlation_row(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
     if n < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return row
     pearson = stats.pearsonr(x, y)
-    row["pearson_r"], row["pearson_p"] = float(pearson.statistic), float(pearson.pvalue)
-    if n > 3:
-        ci = pearson.confidence_interval(0.95)
-        row["pearson_low"], row["pearson_high"] = float(ci.low), float(ci.high)
     spearman = stats.spearmanr(x, y)
-    row["spearman_r"], row["spearman_p"] = float(spearman.statistic), float(spearman.pvalue)
-    row["spearman_low"], row["spearman_high"] = _fisher_interval(row["spearman_r"], n, 1.06)
+    row["pearson_r"], row["spearman_r"] = float(pearson.statistic), float(spearman.statistic)
+    floor = 2.0 / math.factorial(n) if n <= 170 else 0.0
+    for kind, result in (("pearson", pearson), ("spearman", spearman)):
+        r = row[f"{kind}_r"]
+        if n <= EXACT_UP_TO:
+            row[f"{kind}_p"] = permutation_pvalue(x, y, kind)
+        else:
+            row[f"{kind}_p"] = max(float(result.pvalue), floor)
+        if n < SIMULATED_BELOW or abs(r) >= 0.999:
+            row[f"{kind}_low"], row[f"{kind}_high"] = simulated_interval(r, n, kind)
+        elif kind == "pearson":
+            ci = pearson.confidence_interval(0.95)
+            row["pearson_low"], row["pearson_high"] = float(ci.low), float(ci.high)
+        else:
+            row["spearman_low"], row["spearman_high"] = _fisher_interval(r, n, 1.06)
     return row
 
 

@@ -34,28 +34,39 @@ def divergence(source_counts: np.ndarray, source_total: int, target_counts: np.n
     return float(max(0.0, min(1.0, source_only + _terms(p, q).sum())))
 
 
-def divergence_replicates(p_counts: np.ndarray, source_total: int, incidence: sparse.csr_matrix,
+def divergence_replicates(p_counts: np.ndarray, source_total: int, incidence: sparse.csc_matrix,
                           weights: np.ndarray) -> np.ndarray:
-    """JSD on each replicate of the target; ``incidence`` counts each target n-gram in each sentence."""
-    p = (p_counts / source_total)[:, None]
-    source_only = 0.5 * (1.0 - p.sum())
-    out = []
-    for counts in replicate_blocks(weights, incidence):
-        with np.errstate(invalid="ignore", divide="ignore"):
-            q = counts / counts.sum(axis=0)
-        out.append(np.clip(source_only + _terms(p, q).sum(axis=0), 0.0, 1.0))
+    """JSD on each replicate of the target; ``incidence`` counts each target n-gram in each sentence.
+
+    Only n-grams the source has need logarithms: the rest contribute half their target share, which
+    is half of what the shared ones leave of 1. So the work grows with the shared n-grams.
+    """
+    shared = np.flatnonzero(p_counts > 0)
+    p = (p_counts[shared] / source_total)[:, None]
+    totals = weights.astype(np.float64) @ np.asarray(incidence.sum(axis=1), dtype=np.float64).ravel()
+    out, start = [], 0
+    for counts in replicate_blocks(weights, incidence[:, shared]):
+        q = counts.astype(np.float64) / totals[start:start + counts.shape[1]]
+        start += counts.shape[1]
+        m = (p + q) / 2
+        left = 0.5 * p * np.log2(p / m)
+        right = np.zeros_like(q)
+        np.log2(q / m, out=right, where=q > 0)
+        shared_terms = left.sum(axis=0) + (0.5 * q * right).sum(axis=0)
+        value = 0.5 * (1.0 - p.sum()) + 0.5 * (1.0 - q.sum(axis=0)) + shared_terms
+        out.append(np.clip(value, 0.0, 1.0))
     return np.concatenate(out) if out else np.zeros(0)
 
 
-def sentence_ngrams(target: PreparedTarget, keys: np.ndarray, max_n: int) -> sparse.csr_matrix:
+def sentence_ngrams(target: PreparedTarget, keys: np.ndarray, max_n: int) -> sparse.csc_matrix:
     """Sentence × n-gram counts for the target's n-grams ``keys`` (sorted) of order up to ``max_n``."""
-    def build() -> sparse.csr_matrix:
+    def build() -> sparse.csc_matrix:
         flat = [t for sentence in target.sentences for t in sentence]
         lengths = np.fromiter((len(s) for s in target.sentences), dtype=np.int64, count=len(target.sentences))
         all_keys, owner = ngram_keys_by_sentence(target.hasher(flat), lengths, max_n)
         column = np.searchsorted(keys, all_keys)
         data = np.ones(len(all_keys), dtype=np.float32)
-        return sparse.csr_matrix((data, (owner, column)), shape=(len(lengths), len(keys)))
+        return sparse.csc_matrix((data, (owner, column)), shape=(len(lengths), len(keys)))
 
     return target.cached(f"sentence_ngrams_{max_n}", build)
 

@@ -1,0 +1,135 @@
+"""The recommendation: constructed matrices whose answer is known by hand, ties and confidence computed
+directly from the replicates, and the real corpora (Table 3's winners; a source's own held-out text)."""
+
+from __future__ import annotations
+
+import gzip
+import random
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from simcore.analysis import read_matrix
+from simcore.corpus import Corpus
+from simcore.errors import SimcoreError
+from simcore.matrix import Workbench, corpora_in, encode_replicates
+from simcore.measures import get_measure
+from simcore.recommendation import recommend, recommendation_table
+
+from .conftest import SAMPLE_DATA
+
+SOURCES = ["alpha", "beta", "gamma"]
+
+
+def constructed(values: dict[str, list[float]], noise: dict[str, float] | None = None, target: str = "t",
+                **columns) -> pd.DataFrame:
+    """A long table: measure -> values for SOURCES, with paired normal replicates of the given noise."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for measure, vals in values.items():
+        shared = rng.standard_normal(200)  # the target-side part every source shares in a replicate
+        for source, value in zip(SOURCES, vals):
+            sd = (noise or {}).get(measure, 0.0)
+            reps = value + sd * (0.5 * shared + rng.standard_normal(200)) if sd else None
+            rows.append({"source": source, "target": target, "measure": measure, "value": value,
+                         "direction": get_measure(measure).direction,
+                         "replicates": encode_replicates(reps.tolist()) if reps is not None else None, **columns})
+    return pd.DataFrame(rows)
+
+
+def test_the_pretraining_decides_which_measures_carry_it():
+    # PPL and JSD agree on alpha; TVC, TVcC and WVV all favour beta
+    table = constructed({"ppl": [100, 300, 400], "jsd": [0.3, 0.5, 0.6], "tvc": [0.6, 0.9, 0.5],
+                         "tvcc": [0.5, 0.8, 0.4], "wvv": [3e-4, 1e-4, 5e-4]},
+                        noise={"ppl": 5, "jsd": 0.01, "tvc": 0.01, "tvcc": 0.01, "wvv": 1e-5})
+    lm = recommend(table, "lm")[0]
+    vectors = recommend(table, "vectors")[0]
+    assert lm.recommended == ["alpha"] and lm.level == "high" and lm.measures == ["ppl", "jsd"]
+    assert vectors.recommended == ["beta"] and vectors.level == "high" and vectors.measures == ["tvcc", "tvc", "wvv"]
+    assert "PPL and JSD both rank alpha first" in lm.reason and "TVC prefers beta" in lm.reason
+
+
+def test_one_outlier_measure_cannot_flip_the_answer():
+    # the bundled-sample failure: every measure but WVV puts alpha first; WVV puts it last
+    table = constructed({"ppl": [100, 120, 130], "jsd": [0.30, 0.35, 0.36], "tvc": [0.9, 0.8, 0.7],
+                         "tvcc": [0.9, 0.8, 0.7], "wvv": [9e-4, 1e-4, 2e-4]},
+                        noise={"ppl": 2, "jsd": 0.005, "tvc": 0.01, "tvcc": 0.01, "wvv": 1e-5})
+    assert recommend(table, "lm")[0].recommended == ["alpha"]
+    assert recommend(table, "vectors")[0].recommended == ["alpha"]
+
+
+def test_sources_within_noise_are_an_honest_tie_and_confidence_is_the_replicate_share():
+    table = constructed({"ppl": [100.0, 100.5, 300.0]}, noise={"ppl": 4.0})
+    rec = recommend(table, "lm")[0]
+    reps = {r.source: np.array([float(v) for v in r.replicates.split()]) for r in table.itertuples()}
+    alpha_wins = np.mean(reps["alpha"] < reps["beta"])  # gamma never wins
+    assert 0.2 < alpha_wins < 0.8
+    assert rec.level == "tie" and sorted(rec.recommended) == ["alpha", "beta"]
+    assert rec.shares["alpha"] == pytest.approx(alpha_wins) and rec.confidence == pytest.approx(1.0)
+    assert recommendation_table([rec]).loc[0, "recommended"] in ("alpha|beta", "beta|alpha")
+
+
+def test_measures_that_disagree_split_the_win():
+    table = constructed({"ppl": [100, 200, 300], "jsd": [0.5, 0.3, 0.6]}, noise={"ppl": 1, "jsd": 0.001})
+    rec = recommend(table, "lm")[0]
+    assert rec.level == "tie" and sorted(rec.recommended) == ["alpha", "beta"] and "disagree" in rec.reason
+
+
+def test_without_uncertainty_the_confidence_is_unknown():
+    rec = recommend(constructed({"ppl": [100, 200, 300]}), "lm")[0]
+    assert rec.recommended == ["alpha"] and rec.level == "unknown" and np.isnan(rec.confidence)
+
+
+def test_wvv_below_its_reliable_size_is_left_out():
+    table = constructed({"tvc": [0.5, 0.9, 0.4], "wvv": [1e-4, 9e-4, 9e-4]}, noise={"tvc": 0.01, "wvv": 1e-5},
+                        reliable=False, sample_tokens=8419)
+    rec = recommend(table, "vectors")[0]
+    assert rec.measures == ["tvc"] and rec.recommended == ["beta"] and "WVV left out" in rec.reason
+
+
+def test_bad_arguments_give_simcore_errors():
+    with pytest.raises(SimcoreError, match="pretraining"):
+        recommend(constructed({"ppl": [1, 2, 3]}), "bert")
+    with pytest.raises(SimcoreError, match="similarity table"):
+        recommend(pd.DataFrame({"x": [1]}))
+
+
+def test_the_bundled_sample_read_back_from_csv_gives_the_same_answer(store, tmp_path):
+    table = Workbench(store).matrix(corpora_in(SAMPLE_DATA / "sources"), corpora_in(SAMPLE_DATA / "targets"),
+                                    ["ppl", "jsd", "tvc"])
+    table.to_csv(tmp_path / "m.csv", index=False)
+    direct = {r.target: (r.recommended, r.confidence) for r in recommend(table)}
+    assert {r.target: (r.recommended, r.confidence) for r in recommend(read_matrix(tmp_path / "m.csv"))} == direct
+    assert direct["news_ner"][0] == ["news"] and direct["lab_protocol_ner"][0] == ["lab_protocols"]
+    assert all("used whole" in r.reason for r in recommend(table))  # every bundled source is below 100k tokens
+
+
+TABLE3_WINNERS = {"conll2003": "news_1bwb", "craft": "biomed_ohsumed_medline", "jnlpba": "biomed_ohsumed_medline",
+                  "scienceie": "biomed_ohsumed_medline", "wetlab_wlp": "biomed_ohsumed_medline"}
+
+
+@pytest.mark.shared_data
+def test_table3_winners_on_the_real_corpora(shared_data, store):
+    sources = corpora_in(shared_data / "sources")
+    targets = [Corpus.from_path(shared_data / "targets" / t / "test.conll", name=t) for t in TABLE3_WINNERS]
+    table = Workbench(store).matrix(sources, targets, ["ppl", "jsd"])
+    for rec in recommend(table, "lm"):
+        assert rec.recommended == [TABLE3_WINNERS[rec.target]], rec.reason
+        assert rec.level == "high", rec.reason
+
+
+@pytest.mark.shared_data
+def test_a_held_out_part_of_each_source_gets_its_own_source(shared_data, store, tmp_path):
+    for kind in ("sources", "targets"):
+        (tmp_path / kind).mkdir()
+    for path in sorted((shared_data / "sources").glob("*.txt.gz")):
+        name = path.name.removesuffix(".txt.gz")
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            units = [line for _, line in zip(range(6000), f) if line.strip()]
+        held = set(random.Random(3).sample(range(len(units)), 300))
+        (tmp_path / "sources" / f"{name}.txt").write_text("".join(u for i, u in enumerate(units) if i not in held))
+        (tmp_path / "targets" / f"{name}.txt").write_text("".join(units[i] for i in sorted(held)))
+    table = Workbench(store).matrix(corpora_in(tmp_path / "sources"), corpora_in(tmp_path / "targets"), ["ppl", "jsd"])
+    for rec in recommend(table, "lm"):
+        assert rec.recommended == [rec.target], rec.reason
