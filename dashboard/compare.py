@@ -48,7 +48,7 @@ class Comparison:
             return p.set_index("source")[["rank", "value"]]
 
         a, b = part(self.ranking_a), part(self.ranking_b)
-        out = a.join(b, lsuffix=" (A)", rsuffix=" (B)", how="outer").reset_index()
+        out = a.reset_index().merge(b.reset_index(), on="source", how="outer", suffixes=(" (A)", " (B)"))
         out["moved"] = [_moved(ra, rb) for ra, rb in zip(out["rank (A)"], out["rank (B)"])]
         return out.sort_values(["rank (A)", "source"]).reset_index(drop=True)[
             ["source", "rank (A)", "rank (B)", "moved", "value (A)", "value (B)"]]
