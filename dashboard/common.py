@@ -77,6 +77,10 @@ def md(text: object) -> str:
 
 def matrix_links() -> None:
     """Links to the two places a similarity matrix comes from (for pages that need one)."""
+    task = jobs.running(get_state(), "matrix")
+    if task is not None:
+        st.caption(f"A similarity matrix is being computed ({task.fraction:.0%}, progress in the sidebar); "
+                   "this page shows it when it is done.")
     st.page_link(SIMILARITY, label="Similarity: compute the matrix", icon=":material/grid_on:")
     st.page_link(OPEN_RESULTS, label="Open results: load a matrix file", icon=":material/folder_open:")
 
