@@ -53,5 +53,6 @@ def length_chart(stats: CorpusStats) -> alt.Chart | None:
                      "lengths": f"{start} or more" if tail else (f"{start}" if stop - start == 1 else f"{start}–{stop - 1}")})
     data = pd.DataFrame(rows)
     return alt.Chart(data).mark_bar().encode(
-        x=alt.X("from:Q", title="sentence length (tokens)", scale=alt.Scale(domain=[edges[0], data["to"].max()])),
+        x=alt.X("from:Q", title="sentence length (tokens)", bin="binned",
+                scale=alt.Scale(domain=[edges[0], int(data["to"].max())])),
         x2="to:Q", y=alt.Y("sentences:Q"), tooltip=["lengths", "sentences"]).properties(height=180)

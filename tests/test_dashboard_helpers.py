@@ -123,6 +123,7 @@ def test_length_chart_bars_have_both_ends():
     edges, counts = length_histogram(np.array([3, 4, 4, 9, 200]), max_bins=5, clip_quantile=0.75)
     chart = length_chart(CorpusStats("c", 10, 5, 0.5, 5, 4.0, 4.0, 200, edges, counts)).to_dict()
     assert chart["encoding"]["x"]["field"] == "from" and chart["encoding"]["x2"]["field"] == "to"
+    assert chart["encoding"]["x"]["bin"] == "binned"  # vertical bars from x to x2 (without it: flat ranges)
     rows = next(iter(chart["datasets"].values()))
     assert all(r["to"] > r["from"] for r in rows) and sum(r["sentences"] for r in rows) == 5
     assert rows[-1]["lengths"].endswith("or more")
