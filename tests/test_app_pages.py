@@ -118,10 +118,12 @@ def test_compute_matches_the_library_and_colours_point_to_the_most_similar(compu
         spec = json.loads(chart.proto.spec)
         trace = spec["data"][0]
         z = np.array([[np.nan if v is None else v for v in row] for row in trace["z"]], dtype=float)
-        custom = np.array([[np.nan if v is None else v for v in row] for row in trace["customdata"]], dtype=float)
         measure = spec["layout"]["title"]["text"].split()[0].lower()
-        best = np.nanargmin(custom) if measure in ("ppl", "wvv", "jsd") else np.nanargmax(custom)
-        assert z.flat[best] == 1.0, measure
+        # each target's column is shaded on its own scale: its most similar source (from the matrix) is darkest
+        for j, target in enumerate(trace["x"]):
+            part = long[(long["measure"] == measure) & (long["target"] == target)].set_index("source")["value"]
+            best = part.idxmin() if measure in ("ppl", "wvv", "jsd") else part.idxmax()
+            assert z[trace["y"].index(best), j] == 1.0, (measure, target)
 
 
 def test_forum_target_prefers_informal_sources_over_clinical_notes(computed):
@@ -311,7 +313,7 @@ def test_table3_predictiveness_scatters_and_correlations():
     chosen = cadec.loc[cadec["ppl"].idxmin(), "lm_f1"]
     per_target = next(d.value for d in at.dataframe if "chosen_f1" in d.value.columns)
     assert per_target[per_target["measure"] == "PPL"]["regret"].iloc[0] == pytest.approx(best - chosen, abs=1e-3)
-    assert sorted(regret["measure"]) == ["PPL", "TVC", "TVcC", "WVV", "consensus"]
+    assert {"PPL", "TVC", "TVcC", "WVV"} < set(regret["measure"])  # and the combined choice (its name is issue 8's)
     # the summary follows the per-target view (it showed the mean over all targets whatever the view)
     summary = next(d.value for d in at.dataframe if "regret on CADEC (F1 points)" in d.value.columns)
     assert summary.set_index("measure").loc["PPL", "regret on CADEC (F1 points)"] == pytest.approx(best - chosen, abs=1e-3)
@@ -341,7 +343,7 @@ def test_table3_agreement_shows_0_733():
 def test_ranking_page_offers_downloads_that_match_the_ranking(computed):
     at = go(computed, "pages/5_Ranking_and_export.py")
     no_problems(at)
-    assert len(at.download_button) == 3
+    assert {"dl_csv", "dl_json", "dl_html"} <= {b.key for b in at.download_button}
     parts = next(iter(state(at).extra["report_parts"].values()))
     rows = pd.read_csv(pd.io.common.StringIO(parts.csv))
     long = state(at).matrix
