@@ -51,7 +51,8 @@ st.dataframe(table.assign(measure=table["measure"].map(label)), hide_index=True,
 st.subheader("One ranking side by side")
 sel = st.columns(2)
 target = sel[0].selectbox("Target", result.targets, key="compare_target")
-measure = sel[1].selectbox("Measure", [*result.measures, "consensus"], format_func=label, key="compare_measure")
+measure = sel[1].selectbox("Measure", list(dict.fromkeys(result.ranking_a["measure"])), format_func=label,
+                           key="compare_measure", help="The measures both matrices have, and their combined ranking")
 st.dataframe(result.side_by_side(target, measure), hide_index=True, width="stretch",
              column_config={"value (A)": st.column_config.NumberColumn(format="%.4g"),
                             "value (B)": st.column_config.NumberColumn(format="%.4g")})

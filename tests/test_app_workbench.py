@@ -163,6 +163,13 @@ def test_table3_matrix_file_and_results_are_all_kept():
         assert row["Spearman ρ"] == pytest.approx(rho)
         tvc = summary[(summary["target"] == target) & (summary["measure"] == "TVC")].iloc[0]
         assert not tvc["first choice changed"]  # TVC was not touched
+    # one ranking side by side: every source with its rank on both sides (PPL ranks ascending values)
+    at.selectbox(key="compare_target").set_value("CADEC")
+    at.selectbox(key="compare_measure").set_value("ppl").run()
+    side = next(d.value for d in at.dataframe if "rank (A)" in d.value.columns).set_index("source")
+    for long, column in ((original, "rank (A)"), (other, "rank (B)")):
+        ppl = long[(long["measure"] == "ppl") & (long["target"] == "CADEC")].set_index("source")["value"]
+        assert side[column].to_dict() == ppl.rank(method="min").astype(int).to_dict()
 
 
 def test_result_names_can_be_mapped_to_corpus_names():
