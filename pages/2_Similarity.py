@@ -44,6 +44,16 @@ def running_job() -> None:
 
 if state.sources and state.targets:
     defaults = dict(FORM_KEYS, f_sources=sorted(state.sources), f_targets=sorted(state.targets))
+    # corpora added since the form was last submitted are chosen too (the kept choice predates them)
+    forms = state.extra.setdefault("forms", {})
+    known = forms.get("similarity_known")
+    if known and "similarity" in forms:
+        for key, bucket in (("f_sources", state.sources), ("f_targets", state.targets)):
+            added = [n for n in sorted(bucket) if n not in known[key]]
+            if added:
+                forms["similarity"][key] = [*forms["similarity"].get(key, []), *added]
+                known[key] = [*known[key], *added]
+                st.session_state.pop(key, None)
     c.keep_choices(state, "similarity", defaults,
                    allowed={"f_sources": state.sources, "f_targets": state.targets, "f_measures": DEFAULT_MEASURES})
     with st.form("compute_form"):
@@ -73,6 +83,7 @@ if state.sources and state.targets:
                                           help="Adds a new matrix; the ones you have are kept")
     if submitted:
         c.save_choices(state, "similarity", FORM_KEYS)
+        state.extra["forms"]["similarity_known"] = {"f_sources": list(state.sources), "f_targets": list(state.targets)}
         options = MeasureOptions(ppl_order=int(ppl_order), ppl_per_sentence=per_sentence, jsd_max_n=int(jsd_n),
                                  wvv_words=wvv_words, seed=int(seed),
                                  tvcc_pos=("NOUN", "VERB", "ADJ", "PROPN") if propn else ("NOUN", "VERB", "ADJ"))

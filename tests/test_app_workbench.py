@@ -221,3 +221,28 @@ def test_agreement_reads_kappa_and_flags_first_choice_changes():
     at.checkbox(key="agree_only_first").check().run()
     filtered = at.dataframe[-1].value
     assert filtered["changes the first choice"].all() and len(filtered) == int(np.sum(rows["changes the first choice"]))
+
+
+def test_similarity_form_keeps_its_choices_and_adds_new_corpora():
+    at = fresh()
+    at.button(key="load_sample").click().run()
+    go(at, "pages/2_Similarity.py")
+    at.multiselect(key="f_sources").set_value(["news", "tweets"])
+    at.multiselect(key="f_measures").set_value(["tvc"])
+    at.slider(key="f_jsd").set_value(2)
+    at.button(key="compute").click().run()
+    job = state(at).jobs["matrix"]
+    assert job.wait(180) and job.status == "done"
+    go(at, "pages/1_Corpora.py")
+    no_problems(at)
+    matrix = state(at).matrices[state(at).active].long
+    assert sorted(matrix["source"].unique()) == ["news", "tweets"] and set(matrix["measure"]) == {"tvc"}
+    at.text_input(key="path_text").set_value("upload_example/med_forum_posts_sample.txt")
+    at.radio(key="path_role").set_value("target")
+    at.button(key="add_path").click().run()
+    go(at, "pages/2_Similarity.py")
+    no_problems(at)
+    assert at.multiselect(key="f_sources").value == ["news", "tweets"]
+    assert at.multiselect(key="f_measures").value == ["tvc"] and at.slider(key="f_jsd").value == 2
+    assert set(at.multiselect(key="f_targets").value) == {"lab_protocol_ner", "med_forum_posts", "news_ner",
+                                                           "med_forum_posts_sample"}
