@@ -201,9 +201,11 @@ def test_sample_compute_upload_download_and_charts(browser, cache, tmp_path):
 
         nav(page, "Predictiveness")
         page.get_by_role("button", name="Load Table 3 of Dai et al. (2019)").click()
+        # the click changes the state, then the page runs again (so the sidebar is current): wait for that run
+        assert visible(page, "Opened Table 3 of Dai et al. (2019)")
         settle(page)
-        shot(page, "07_predictiveness_table3")
-        page.wait_for_selector('[data-testid="stVegaLiteChart"] svg.marks', timeout=30_000)
+        page.wait_for_function(
+            "document.querySelectorAll('[data-testid=\"stVegaLiteChart\"] svg.marks').length >= 4", timeout=30_000)
         no_exception(page)
         assert page.locator('[data-testid="stVegaLiteChart"]').count() == 4
         page.wait_for_timeout(1000)
