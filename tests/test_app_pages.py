@@ -163,6 +163,8 @@ def test_computation_goes_on_while_another_page_is_open_and_choices_are_kept(com
     new = s.matrices[s.active]
     assert set(new.long["measure"]) == {"ppl", "tvc"} and new.job.options["ppl_order"] == 4
     assert "Computed" in " ".join(e.value for e in at.success)
+    # the sidebar no longer says "computing" once the run ended
+    assert not at.sidebar.get("progress") and "Similarity matrices: 2" in " ".join(e.value for e in at.sidebar.caption)
     go(at, "pages/2_Similarity.py")
     assert at.slider(key="f_order").value == 4
     assert at.multiselect(key="f_measures").value == ["ppl", "tvc"]
