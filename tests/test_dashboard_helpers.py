@@ -182,3 +182,28 @@ def test_job_runs_in_the_background_and_can_be_cancelled():
     failing.wait(10)
     jobs.collect(state)
     assert ("error", "Bad job stopped: no such file") in state.flash
+
+
+def test_dashboard_imports_go_one_way():
+    """dashboard.common and dashboard.loading imported each other; no module of the package may be in a cycle."""
+    import ast
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parent.parent / "dashboard"
+    modules = {p.stem for p in folder.glob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name in modules:
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse((folder / f"{name}.py").read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                deps.update([node.module.split(".")[0]] if node.module else [a.name for a in node.names])
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("dashboard"):
+                parts = node.module.split(".")
+                deps.update([parts[1]] if len(parts) > 1 else [a.name for a in node.names])
+        graph[name] = deps & modules
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(d == goal or (d not in seen and reaches(d, goal, seen | {d})) for d in graph[start])
+
+    assert "loading" in graph["common"] and "common" not in graph["loading"]
+    assert not [m for m in modules if reaches(m, m, {m})]
