@@ -13,7 +13,7 @@ from simcore.errors import SimcoreError
 c.setup_page("Open results", ":material/folder_open:")
 state = c.get_state()
 st.caption("Large corpora are best scored on the command line, e.g. "
-           "`python -m simcore matrix --sources DIR --targets DIR --out matrix.csv`; open that file here to "
+           "`simcore matrix --sources DIR --targets DIR --out matrix.csv`; open that file here to "
            "see the heatmaps, agreement, rankings and exports. A wide table with one column per measure "
            "(like the paper's Table 3) works too.")
 

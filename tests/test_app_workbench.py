@@ -246,3 +246,24 @@ def test_similarity_form_keeps_its_choices_and_adds_new_corpora():
     assert at.multiselect(key="f_measures").value == ["tvc"] and at.slider(key="f_jsd").value == 2
     assert set(at.multiselect(key="f_targets").value) == {"lab_protocol_ner", "med_forum_posts", "news_ner",
                                                            "med_forum_posts_sample"}
+
+
+def test_kept_matrices_can_be_renamed_and_removed_on_open_results():
+    at = go(fresh(), "pages/6_Open_results.py")
+    at.button(key="open_table3").click().run()
+    table = pd.read_csv(TABLE3)
+    at.get("file_uploader")[0].upload("m.csv", table.to_csv(index=False).encode(), "text/csv").run()
+    s = state(at)
+    assert list(s.matrices) == ["Table 3 of Dai et al. (2019)", "m.csv"]
+    at.selectbox(key="manage_pick").set_value("m.csv")
+    at.text_input(key="manage_name").set_value("my copy")
+    at.radio(key="manage_action").set_value("rename")
+    next(b for b in at.button if b.label == "Apply").click().run()
+    no_problems(at)
+    assert list(s.matrices) == ["Table 3 of Dai et al. (2019)", "my copy"]
+    assert "my copy" in list(at.dataframe[0].value["name"])
+    at.selectbox(key="manage_pick").set_value("Table 3 of Dai et al. (2019)")
+    at.radio(key="manage_action").set_value("remove")
+    next(b for b in at.button if b.label == "Apply").click().run()
+    no_problems(at)
+    assert list(s.matrices) == ["my copy"] and s.active == "my copy"
