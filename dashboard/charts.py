@@ -69,23 +69,56 @@ def kappa_heatmap(cohen: pd.DataFrame, measures: list[str]) -> go.Figure:
     return fig
 
 
-def scatter(points: pd.DataFrame, measure: str, y_title: str = "F1 improvement") -> alt.LayerChart:
-    """Similarity against improvement, one colour per target, with the pooled least-squares line."""
+# Ten clearly different colours (matplotlib's category10); Streamlit's default palette comes in light/dark pairs
+# of one hue, which made targets look alike. Shapes repeat the distinction past ten targets.
+TARGET_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                  "#bcbd22", "#17becf"]
+TARGET_SHAPES = ["circle", "square", "triangle-up", "diamond", "cross", "triangle-down"]
+
+
+def fitted_lines(data: pd.DataFrame, by: str | None = "target") -> pd.DataFrame:
+    """Least-squares line ends (value, improvement) per group of ``by`` (or pooled when None)."""
+    rows = []
+    groups = [("all targets", data)] if by is None else list(data.groupby(by, sort=True))
+    for name, part in groups:
+        xs, ys = part["value"].to_numpy(float), part["improvement"].to_numpy(float)
+        if len(part) >= 2 and np.ptp(xs) > 0:
+            slope, intercept = np.polyfit(xs, ys, 1)
+            for x in (xs.min(), xs.max()):
+                rows.append({"target": name, "value": float(x), "improvement": float(slope * x + intercept),
+                             "slope": float(slope)})
+    return pd.DataFrame(rows, columns=["target", "value", "improvement", "slope"])
+
+
+def scatter(points: pd.DataFrame, measure: str, y_title: str = "F1 improvement",
+            targets: list[str] | None = None) -> alt.LayerChart:
+    """Similarity against improvement: one colour and shape per target, source names on the points, a
+    least-squares line per target, and the pooled line (dashed) when several targets are shown.
+
+    ``targets`` fixes the colour of each target across charts and views (all targets, in order).
+    """
     data = points[["source", "target", "value", "improvement"]].dropna()
+    domain = targets or sorted(data["target"].unique())
+    colours = [TARGET_COLOURS[i % len(TARGET_COLOURS)] for i in range(len(domain))]
+    shapes = [TARGET_SHAPES[(i // len(TARGET_COLOURS)) % len(TARGET_SHAPES)] for i in range(len(domain))]
+    colour = alt.Color("target:N", scale=alt.Scale(domain=domain, range=colours),
+                       legend=alt.Legend(orient="right", title="target"))
+    shape = alt.Shape("target:N", scale=alt.Scale(domain=domain, range=shapes), legend=None)
     x = alt.X("value:Q", title=f"{label(measure)} ({DIRECTION_NOTE.get(get_measure(measure).direction, '')})"
               if measure in all_measures() else measure, scale=alt.Scale(zero=False))
     y = alt.Y("improvement:Q", title=y_title, scale=alt.Scale(zero=False))
-    dots = alt.Chart(data).mark_circle(size=90, opacity=0.8).encode(
-        x=x, y=y, color=alt.Color("target:N", legend=alt.Legend(orient="right", title="target")),
+    base = alt.Chart(data).encode(x=x, y=y)
+    dots = base.mark_point(size=80, filled=True, opacity=0.85).encode(
+        color=colour, shape=shape,
         tooltip=["target", "source", alt.Tooltip("value:Q", format=".4g"), alt.Tooltip("improvement:Q", format=".3g")])
-    # The least-squares line is computed here: vega's regression transform does not render in Streamlit's
+    names = base.mark_text(align="left", dx=6, dy=-4, fontSize=9, color="#444").encode(text="source:N")
+    # The least-squares lines are computed here: vega's regression transform does not render in Streamlit's
     # sandboxed chart component (checked in Chromium).
-    xs, ys = data["value"].to_numpy(float), data["improvement"].to_numpy(float)
-    if len(data) >= 2 and np.ptp(xs) > 0:
-        slope, intercept = np.polyfit(xs, ys, 1)
-        ends = np.array([xs.min(), xs.max()])
-        fit = pd.DataFrame({"value": ends, "improvement": slope * ends + intercept})
-    else:
-        fit = pd.DataFrame({"value": [], "improvement": []})
-    line = alt.Chart(fit).mark_line(color="#c53030", strokeWidth=2).encode(x="value:Q", y="improvement:Q")
-    return (dots + line).properties(title=label(measure), height=280)
+    lines = alt.Chart(fitted_lines(data)).mark_line(strokeWidth=1.5, opacity=0.8).encode(
+        x="value:Q", y="improvement:Q", color=alt.Color("target:N", scale=alt.Scale(domain=domain, range=colours),
+                                                         legend=None), detail="target:N")
+    layers = [dots, names, lines]
+    if data["target"].nunique() > 1:
+        pooled = alt.Chart(fitted_lines(data, by=None)).mark_line(color="#222", strokeDash=[5, 4], strokeWidth=2)
+        layers.append(pooled.encode(x="value:Q", y="improvement:Q"))
+    return alt.layer(*layers).resolve_scale(color="shared").properties(title=label(measure), height=300)

@@ -2,26 +2,28 @@
 
 Every page starts with ``setup_page(title, icon)`` and then reads ``get_state()``. The signatures of
 ``setup_page``, ``get_state``, ``get_store`` and ``get_workbench`` are stable (other pages call them).
+Imports go one way: pages -> common -> loading/compute/jobs -> state/resources.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import threading
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from simcore.corpus import Corpus
 from simcore.errors import SimcoreError
-from simcore.matrix import Workbench
-from simcore.measures import MeasureOptions
-from simcore.store import ArtefactStore, default_root
-from simcore.tokenize import TokenizerOptions
+
+from . import jobs
+from .loading import load_sample
+from .resources import get_store, get_workbench, workbench_lock
+from .state import AppState, Job, LoadedCorpus, NamedMatrix
+
+__all__ = ["AppState", "Job", "LoadedCorpus", "NamedMatrix", "get_state", "get_store", "get_workbench",
+           "workbench_lock", "setup_page", "pick_matrix", "keep_choices", "save_choices", "changed", "md"]
 
 STATE_KEY = "simcore_state"
 
@@ -33,55 +35,21 @@ PREDICTIVENESS = "pages/3_Predictiveness.py"
 AGREEMENT = "pages/4_Agreement.py"
 RANKING = "pages/5_Ranking_and_export.py"
 OPEN_RESULTS = "pages/6_Open_results.py"
+SELECTION = "pages/7_Sentence_selection.py"
+COMPARE = "pages/8_Compare_results.py"
 
-
-@dataclass
-class LoadedCorpus:
-    """A corpus the user added, and where it came from (shown on the pages)."""
-
-    corpus: Corpus
-    origin: str  # "sample", "upload: <name>", "server path: <path>"
-
-
-@dataclass
-class Job:
-    """A matrix computation asked for in the Similarity form; resumed on every rerun until done."""
-
-    sources: list[str]
-    targets: list[str]
-    measures: list[str]
-    options: dict[str, Any]
-    tokenizer: dict[str, Any]
-    samples: int = 1
-    sample_tokens: int | None = None
-
-
-@dataclass
-class AppState:
-    """Everything one browser session has loaded or computed."""
-
-    sources: dict[str, LoadedCorpus] = field(default_factory=dict)
-    targets: dict[str, LoadedCorpus] = field(default_factory=dict)
-    # The similarity matrix in simcore's long form (source, target, measure, value, direction, ...).
-    matrix: pd.DataFrame | None = None
-    matrix_label: str = ""
-    matrix_options: dict[str, Any] = field(default_factory=dict)
-    # Rows finished by the running or last computation, keyed by (source, target, measure).
-    cells: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
-    job: Job | None = None
-    job_error: str | None = None
-    # NER results: the raw table as loaded or edited, and which columns hold what.
-    results: pd.DataFrame | None = None
-    results_label: str = ""
-    results_columns: dict[str, str | None] = field(default_factory=dict)
-    # Anything a page wants to keep (other pages may use their own keys).
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def clear_matrix(self) -> None:
-        self.matrix, self.matrix_label, self.matrix_options = None, "", {}
-        self.cells, self.job, self.job_error = {}, None, None
-        for key in ("matrix_job", "matrix_raw", "drill", "report_parts"):
-            self.extra.pop(key, None)
+# The sidebar's navigation (Streamlit's own is off in .streamlit/config.toml: it would call the home page "app").
+NAVIGATION = [
+    (HOME, "Home", ":material/home:"),
+    (CORPORA, "Corpora", ":material/library_books:"),
+    (SIMILARITY, "Similarity", ":material/grid_on:"),
+    (PREDICTIVENESS, "Predictiveness", ":material/insights:"),
+    (AGREEMENT, "Agreement", ":material/handshake:"),
+    (RANKING, "Ranking and export", ":material/trophy:"),
+    (OPEN_RESULTS, "Open results", ":material/folder_open:"),
+    (SELECTION, "Sentence selection", ":material/filter_alt:"),
+    (COMPARE, "Compare results", ":material/compare_arrows:"),
+]
 
 
 def get_state() -> AppState:
@@ -91,54 +59,12 @@ def get_state() -> AppState:
         state = AppState()
         st.session_state[STATE_KEY] = state
         if os.environ.get("SIMCORE_DEMO") == "1":  # scripts/demo.sh: every new session starts on the sample
-            from .loading import load_sample
-
             try:
                 load_sample(state)
+                state.extra["sample_loaded"] = True
             except SimcoreError as exc:
                 st.error(str(exc))
     return state
-
-
-@st.cache_resource(show_spinner=False)
-def _store(root: str) -> ArtefactStore:
-    return ArtefactStore(root)
-
-
-def get_store() -> ArtefactStore:
-    """The artefact store under $SIMCORE_CACHE (or ~/.cache/simcore), shared by all sessions and the CLI."""
-    return _store(str(default_root()))
-
-
-class _Bench:
-    """A workbench and the lock that serialises computations on it (Workbench is not thread-safe)."""
-
-    def __init__(self, workbench: Workbench) -> None:
-        self.workbench = workbench
-        self.lock = threading.Lock()
-
-
-@st.cache_resource(show_spinner=False, max_entries=8)
-def _bench(root: str, options_json: str, tokenizer_json: str) -> _Bench:
-    options = MeasureOptions.from_dict(json.loads(options_json))
-    tokenizer = TokenizerOptions(**json.loads(tokenizer_json))
-    return _Bench(Workbench(_store(root), tokenizer=tokenizer, options=options))
-
-
-def _bench_for(options: MeasureOptions | None, tokenizer: TokenizerOptions | None) -> _Bench:
-    options = options or MeasureOptions()
-    tokenizer = tokenizer or TokenizerOptions()
-    return _bench(str(default_root()), json.dumps(options.subset(tuple(options.__dataclass_fields__)), sort_keys=True),
-                  json.dumps(tokenizer.as_dict(), sort_keys=True))
-
-
-def get_workbench(options: MeasureOptions | None = None, tokenizer: TokenizerOptions | None = None) -> Workbench:
-    """The shared workbench for these options (its prepared corpora stay in memory between reruns)."""
-    return _bench_for(options, tokenizer).workbench
-
-
-def workbench_lock(options: MeasureOptions | None = None, tokenizer: TokenizerOptions | None = None) -> threading.Lock:
-    return _bench_for(options, tokenizer).lock
 
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
@@ -151,6 +77,10 @@ def md(text: object) -> str:
 
 def matrix_links() -> None:
     """Links to the two places a similarity matrix comes from (for pages that need one)."""
+    task = jobs.running(get_state(), "matrix")
+    if task is not None:
+        st.caption(f"A similarity matrix is being computed ({task.fraction:.0%}, progress in the sidebar); "
+                   "this page shows it when it is done.")
     st.page_link(SIMILARITY, label="Similarity: compute the matrix", icon=":material/grid_on:")
     st.page_link(OPEN_RESULTS, label="Open results: load a matrix file", icon=":material/folder_open:")
 
@@ -166,28 +96,111 @@ def show_error(exc: BaseException) -> None:
     st.error(str(exc) if isinstance(exc, SimcoreError) else f"Something went wrong: {exc}")
 
 
+def changed(state: AppState, kind: str = "", text: str = "") -> None:
+    """After an action changed the state: keep its message and rerun, so the sidebar and page show the new state."""
+    if text:
+        state.say(kind or "success", text)
+    st.rerun()
+
+
+# ---- choices kept across pages ------------------------------------------------------------------------
+# Streamlit forgets a widget's value when its page is left; the pages keep their forms' choices here.
+
+def keep_choices(state: AppState, form: str, defaults: dict[str, Any],
+                 allowed: dict[str, Iterable[Any]] | None = None) -> None:
+    """Before the widgets: put the form's kept (or default) values into the widgets' keys."""
+    kept = state.extra.setdefault("forms", {}).get(form, {})
+    for key, default in defaults.items():
+        if key in st.session_state:
+            continue
+        value = kept.get(key, default)
+        if allowed and key in allowed:
+            options = list(allowed[key])
+            value = [v for v in value if v in options] if isinstance(value, list) else (
+                value if value in options else default)
+        st.session_state[key] = value
+
+
+def save_choices(state: AppState, form: str, keys: Iterable[str]) -> None:
+    """After a submit: remember the values the widgets hold."""
+    state.extra.setdefault("forms", {})[form] = {k: st.session_state[k] for k in keys if k in st.session_state}
+
+
+# ---- named matrices -----------------------------------------------------------------------------------
+
+def pick_matrix(state: AppState, page: str) -> NamedMatrix | None:
+    """The matrix this page shows: the user's pick among the kept ones (the newest until they pick)."""
+    if not state.matrices:
+        return None
+    names = list(state.matrices)
+    remembered = state.shown.get(page)
+    default = remembered if remembered in names else (state.active if state.active in names else names[-1])
+    if len(names) == 1:
+        name = names[0]
+    else:
+        key = f"shown_{page}_{state.matrices_version}"
+        if st.session_state.get(key) not in names:
+            st.session_state[key] = default
+        name = st.selectbox("Similarity matrix shown", names, key=key,
+                            help="Every matrix computed, opened or loaded in this session is kept under a name; "
+                                 "rename or remove them on the Open results page.")
+    state.shown[page] = name
+    state.active = name
+    return state.matrices[name]
+
+
+# ---- sidebar ------------------------------------------------------------------------------------------
+
+def _job_line(job: jobs.BackgroundJob) -> str:
+    return f"{job.title}: {job.message} ({job.fraction:.0%}, {job.elapsed():.0f} s)"
+
+
+def _jobs_panel() -> None:
+    """Progress of the session's running jobs, refreshed every second from any page; Cancel buttons."""
+    state = get_state()
+    active = [j for j in state.jobs.values() if j.running]
+    ended = [j for j in state.jobs.values() if not j.running and not j.collected]
+    if ended:
+        st.rerun()  # the whole page: the job's result is filed and shown
+    for job in active:
+        st.progress(job.fraction, text=md(_job_line(job)))
+        st.button("Cancel", key=f"cancel_{job.kind}", on_click=job.cancel, disabled=job.cancel_requested,
+                  help="Stops at the next step; values already computed stay in the cache")
+
+
+def _loaded_now(state: AppState) -> None:
+    st.markdown("**Loaded now**")
+    if not (state.sources or state.targets or state.matrices or state.results is not None):
+        st.caption("Nothing yet. Load the bundled sample on the home page or add corpora on the Corpora page.")
+        return
+    lines = [
+        f"Sources: {len(state.sources)}" + (f" ({md(', '.join(sorted(state.sources)))})" if state.sources else ""),
+        f"Targets: {len(state.targets)}" + (f" ({md(', '.join(sorted(state.targets)))})" if state.targets else ""),
+    ]
+    if state.matrices:
+        lines.append(f"Similarity matrices: {len(state.matrices)} (shown: {md(state.matrix_label)})")
+    if state.results is not None:
+        lines.append(f"NER results: {md(state.results_label)}")
+    st.caption("\n\n".join(lines))
+
+
 def _sidebar(state: AppState) -> None:
     with st.sidebar:
-        st.markdown("**Loaded now**")
-        if not (state.sources or state.targets or state.matrix is not None or state.results is not None):
-            st.caption("Nothing yet. Load the bundled sample on the home page or add corpora on the Corpora page.")
-            st.page_link(HOME, label="Load the sample", icon=":material/home:")
-            return
-        lines = [
-            f"Sources: {len(state.sources)}" + (f" ({md(', '.join(sorted(state.sources)))})" if state.sources else ""),
-            f"Targets: {len(state.targets)}" + (f" ({md(', '.join(sorted(state.targets)))})" if state.targets else ""),
-        ]
-        if state.matrix is not None:
-            lines.append(f"Similarity matrix: {md(state.matrix_label)} ({len(state.matrix)} values)")
-        elif state.job is not None:
-            lines.append(f"Similarity matrix: computing ({len(state.cells)} values so far)")
-        if state.results is not None:
-            lines.append(f"NER results: {md(state.results_label)}")
-        st.caption("\n\n".join(lines))
+        for page, text, icon in NAVIGATION:
+            st.page_link(page, label=text, icon=icon)
+        st.divider()
+        running = any(j.running for j in state.jobs.values())
+        st.fragment(_jobs_panel, run_every=1.0 if running else None)()
+        _loaded_now(state)
 
 
 def setup_page(title: str, icon: str = "") -> None:
-    """Page configuration, title and the shared sidebar; call first on every page."""
+    """Page configuration, finished jobs filed, the shared sidebar, title and pending messages; call first."""
     st.set_page_config(page_title=f"{title} · simcore", page_icon=icon or None, layout="wide")
-    _sidebar(get_state())
+    state = get_state()
+    jobs.collect(state)
+    _sidebar(state)
     st.title(title)
+    messages, state.flash = state.flash, []
+    for kind, text in messages:
+        getattr(st, kind if kind in ("success", "info", "warning", "error") else "info")(text)

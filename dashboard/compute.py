@@ -1,8 +1,8 @@
-"""Running the similarity matrix from the Similarity page so that no finished work is lost.
+"""The similarity matrix as a session job: it goes on while the user browses other pages.
 
-The form only records a :class:`Job`. Every run of the page then (re)starts the pending job:
-finished cells are in simcore's disk store and in ``state.cells``, so a rerun caused by a click
-elsewhere resumes where the last run stopped instead of starting over.
+``start_matrix`` checks the choices and starts a :mod:`dashboard.jobs` worker; each finished
+(source, target, measure) cell is in simcore's disk store and on the job, so nothing finished is lost
+when the job is cancelled. When it ends the matrix is kept under a new name (nothing is replaced).
 """
 
 from __future__ import annotations
@@ -11,21 +11,30 @@ import json
 from typing import Any
 
 import pandas as pd
-import streamlit as st
 
 from simcore.errors import SimcoreError
 from simcore.matrix import COLUMNS
-from simcore.measures import MeasureOptions, get_measure
+from simcore.measures import MeasureOptions, all_measures, get_measure
 from simcore.tokenize import TokenizerOptions
 
-from .common import AppState, Job, get_workbench, workbench_lock
+from . import jobs
+from .resources import get_bench
+from .state import AppState, Job, NamedMatrix
+
+KIND = "matrix"
 
 
 def job_options(job: Job) -> tuple[MeasureOptions, TokenizerOptions]:
     return MeasureOptions.from_dict(job.options), TokenizerOptions(**job.tokenizer)
 
 
-def start_job(state: AppState, job: Job) -> None:
+def _run_name(state: AppState, job: Job) -> str:
+    runs = sum(1 for m in state.matrices.values() if m.job is not None) + 1
+    return f"run {runs}: {len(job.sources)} sources × {len(job.targets)} targets"
+
+
+def start_matrix(state: AppState, job: Job) -> jobs.BackgroundJob:
+    """Start computing the matrix for these choices in the background (SimcoreError when they do not make sense)."""
     missing = [n for n in job.sources if n not in state.sources] + [n for n in job.targets if n not in state.targets]
     if missing:
         raise SimcoreError(f"not loaded any more: {', '.join(missing)}")
@@ -33,60 +42,38 @@ def start_job(state: AppState, job: Job) -> None:
         raise SimcoreError("choose at least one source and one target")
     if not job.measures:
         raise SimcoreError("choose at least one measure")
-    state.clear_matrix()
-    state.job = job
-
-
-def run_pending(state: AppState) -> bool:
-    """Continue the pending job with a progress display; True when it finished in this run."""
-    job = state.job
-    if job is None:
-        return False
-    try:
-        sources = [state.sources[n].corpus for n in job.sources]
-        targets = [state.targets[n].corpus for n in job.targets]
-    except KeyError as exc:
-        state.job, state.job_error = None, f"{exc.args[0]} was removed before the computation finished"
-        return False
+    sources = [state.sources[n].corpus for n in job.sources]
+    targets = [state.targets[n].corpus for n in job.targets]
     options, tokenizer = job_options(job)
-    workbench = get_workbench(options, tokenizer)
-    total = len(job.sources) * len(job.targets) * len(job.measures)
-    with st.status(f"Computing {total} values ({len(state.cells)} done)…", expanded=True) as status:
-        bar = st.progress(0.0, text="starting")
+    bench = get_bench(options, tokenizer)  # in the page's thread: cache_resource needs the script context
 
-        def progress(message: str, fraction: float) -> None:
-            bar.progress(max(0.0, min(1.0, fraction)), text=message)
-
-        def on_row(row: dict[str, Any]) -> None:
-            state.cells[(row["source"], row["target"], row["measure"])] = row
-
-        lock = workbench_lock(options, tokenizer)
-        if not lock.acquire(blocking=False):
-            bar.progress(0.0, text="waiting for another computation on this server to finish")
-            lock.acquire()
+    def work(task: jobs.BackgroundJob) -> pd.DataFrame:
+        while not bench.lock.acquire(timeout=0.5):
+            task.progress("waiting for another computation on this server to finish", 0.0)
         try:
-            table = workbench.matrix(sources, targets, job.measures, samples=job.samples,
-                                     sample_tokens=job.sample_tokens, progress=progress, on_row=on_row)
-        except SimcoreError as exc:
-            state.job, state.job_error = None, str(exc)
-            status.update(label="The computation stopped", state="error")
-            return False
+            return bench.workbench.matrix(sources, targets, job.measures, samples=job.samples,
+                                          sample_tokens=job.sample_tokens, progress=task.progress,
+                                          on_row=lambda row: (task.check(), task.partial.append(row)))
         finally:
-            lock.release()
-        status.update(label=f"Computed {len(table)} values", state="complete", expanded=False)
-    state.matrix = table
-    state.matrix_label = f"computed: {len(job.sources)} sources × {len(job.targets)} targets"
-    state.matrix_options = {"measures": job.measures, "samples": job.samples,
-                            "sample_tokens": int(table["sample_tokens"].iloc[0]) if len(table) else job.sample_tokens,
-                            **json.loads(json.dumps(options.subset(tuple(options.__dataclass_fields__)))),
-                            **tokenizer.as_dict()}
-    state.extra["matrix_job"] = job
-    state.job = None
-    return True
+            bench.lock.release()
+
+    total = len(job.sources) * len(job.targets) * len(job.measures)
+    return jobs.start(state, KIND, f"Similarity matrix ({total} values)", work, _finished, params=job)
 
 
-def partial_matrix(state: AppState) -> pd.DataFrame:
-    return pd.DataFrame(list(state.cells.values()), columns=COLUMNS)
+def _finished(state: AppState, task: jobs.BackgroundJob) -> None:
+    job: Job = task.params
+    table: pd.DataFrame = task.result
+    options, tokenizer = job_options(job)
+    settings = {"measures": job.measures, "samples": job.samples,
+                "sample_tokens": int(table["sample_tokens"].iloc[0]) if len(table) else job.sample_tokens,
+                **json.loads(json.dumps(options.subset(tuple(options.__dataclass_fields__)))), **tokenizer.as_dict()}
+    name = state.add_matrix(NamedMatrix(_run_name(state, job), table, "computed here", settings, job=job))
+    state.say("success", f"Computed {len(table)} similarity values: kept as “{name}”.")
+
+
+def partial_matrix(task: jobs.BackgroundJob) -> pd.DataFrame:
+    return pd.DataFrame(list(task.partial), columns=COLUMNS)
 
 
 def failures(long: pd.DataFrame) -> pd.DataFrame:
@@ -95,3 +82,12 @@ def failures(long: pd.DataFrame) -> pd.DataFrame:
     bad = long[long["error"].notna() & (long["error"].astype(str).str.len() > 0)]
     return bad.assign(measure=bad["measure"].map(lambda m: get_measure(m).label))[
         ["measure", "source", "target", "error"]].drop_duplicates(["measure", "source", "error"])
+
+
+def describe(matrix: NamedMatrix) -> dict[str, Any]:
+    """One row for the list of kept matrices."""
+    long = matrix.long
+    return {"name": matrix.name, "from": matrix.origin, "sources": long["source"].nunique(),
+            "targets": long["target"].nunique(),
+            "measures": ", ".join(get_measure(m).label if m in all_measures() else m for m in dict.fromkeys(long["measure"]))}
+

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import altair as alt
+import pandas as pd
 import streamlit as st
 
 from simcore.corpus import Corpus
 from simcore.stats import CorpusStats, corpus_statistics, preview
 
-from .common import get_store
+from .resources import get_store
 
 
 @st.cache_data(show_spinner="Counting…", max_entries=200)
@@ -35,3 +37,22 @@ def _preview(path: str, name: str, fmt: str | None, text_field: str, encoding: s
 
 def corpus_preview(corpus: Corpus) -> list[str]:
     return _preview(*_key(corpus))
+
+
+def length_chart(stats: CorpusStats) -> alt.Chart | None:
+    """Bars from each bin's first to its last length (a wider last bin, the long tail, drawn one bin wide)."""
+    edges, counts = stats.length_edges, stats.length_counts
+    if not counts:
+        return None
+    width = edges[1] - edges[0]
+    rows = []
+    for i, n in enumerate(counts):
+        start, stop = edges[i], edges[i + 1]
+        tail = i == len(counts) - 1 and stop - start > width
+        rows.append({"from": start, "to": start + width if tail else stop, "sentences": n,
+                     "lengths": f"{start} or more" if tail else (f"{start}" if stop - start == 1 else f"{start}–{stop - 1}")})
+    data = pd.DataFrame(rows)
+    return alt.Chart(data).mark_bar().encode(
+        x=alt.X("from:Q", title="sentence length (tokens)", bin="binned",
+                scale=alt.Scale(domain=[edges[0], int(data["to"].max())])),
+        x2="to:Q", y=alt.Y("sentences:Q"), tooltip=["lengths", "sentences"]).properties(height=180)

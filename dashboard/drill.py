@@ -9,8 +9,9 @@ import pandas as pd
 from simcore.errors import SimcoreError
 from simcore.measures import jsd, ppl, tvc, wvv
 
-from .common import AppState, Job, get_workbench, workbench_lock
 from .compute import job_options
+from .resources import get_workbench, workbench_lock
+from .state import AppState, Job
 
 VIEWS = {
     "tvc": "Frequent target words the source lacks",

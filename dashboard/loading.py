@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pandas as pd
 
 from simcore.analysis import to_long
-from simcore.corpus import Corpus, display_name, save_upload
+from simcore.corpus import Corpus, display_name, format_of, save_upload
 from simcore.errors import SimcoreError
 from simcore.matrix import corpora_in
 
-from .common import AppState, LoadedCorpus, get_store, get_workbench
 from .paths import SAMPLE_DATA, TABLE3, resolve_server_path
+from .resources import get_store, get_workbench
+from .state import AppState, LoadedCorpus, NamedMatrix, unique_name
 
 ROLES = ("source", "target")
 # A compressed upload may not expand past this (decompression bombs); big corpora belong on the server's disk.
@@ -29,13 +31,9 @@ def _bucket(state: AppState, role: str) -> dict[str, LoadedCorpus]:
     return state.sources if role == "source" else state.targets
 
 
-def _unique(name: str, taken: dict[str, LoadedCorpus]) -> str:
-    if name not in taken:
-        return name
-    i = 2
-    while f"{name} ({i})" in taken:
-        i += 1
-    return f"{name} ({i})"
+def readable(path: Path) -> bool:
+    """A file whose name says it is a corpus format simcore reads (README.md, images, … are not)."""
+    return path.is_file() and format_of(path.name) is not None
 
 
 def _check(corpus: Corpus) -> None:
@@ -46,7 +44,7 @@ def _check(corpus: Corpus) -> None:
 def add_corpus(state: AppState, role: str, corpus: Corpus, origin: str, replace: bool = False) -> str:
     bucket = _bucket(state, role)
     _check(corpus)
-    name = corpus.name if replace else _unique(corpus.name, bucket)
+    name = corpus.name if replace else unique_name(corpus.name, bucket)
     if name != corpus.name:
         corpus = Corpus.from_path(corpus.path, name=name, fmt=corpus.fmt, text_field=corpus.text_field,
                                   encoding=corpus.encoding, max_decompressed_bytes=corpus.max_decompressed_bytes)
@@ -65,14 +63,63 @@ def add_upload(state: AppState, role: str, filename: str, data: bytes, fmt: str 
     return add_corpus(state, role, corpus, f"upload: {display_name(filename)}")
 
 
-def add_server_path(state: AppState, role: str, text: str, fmt: str | None = None, text_field: str = "text") -> str:
+def add_server_path(state: AppState, role: str, text: str, fmt: str | None = None, text_field: str = "text",
+                    per_file: bool = False) -> list[str]:
+    """A server file, or a directory as one corpus (its readable files together) or one corpus per file.
+
+    Returns the names added; a file that cannot be read costs only itself (its message is raised after
+    the others were added, as one SimcoreError listing the failures).
+    """
     path = resolve_server_path(text)
-    corpus = Corpus.from_path(path, fmt=fmt, text_field=text_field or "text")
-    return add_corpus(state, role, corpus, f"server path: {path}")
+    if path.is_file():
+        return [add_corpus(state, role, Corpus.from_path(path, fmt=fmt, text_field=text_field or "text"),
+                           f"server path: {path}")]
+    files = sorted(p for p in path.rglob("*") if readable(p) and not any(
+        part.startswith(".") for part in p.relative_to(path).parts))
+    if not files:
+        raise SimcoreError(f"{path} holds no corpus files (plain text, JSONL, CSV or CoNLL)")
+    if not per_file:
+        corpus = Corpus(name=path.name, path=path, fmt=fmt,
+                        text_field=text_field or "text", files=tuple(files))
+        return [add_corpus(state, role, corpus, f"server path: {path}")]
+    added, failed = [], []
+    for f in files:
+        try:
+            added.append(add_corpus(state, role, Corpus.from_path(f, fmt=fmt, text_field=text_field or "text"),
+                                    f"server path: {f}"))
+        except SimcoreError as exc:
+            failed.append(str(exc))
+    if failed and not added:
+        raise SimcoreError("; ".join(failed))
+    if failed:
+        state.say("warning", "Not added: " + "; ".join(failed))
+    return added
 
 
 def remove(state: AppState, role: str, name: str) -> None:
     _bucket(state, role).pop(name, None)
+
+
+def rename(state: AppState, role: str, old: str, new: str) -> str:
+    """Give a loaded corpus another name (kept matrices keep the names they were computed with)."""
+    bucket = _bucket(state, role)
+    new = " ".join(new.split())
+    if not new:
+        raise SimcoreError("a corpus name cannot be empty")
+    if old not in bucket:
+        raise SimcoreError(f"{old} is not loaded any more")
+    if new == old:
+        return old
+    if new in bucket:
+        raise SimcoreError(f"there is already a {role} called {new}")
+    loaded = bucket[old]
+    c = loaded.corpus
+    corpus = Corpus(name=new, path=c.path, fmt=c.fmt, text_field=c.text_field, encoding=c.encoding,
+                    max_bytes=c.max_bytes, max_decompressed_bytes=c.max_decompressed_bytes, files=c.files)
+    items = [(new, LoadedCorpus(corpus, loaded.origin)) if k == old else (k, v) for k, v in bucket.items()]
+    bucket.clear()
+    bucket.update(items)
+    return new
 
 
 def load_sample(state: AppState) -> None:
@@ -116,20 +163,43 @@ def set_results(state: AppState, table: pd.DataFrame, label: str) -> None:
     state.extra["results_version"] = state.extra.get("results_version", 0) + 1
 
 
-def set_matrix(state: AppState, table: pd.DataFrame, label: str) -> None:
+def add_matrix_table(state: AppState, table: pd.DataFrame, label: str, origin: str) -> str:
+    """Keep a matrix read from a table under ``label`` (made unique); returns the name it got."""
     long = to_long(table)
     if long.empty:
         raise SimcoreError(f"{label}: the table has no rows")
-    state.clear_matrix()
-    state.matrix = long
-    state.matrix_label = label
-    state.extra["matrix_raw"] = table
+    options = {}
     if "options" in long and long["options"].notna().any():
-        state.matrix_options = {"options (first row)": str(long["options"].dropna().iloc[0])}
+        options = {"options (first row)": str(long["options"].dropna().iloc[0])}
+    return state.add_matrix(NamedMatrix(label, long, origin, options, raw=table))
+
+
+TABLE3_NAME = "Table 3 of Dai et al. (2019)"
 
 
 def load_table3(state: AppState) -> None:
-    """Table 3 of Dai et al. (2019): its similarity values as the matrix and its F1 as the results."""
+    """Table 3 of Dai et al. (2019) as a kept matrix (shown now); its F1 as the NER results when none are loaded."""
     table = pd.read_csv(TABLE3)
-    set_matrix(state, table, "Table 3 of Dai et al. (2019)")
-    set_results(state, table, "Table 3 of Dai et al. (2019)")
+    if TABLE3_NAME in state.matrices:
+        state.active = TABLE3_NAME
+        state.shown.clear()
+        state.matrices_version += 1
+    else:
+        add_matrix_table(state, table, TABLE3_NAME, "published values")
+    if state.results is None:
+        set_results(state, table, TABLE3_NAME)
+        state.say("success", f"Opened {TABLE3_NAME}: its similarity values and its F1 scores.")
+    elif state.results_label != TABLE3_NAME:
+        state.say("info", f"Opened {TABLE3_NAME}'s similarity values. Your NER results "
+                          f"({state.results_label}) were kept; use Table 3's F1 with the button below.")
+
+
+def use_table3_results(state: AppState) -> None:
+    set_results(state, pd.read_csv(TABLE3), TABLE3_NAME)
+
+
+def corpus_choices(roots: list[Path] | None = None) -> list[str]:
+    """Server paths offered as corpora: directories and files in a readable format (no README.md, no images)."""
+    from .paths import browse
+
+    return [p for p in browse(roots) if Path(p).is_dir() or format_of(Path(p).name) is not None]

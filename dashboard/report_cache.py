@@ -16,6 +16,7 @@ from simcore.recommendation import Recommendation, recommend
 from simcore.report import build_report
 
 from .common import AppState
+from .name_map import apply_mapping
 from .tables import normalised_results
 
 
@@ -42,7 +43,8 @@ def _fingerprint(*frames: pd.DataFrame | None, extra: object = None) -> str:
 def report_parts(state: AppState, measures: list[str], pretraining: str = "lm") -> ReportParts:
     """Kept in the session per content fingerprint: a rerun never rebuilds the report."""
     key = _fingerprint(state.matrix, state.results,
-                       extra=[measures, pretraining, state.results_columns, state.matrix_options, state.matrix_label])
+                       extra=[measures, pretraining, state.results_columns, state.matrix_options, state.matrix_label,
+                              state.extra.get("name_map")])
     cache = state.extra.setdefault("report_parts", {})
     if key not in cache:
         cache.clear()
@@ -71,7 +73,8 @@ def _build(state: AppState, measures: list[str], pretraining: str) -> ReportPart
             parts.notes.append(f"The report has no agreement section: {exc}")
     if state.results is not None:
         try:
-            results = normalised_results(state.results, state.results_columns)
+            results = normalised_results(apply_mapping(state.results, state.extra.get("name_map", {})),
+                                         state.results_columns)
             corr = correlate(long, results, measures, per_target=False)
             regrets = regret(long, results, measures)
             joined = join(long[long["measure"].isin(measures)], results)

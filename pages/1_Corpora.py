@@ -1,13 +1,12 @@
 """Corpora: add sources and targets (upload or server path), preview, statistics, remove."""
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
 from dashboard import common as c
-from dashboard.corpus_view import corpus_preview, corpus_stats
-from dashboard.loading import FORMAT_CHOICES, UPLOAD_TYPES, add_server_path, add_upload, remove
-from dashboard.paths import browse, data_roots
+from dashboard.corpus_view import corpus_preview, corpus_stats, length_chart
+from dashboard.loading import FORMAT_CHOICES, UPLOAD_TYPES, add_server_path, add_upload, corpus_choices, remove, rename
+from dashboard.paths import data_roots
 from simcore.errors import SimcoreError
 
 c.setup_page("Corpora", ":material/library_books:")
@@ -31,16 +30,18 @@ with add_tab:
         files = st.file_uploader(f"Corpus files (up to {st.get_option('server.maxUploadSize')} MB each)",
                                  type=UPLOAD_TYPES, accept_multiple_files=True, key="upload_files")
         role, fmt, field = corpus_options("upload", ["target", "source"])
-        submitted = st.form_submit_button("Add uploaded files", type="primary")
+        submitted = st.form_submit_button("Add uploaded files", type="primary", key="add_uploads")
     if submitted:
         if not files:
             st.warning("Choose one or more files first.")
         for f in files or []:
             try:
                 name = add_upload(state, role, f.name, f.getvalue(), fmt, field)
-                st.success(f"Added {c.md(name)} as a {role}.")
+                state.say("success", f"Added {c.md(name)} as a {role}. Rename it below if the file name says little.")
             except SimcoreError as exc:
-                st.error(str(exc))
+                state.say("error", str(exc))
+        if files:
+            c.changed(state)
 
 with path_tab:
     roots = data_roots()
@@ -49,14 +50,18 @@ with path_tab:
     else:
         st.caption("Only inside: " + ", ".join(f"`{r}`" for r in roots))
         with st.form("path_form"):
-            picked = st.selectbox("Pick a file or directory", [""] + browse(roots), key="path_pick")
+            picked = st.selectbox("Pick a corpus file or a directory", [""] + corpus_choices(roots), key="path_pick",
+                                  help="Only files in a format simcore reads (plain text, JSONL, CSV, CoNLL, "
+                                       "also compressed) and directories are listed")
             typed = st.text_input("…or type a path inside a data directory", key="path_text")
             prole, pfmt, pfield = corpus_options("path", ["source", "target"])
-            go = st.form_submit_button("Add from the server", type="primary")
+            split = st.radio("A directory becomes", ["one corpus (its files together)", "one corpus per file"],
+                             key="path_split", horizontal=True)
+            go = st.form_submit_button("Add from the server", type="primary", key="add_path")
         if go:
             try:
-                name = add_server_path(state, prole, typed or picked, pfmt, pfield)
-                st.success(f"Added {c.md(name)} as a {prole}.")
+                names = add_server_path(state, prole, typed or picked, pfmt, pfield, per_file=split.endswith("file"))
+                c.changed(state, "success", f"Added {c.md(', '.join(names))} as {prole}{'s' if len(names) > 1 else ''}.")
             except SimcoreError as exc:
                 st.error(str(exc))
 
@@ -92,17 +97,22 @@ for role, bucket in (("target", state.targets), ("source", state.sources)):
                     st.error(str(exc))
             s = stats.get(name)
             with right:
-                if s is not None and s.length_counts:
-                    hist = pd.DataFrame({"length": s.length_edges[:-1], "sentences": s.length_counts})
-                    st.altair_chart(alt.Chart(hist).mark_bar().encode(
-                        x=alt.X("length:Q", title="sentence length (tokens)", bin="binned"),
-                        y=alt.Y("sentences:Q")).properties(height=180), width="stretch")
+                chart = length_chart(s) if s is not None else None
+                if chart is not None:
+                    st.altair_chart(chart, width="stretch", key=f"lengths_{role}_{name}")
                 if s is not None and s.entities:
                     st.caption("Entity mentions: " + ", ".join(f"{k} {v}" for k, v in s.entities.items()))
                 if s is not None and s.top_words:
                     st.caption("Most frequent words: " + ", ".join(w for w, _ in s.top_words[:15]))
-            if st.button(f"Remove {name}", key=f"remove_{role}_{name}"):
+            r1, r2, r3 = st.columns([3, 1, 1], vertical_alignment="bottom")
+            new_name = r1.text_input("Name", value=name, key=f"name_{role}_{name}")
+            if r2.button("Rename", key=f"rename_{role}_{name}"):
+                try:
+                    c.changed(state, "success", f"Renamed {c.md(name)} to {c.md(rename(state, role, name, new_name))}.")
+                except SimcoreError as exc:
+                    st.error(str(exc))
+            if r3.button(f"Remove {name}", key=f"remove_{role}_{name}"):
                 remove(state, role, name)
-                st.rerun()
+                c.changed(state, "info", f"Removed {c.md(name)}.")
 
 st.page_link(c.SIMILARITY, label="Next: compute the similarity matrix", icon=":material/grid_on:")

@@ -4,8 +4,9 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import common as c
+from dashboard import jobs
 from dashboard.charts import heatmap, label
-from dashboard.compute import failures, partial_matrix, run_pending, start_job
+from dashboard.compute import KIND, failures, partial_matrix, start_matrix
 from dashboard.drill import VIEWS, drill_down
 from simcore.errors import SimcoreError
 from simcore.matrix import DEFAULT_MEASURES
@@ -13,8 +14,9 @@ from simcore.measures import MeasureOptions, get_measure
 
 c.setup_page("Similarity", ":material/grid_on:")
 state = c.get_state()
+task = jobs.running(state, KIND)
 
-if not (state.sources and state.targets) and state.matrix is None and state.job is None:
+if not (state.sources and state.targets) and not state.matrices and task is None:
     st.info("Load at least one source and one target first: the bundled sample on the home page, or your own "
             "files on the Corpora page. A matrix computed on the command line opens on the Open results page.")
     st.page_link(c.HOME, label="Home: load the sample data", icon=":material/home:")
@@ -22,62 +24,99 @@ if not (state.sources and state.targets) and state.matrix is None and state.job 
     st.page_link(c.OPEN_RESULTS, label="Open results: load a matrix file", icon=":material/folder_open:")
     st.stop()
 
+FORM_KEYS = {"f_sources": None, "f_targets": None, "f_measures": list(DEFAULT_MEASURES), "f_samples": 1,
+             "f_tokens": 0, "f_lower": True, "f_order": MeasureOptions().ppl_order, "f_per_sentence": False,
+             "f_jsd": MeasureOptions().jsd_max_n, "f_wvv": "shared", "f_propn": False, "f_seed": MeasureOptions().seed}
+
+
+@st.fragment(run_every=1.0)
+def running_job() -> None:
+    """Progress of the running computation, with the values finished so far (refreshed every second)."""
+    current = jobs.running(state, KIND)
+    if current is None:
+        st.rerun()
+    st.progress(current.fraction, text=c.md(f"{current.title}: {current.message}"))
+    st.caption(f"{len(current.partial)} values finished. The computation goes on if you open other pages; "
+               "its progress is in the sidebar.")
+    if current.partial:
+        st.dataframe(partial_matrix(current)[["source", "target", "measure", "value"]].tail(12), hide_index=True)
+
+
 if state.sources and state.targets:
-    defaults = MeasureOptions()
+    defaults = dict(FORM_KEYS, f_sources=sorted(state.sources), f_targets=sorted(state.targets))
+    # corpora added since the form was last submitted are chosen too (the kept choice predates them)
+    forms = state.extra.setdefault("forms", {})
+    known = forms.get("similarity_known")
+    if known and "similarity" in forms:
+        for key, bucket in (("f_sources", state.sources), ("f_targets", state.targets)):
+            added = [n for n in sorted(bucket) if n not in known[key]]
+            if added:
+                forms["similarity"][key] = [*forms["similarity"].get(key, []), *added]
+                known[key] = [*known[key], *added]
+                st.session_state.pop(key, None)
+    c.keep_choices(state, "similarity", defaults,
+                   allowed={"f_sources": state.sources, "f_targets": state.targets, "f_measures": DEFAULT_MEASURES})
     with st.form("compute_form"):
         cols = st.columns(2)
-        sources = cols[0].multiselect("Sources", sorted(state.sources), default=sorted(state.sources), key="f_sources")
-        targets = cols[1].multiselect("Targets", sorted(state.targets), default=sorted(state.targets), key="f_targets")
-        measures = st.multiselect("Measures", list(DEFAULT_MEASURES), default=list(DEFAULT_MEASURES),
+        sources = cols[0].multiselect("Sources", sorted(state.sources), key="f_sources")
+        targets = cols[1].multiselect("Targets", sorted(state.targets), key="f_targets")
+        measures = st.multiselect("Measures", list(DEFAULT_MEASURES),
                                   format_func=lambda m: get_measure(m).label, key="f_measures",
                                   help="; ".join(f"{get_measure(m).label}: {get_measure(m).description}"
                                                  for m in DEFAULT_MEASURES))
         with st.expander("Options"):
             o1, o2, o3 = st.columns(3)
-            samples = o1.number_input("Sub-corpora per source", 1, 20, 1, key="f_samples",
+            samples = o1.number_input("Sub-corpora per source", 1, 20, key="f_samples",
                                       help="k random sub-corpora of N tokens each; mean and std are reported")
-            sample_tokens = o1.number_input("Tokens per sub-corpus (0 = the smallest source's size)", 0, 10**10, 0,
+            sample_tokens = o1.number_input("Tokens per sub-corpus (0 = the smallest source's size)", 0, 10**10,
                                             step=1000, key="f_tokens")
-            lowercase = o1.checkbox("Lower-case tokens", True, key="f_lower")
-            ppl_order = o2.slider("PPL: n-gram order", 2, 6, defaults.ppl_order, key="f_order")
-            per_sentence = o2.checkbox("PPL: mean per-sentence perplexity", False, key="f_per_sentence")
-            jsd_n = o2.slider("JSD: n-grams up to", 1, 3, defaults.jsd_max_n, key="f_jsd")
+            lowercase = o1.checkbox("Lower-case tokens", key="f_lower")
+            ppl_order = o2.slider("PPL: n-gram order", 2, 6, key="f_order")
+            per_sentence = o2.checkbox("PPL: mean per-sentence perplexity", key="f_per_sentence")
+            jsd_n = o2.slider("JSD: n-grams up to", 1, 3, key="f_jsd")
             wvv_words = o3.radio("WVV: words compared", ["shared", "all"], key="f_wvv",
                                  format_func=lambda v: "source ∩ target vocabulary" if v == "shared"
                                  else "all source words", horizontal=True)
-            propn = o3.checkbox("TVcC: count proper nouns as content words", False, key="f_propn")
-            seed = o3.number_input("Random seed", 0, 2**31 - 1, defaults.seed, key="f_seed")
-        submitted = st.form_submit_button("Compute", type="primary")
+            propn = o3.checkbox("TVcC: count proper nouns as content words", key="f_propn")
+            seed = o3.number_input("Random seed", 0, 2**31 - 1, key="f_seed")
+        submitted = st.form_submit_button("Compute", type="primary", disabled=task is not None, key="compute",
+                                          help="Adds a new matrix; the ones you have are kept")
     if submitted:
+        c.save_choices(state, "similarity", FORM_KEYS)
+        state.extra["forms"]["similarity_known"] = {"f_sources": list(state.sources), "f_targets": list(state.targets)}
         options = MeasureOptions(ppl_order=int(ppl_order), ppl_per_sentence=per_sentence, jsd_max_n=int(jsd_n),
                                  wvv_words=wvv_words, seed=int(seed),
                                  tvcc_pos=("NOUN", "VERB", "ADJ", "PROPN") if propn else ("NOUN", "VERB", "ADJ"))
         try:
-            start_job(state, c.Job(sources=sources, targets=targets, measures=measures,
-                                   options=options.subset(tuple(options.__dataclass_fields__)),
-                                   tokenizer={"lowercase": lowercase}, samples=int(samples),
-                                   sample_tokens=int(sample_tokens) or None))
+            start_matrix(state, c.Job(sources=sources, targets=targets, measures=measures,
+                                      options=options.subset(tuple(options.__dataclass_fields__)),
+                                      tokenizer={"lowercase": lowercase}, samples=int(samples),
+                                      sample_tokens=int(sample_tokens) or None))
+            c.changed(state)
         except SimcoreError as exc:
             st.error(str(exc))
-else:
-    st.caption("The corpora behind this matrix are not loaded, so it cannot be recomputed or drilled into here.")
 
-if state.job is not None:
-    run_pending(state)
-if state.job_error:
-    st.error(state.job_error)
+if task is not None:
+    running_job()
 
-long = state.matrix
-if long is None:
-    if state.cells:
-        st.info(f"{len(state.cells)} values were finished before the computation was interrupted.")
-        st.dataframe(partial_matrix(state)[["source", "target", "measure", "value"]], hide_index=True)
-    else:
+shown = c.pick_matrix(state, "similarity")
+if shown is None:
+    if task is None:
         st.info("Choose the sources, targets and measures above and press **Compute**.")
     st.stop()
+long = shown.long
+if shown.job is None:
+    st.caption("This matrix was opened from a file: it can be explored here but not drilled into.")
+elif not (state.sources and state.targets):
+    st.caption("The corpora behind this matrix are not loaded, so it cannot be drilled into here.")
 
-st.caption(f"Matrix: {c.md(state.matrix_label)}. Darker cells are more similar, whatever the measure's direction; "
-           "the numbers are the measures' own values.")
+st.caption(f"Matrix: {c.md(shown.name)} ({c.md(shown.origin)}). Darker cells are more similar, whatever the "
+           "measure's direction; the numbers are the measures' own values.")
+if shown.job is not None:
+    j = shown.job
+    st.caption(f"Computed with: PPL order {j.options.get('ppl_order')}, JSD n ≤ {j.options.get('jsd_max_n')}, "
+               f"WVV {j.options.get('wvv_words')} words, {j.samples} sub-corpus(es), seed {j.options.get('seed')}, "
+               f"{'lower-cased' if j.tokenizer.get('lowercase', True) else 'case kept'}.")
 bad = failures(long)
 if len(bad):
     st.warning("Some values could not be computed:")
@@ -108,7 +147,7 @@ if "sample_tokens" in long and long["sample_tokens"].notna().any():
     st.caption(f"Sources compared on sub-corpora of {int(long['sample_tokens'].max()):,} tokens.")
 
 st.subheader("Why? One pair in detail")
-job = state.extra.get("matrix_job")
+job = shown.job
 if job is None:
     st.caption("The drill-down needs the corpora: compute the matrix here (a loaded matrix file has only the values).")
     st.stop()

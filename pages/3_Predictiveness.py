@@ -4,7 +4,8 @@ import streamlit as st
 
 from dashboard import common as c
 from dashboard.charts import label, scatter
-from dashboard.loading import load_table3, read_table, set_results
+from dashboard.loading import TABLE3_NAME, load_table3, read_table, set_results, use_table3_results
+from dashboard.name_map import LEAVE_OUT, apply_mapping, suggest
 from dashboard.tables import NO_COLUMN, correlation_table, normalised_results
 from simcore.analysis import correlate, regret
 from simcore.analysis.correlation import join
@@ -23,14 +24,23 @@ if upload is not None and state.extra.get("results_upload_id") != upload.file_id
     state.extra["results_upload_id"] = upload.file_id
     try:
         set_results(state, read_table(upload.getvalue(), upload.name), f"upload: {upload.name}")
+        c.changed(state, "success", f"NER results from {upload.name}.")
     except SimcoreError as exc:
         st.error(str(exc))
 if cols[1].button("Load Table 3 of Dai et al. (2019)", key="load_table3",
-                  help="Its published similarity values become the matrix, its F1 the results"):
+                  help="Its published similarity values are kept as a matrix; its F1 become the results "
+                       "when none are loaded"):
     load_table3(state)
-if state.matrix is not None and cols[2].button("Start a table for the current matrix", key="start_results"):
+    c.changed(state)
+if state.results is not None and state.results_label != TABLE3_NAME and TABLE3_NAME in state.matrices:
+    if cols[1].button("Use Table 3's F1 as the NER results", key="use_table3_results",
+                      help=f"Replaces the results now loaded ({state.results_label})"):
+        use_table3_results(state)
+        c.changed(state)
+if state.matrix is not None and cols[2].button("Start a table for the shown matrix", key="start_results"):
     pairs = state.matrix[["target", "source"]].drop_duplicates().sort_values(["target", "source"])
     set_results(state, pairs.assign(f1=float("nan"), baseline=float("nan")).reset_index(drop=True), "typed in")
+    c.changed(state)
 
 if state.results is None:
     st.info("No NER results yet: upload a CSV, load the bundled Table 3, or start a table and type the F1 scores.")
@@ -64,15 +74,39 @@ improvement = pick[2].selectbox("…or a column that already holds the improveme
 state.results_columns = {"f1": f1, "baseline": None if baseline == NO_COLUMN else baseline,
                          "improvement": None if improvement == NO_COLUMN else improvement}
 
-if state.matrix is None:
+shown_matrix = c.pick_matrix(state, "predictiveness")
+if shown_matrix is None:
     st.info("No similarity matrix yet: compute one on the Similarity page or open one on the Open results page.")
     c.matrix_links()
     st.stop()
 
-long = state.matrix
+long = shown_matrix.long
 measures = c.similarity_measures(long)
+
+# Names in the results that the matrix does not have: suggest matches, let the user pick, remember the picks.
+mapping: dict[str, dict[str, str | None]] = state.extra.setdefault("name_map", {"target": {}, "source": {}})
+unmatched = {col: sorted({str(v) for v in state.results[col].dropna()} - set(map(str, long[col].unique())))
+             for col in ("target", "source") if col in state.results}
+if any(unmatched.values()):
+    with st.expander("Match the results' names to the matrix's corpus names", expanded=True):
+        st.caption("These names in the results are not in the matrix. Pick the corpus each one stands for "
+                   "(suggested from the spelling); the choice is remembered for this session.")
+        for col, names in unmatched.items():
+            if not names:
+                continue
+            choices = sorted(map(str, long[col].unique()))
+            guesses = suggest(names, choices)
+            options = [LEAVE_OUT, *choices]
+            grid = st.columns(3)
+            for i, name in enumerate(names):
+                remembered = mapping[col].get(name, guesses.get(name))
+                key = f"map_{col}_{name}"
+                if st.session_state.get(key) not in options:
+                    st.session_state[key] = remembered if remembered in options else LEAVE_OUT
+                picked = grid[i % 3].selectbox(f"{col} “{name}” is", options, key=key)
+                mapping[col][name] = None if picked == LEAVE_OUT else picked
 try:
-    results = normalised_results(state.results, state.results_columns)
+    results = normalised_results(apply_mapping(state.results, mapping), state.results_columns)
     if results.empty:
         raise SimcoreError("the results table has no F1 values yet; type them in or choose another column")
     joined = join(long[long["measure"].isin(measures)], results)
@@ -83,7 +117,7 @@ except SimcoreError as exc:
 
 what = ("F1 − " + state.results_columns["baseline"] if state.results_columns["baseline"]
         else state.results_columns["improvement"] or f"{f1} (no baseline given)")
-st.caption(f"Similarity: {c.md(state.matrix_label)}. Improvement: {what}. {joined[['target', 'source']].drop_duplicates().shape[0]} "
+st.caption(f"Similarity: {c.md(shown_matrix.name)}. Improvement: {what}. {joined[['target', 'source']].drop_duplicates().shape[0]} "
            "(target, source) pairs matched.")
 targets = sorted(joined["target"].unique())
 scope = st.radio("View", ["all targets pooled", *targets], horizontal=True, key="pred_scope")
@@ -94,16 +128,24 @@ st.subheader("Correlation with the improvement")
 st.caption("For measures where lower is more similar (PPL, WVV, JSD) a useful measure correlates negatively.")
 st.dataframe(correlation_table(corr, scope_key), hide_index=True, width="stretch")
 
+st.caption("One colour and shape per target; each point is labelled with its source. Solid lines: least-squares "
+           "fit per target" + ("; dashed: all targets pooled." if scope_key == "all" else "."))
 grid = st.columns(2)
 for i, m in enumerate(measures):
     with grid[i % 2]:
-        st.altair_chart(scatter(shown[shown["measure"] == m], m), width="stretch", key=f"scatter_{m}")
+        st.altair_chart(scatter(shown[shown["measure"] == m], m, targets=targets), width="stretch", key=f"scatter_{m}")
 
 st.subheader("Regret: F1 lost by choosing the source each measure ranks first")
 try:
     table = regret(long, results, measures)
-    means = table[table["target"] == "mean"][["measure", "regret"]].assign(measure=lambda d: d["measure"].map(label))
-    st.dataframe(means.rename(columns={"regret": "mean regret (F1 points)"}).round(3), hide_index=True)
+    if scope_key == "all":
+        summary = table[table["target"] == "mean"][["measure", "regret"]]
+        heading = "mean regret (F1 points)"
+    else:
+        summary = table[table["target"] == scope_key][["measure", "regret"]]
+        heading = f"regret on {scope_key} (F1 points)"
+    summary = summary.assign(measure=lambda d: d["measure"].map(label))
+    st.dataframe(summary.rename(columns={"regret": heading}).round(3), hide_index=True)
     detail = table[table["target"] != "mean"]
     if scope_key != "all":
         detail = detail[detail["target"] == scope_key]

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from dashboard import common as c
+from dashboard.agreement_view import flag_first_choice, kappa_reading
 from dashboard.charts import kappa_heatmap, label
 from dashboard.loading import load_table3
 from simcore.analysis import agreement
@@ -14,21 +15,22 @@ st.caption("For each target and each pair of sources (in alphabetical order), ea
            "first source more similar?\". Fleiss' kappa is the agreement across the chosen measures over all "
            "these comparisons; Cohen's kappa compares two measures at a time.")
 
-if state.matrix is None:
+shown_matrix = c.pick_matrix(state, "agreement")
+if shown_matrix is None:
     st.info("No similarity matrix yet: compute one on the Similarity page, open a matrix file, "
             "or try the published values of Dai et al. (2019).")
     c.matrix_links()
     if st.button("Load Table 3 of Dai et al. (2019)", key="agree_table3"):
         load_table3(state)
-        st.rerun()
+        c.changed(state)
     st.stop()
 
-long = state.matrix
+long = shown_matrix.long
 present = c.similarity_measures(long)
 paper = [m for m in ("ppl", "wvv", "tvc") if m in present]
 chosen = st.multiselect("Measures", present, default=paper if len(paper) >= 2 else present, format_func=label,
                         key="agree_measures", help="The paper's measures (PPL, WVV, TVC) are chosen by default")
-st.caption(f"Similarity values: {c.md(state.matrix_label)}.")
+st.caption(f"Similarity values: {c.md(shown_matrix.name)}.")
 try:
     result = agreement(long, chosen)
 except SimcoreError as exc:
@@ -39,6 +41,8 @@ cols = st.columns([1, 2])
 with cols[0]:
     st.metric("Fleiss' kappa", f"{result.fleiss:.3f}",
               help="1 = the measures always agree; 0 = no more than chance")
+    st.markdown(f"**{kappa_reading(result.fleiss).capitalize()} agreement** (Landis & Koch: 0–0.20 slight, "
+                "0.21–0.40 fair, 0.41–0.60 moderate, 0.61–0.80 substantial, 0.81–1 almost perfect)")
     st.caption(f"over {len(result.items)} comparisons by {', '.join(label(m) for m in result.measures)}")
     st.metric("Comparisons where they disagree", len(result.disagreements))
 with cols[1]:
@@ -50,7 +54,19 @@ if result.disagreements.empty:
     st.success("The chosen measures agree on every comparison.")
 else:
     show = result.disagreements.copy()
+    show.insert(3, "changes the first choice", flag_first_choice(show, long, result.measures))
     for m in result.measures:
         show[m] = [row["first"] if v else row["second"] for v, (_, row) in zip(show[m], show.iterrows())]
     show = show.rename(columns={m: f"{label(m)} says more similar" for m in result.measures})
+    f1, f2 = st.columns([2, 1])
+    target_filter = f1.selectbox("Target", ["all targets", *sorted(show["target"].unique())], key="agree_target")
+    only_first = f2.checkbox("Only those that change the first choice", key="agree_only_first",
+                             help="A comparison involving a source that one measure ranks first: the measures "
+                                  "would pick different sources to pretrain on")
+    if target_filter != "all targets":
+        show = show[show["target"] == target_filter]
+    if only_first:
+        show = show[show["changes the first choice"]]
+    st.caption(f"{len(show)} comparisons shown; {int(show['changes the first choice'].sum())} of them change "
+               "the first choice.")
     st.dataframe(show, hide_index=True, width="stretch")

@@ -11,7 +11,7 @@ from dashboard.tables import ranking_grid, recommendation_frame
 c.setup_page("Ranking and export", ":material/trophy:")
 state = c.get_state()
 
-if state.matrix is None:
+if c.pick_matrix(state, "ranking") is None:
     st.info("No similarity matrix yet: compute one on the Similarity page or open a matrix file first.")
     c.matrix_links()
     st.stop()
@@ -64,3 +64,5 @@ for target in sorted(ranking["target"].unique()):
     st.dataframe(ranking_grid(ranking, target), hide_index=True, width="stretch")
 for note in parts.notes:
     st.caption(note)
+if len(state.matrices) > 1:
+    st.page_link(c.COMPARE, label="Compare this ranking with another matrix's", icon=":material/compare_arrows:")

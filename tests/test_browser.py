@@ -25,6 +25,8 @@ pytestmark = pytest.mark.browser
 CHROMIUM = "/usr/bin/chromium"
 SHOTS = ROOT / "test-artifacts" / "screenshots"
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+# The sidebar's navigation is st.page_link (dashboard.common), not Streamlit's own (it called the home page "app").
+SIDEBAR_LINK = '[data-testid="stSidebar"] [data-testid="stPageLink-NavLink"]'
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
 
@@ -112,7 +114,7 @@ def visible(page, text: str) -> bool:
 
 
 def nav(page, label: str) -> None:
-    page.locator('[data-testid="stSidebarNavLink"]', has_text=label).first.click()
+    page.locator(SIDEBAR_LINK, has_text=label).first.click()
     settle(page)
 
 
@@ -124,7 +126,8 @@ def test_deep_link_on_a_fresh_server(browser, tmp_path):
         settle(page, 800)
         no_exception(page)
         assert visible(page, "No similarity matrix yet")
-        assert page.locator('[data-testid="stSidebarNavLink"]').count() >= 7
+        links = page.locator(SIDEBAR_LINK)
+        assert links.count() >= 9 and links.first.inner_text().strip().endswith("Home")
         shot(page, "00_agreement_direct_link_nothing_loaded")
         page.get_by_role("button", name="Load Table 3 of Dai et al. (2019)").click()
         settle(page)
@@ -150,9 +153,17 @@ def test_sample_compute_upload_download_and_charts(browser, cache, tmp_path):
         nav(page, "Similarity")
         started = time.time()
         page.get_by_role("button", name="Compute").click()
-        settle(page, 1000)
+        settle(page, 300)
+        # the computation is the session's: it goes on while another page is open, progress in the sidebar
+        nav(page, "Agreement")
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        if sidebar.locator('[data-testid="stProgress"]').count():
+            shot(page, "03a_agreement_while_computing")
+        # about 30 s on a cold cache (KenLM, skip-gram, spaCy tagging), longer when the machine is shared
+        page.wait_for_selector('[data-testid="stSidebar"] >> text=Similarity matrices: 1', timeout=180_000)
+        print(f"matrix of the sample on a cold cache, computed in the background: {time.time() - started:.0f} s")
+        nav(page, "Similarity")
         page.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg', timeout=60_000)
-        assert time.time() - started < 30
         no_exception(page)
         assert page.locator('[data-testid="stPlotlyChart"]').count() == 5
         page.wait_for_timeout(500)
@@ -166,6 +177,8 @@ def test_sample_compute_upload_download_and_charts(browser, cache, tmp_path):
         settle(page)
         no_exception(page)
         assert visible(page, "Added med_forum_posts_sample as a target")
+        # the sidebar counts the new target in the same response (it was one action behind)
+        assert page.locator('[data-testid="stSidebar"]').get_by_text("Targets: 4").count() == 1
         shot(page, "04_corpora_after_upload")
 
         nav(page, "Ranking and export")
@@ -188,9 +201,11 @@ def test_sample_compute_upload_download_and_charts(browser, cache, tmp_path):
 
         nav(page, "Predictiveness")
         page.get_by_role("button", name="Load Table 3 of Dai et al. (2019)").click()
+        # the click changes the state, then the page runs again (so the sidebar is current): wait for that run
+        assert visible(page, "Opened Table 3 of Dai et al. (2019)")
         settle(page)
-        shot(page, "07_predictiveness_table3")
-        page.wait_for_selector('[data-testid="stVegaLiteChart"] svg.marks', timeout=30_000)
+        page.wait_for_function(
+            "document.querySelectorAll('[data-testid=\"stVegaLiteChart\"] svg.marks').length >= 4", timeout=30_000)
         no_exception(page)
         assert page.locator('[data-testid="stVegaLiteChart"]').count() == 4
         page.wait_for_timeout(1000)
@@ -201,6 +216,12 @@ def test_sample_compute_upload_download_and_charts(browser, cache, tmp_path):
         no_exception(page)
         assert visible(page, "0.733")
         shot(page, "08_agreement_table3")
+
+        nav(page, "Compare results")
+        no_exception(page)
+        # the computed run and Table 3 share no target: the page says so instead of comparing nothing
+        assert visible(page, "there are no rankings to compare")
+        shot(page, "08a_compare_results")
 
         nav(page, "Sentence selection")
         no_exception(page)

@@ -31,8 +31,11 @@ def upload_text(i: int) -> str:
     return "\n".join(lines[i:] + lines[:i]) + f"\nsession {i} writes about zzmarker{i} here\n"
 
 
+SIDEBAR_LINK = '[data-testid="stSidebar"] [data-testid="stPageLink-NavLink"]'
+
+
 def nav(page, label: str) -> None:
-    page.locator('[data-testid="stSidebarNavLink"]', has_text=label).first.click()
+    page.locator(SIDEBAR_LINK, has_text=label).first.click()
 
 
 def test_ten_sessions_at_once(browser, tmp_path, monkeypatch):  # noqa: F811  (the fixture imported above)

@@ -1,0 +1,59 @@
+"""Compare results: the rankings of two kept similarity matrices side by side, and what changed."""
+
+import streamlit as st
+
+from dashboard import common as c
+from dashboard.charts import label
+from dashboard.compare import compare
+from simcore.errors import SimcoreError
+
+c.setup_page("Compare results", ":material/compare_arrows:")
+state = c.get_state()
+st.caption("Every matrix computed, opened or loaded in this session is kept under a name. Pick two to see how the "
+           "ranking of the sources changed between them, e.g. two runs with different options, or your values "
+           "against the paper's.")
+
+if len(state.matrices) < 2:
+    st.info("Two similarity matrices are needed first: compute another run on the Similarity page (new choices "
+            "add a new matrix), open a matrix file, or load Table 3 of Dai et al. (2019).")
+    c.matrix_links()
+    st.stop()
+
+names = list(state.matrices)
+pick = st.columns(2)
+first = pick[0].selectbox("A", names, index=len(names) - 2, key="compare_a")
+second = pick[1].selectbox("B", [n for n in names if n != first], index=len([n for n in names if n != first]) - 1,
+                           key="compare_b")
+try:
+    result = compare(state.matrices[first].long, state.matrices[second].long)
+except SimcoreError as exc:
+    st.error(str(exc))
+    st.stop()
+
+st.caption(f"Compared on what both share: {len(result.targets)} targets, {len(result.sources)} sources, "
+           f"measures {', '.join(label(m) for m in result.measures)}; ranks among these sources only.")
+for side, only in (("A", result.only_a), ("B", result.only_b)):
+    if only:
+        st.caption(f"Only in {side}: " + "; ".join(f"{k}s {c.md(', '.join(v))}" for k, v in only.items()))
+
+summary = result.summary()
+changed = summary[summary["first choice changed"]]
+m = st.columns(3)
+m[0].metric("Rankings compared", len(summary))
+m[1].metric("First choice changed", len(changed))
+m[2].metric("Mean Spearman ρ", f"{summary['Spearman ρ'].mean():.3f}" if summary["Spearman ρ"].notna().any() else "–")
+st.subheader("First choices")
+only_changed = st.checkbox("Only where the first choice changed", key="compare_only_changed")
+table = changed if only_changed else summary
+st.dataframe(table.assign(measure=table["measure"].map(label)), hide_index=True, width="stretch",
+             column_config={"Spearman ρ": st.column_config.NumberColumn(format="%.3f")})
+
+st.subheader("One ranking side by side")
+sel = st.columns(2)
+target = sel[0].selectbox("Target", result.targets, key="compare_target")
+measure = sel[1].selectbox("Measure", list(dict.fromkeys(result.ranking_a["measure"])), format_func=label,
+                           key="compare_measure", help="The measures both matrices have, and their combined ranking")
+st.dataframe(result.side_by_side(target, measure), hide_index=True, width="stretch",
+             column_config={"value (A)": st.column_config.NumberColumn(format="%.4g"),
+                            "value (B)": st.column_config.NumberColumn(format="%.4g")})
+st.caption("▲ moved up in B (closer to rank 1), ▼ moved down; = same rank.")

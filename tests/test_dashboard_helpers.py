@@ -1,0 +1,209 @@
+"""The dashboard's non-widget helpers, on hand-made tables: comparison of two matrices, name matching,
+kappa in words and the disagreements that change the first choice, the sentence-length chart, jobs."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from dashboard import jobs
+from dashboard.agreement_view import first_choices, flag_first_choice, kappa_reading
+from dashboard.charts import TARGET_COLOURS, fitted_lines, scatter
+from dashboard.compare import compare
+from dashboard.name_map import apply_mapping, suggest
+from dashboard.state import AppState, NamedMatrix
+from simcore.analysis import agreement
+from simcore.errors import SimcoreError
+from simcore.stats import length_histogram
+
+
+def long_frame(values: dict[tuple[str, str, str], float], directions: dict[str, int]) -> pd.DataFrame:
+    return pd.DataFrame([{"target": t, "source": s, "measure": m, "value": v, "direction": directions[m]}
+                         for (t, s, m), v in values.items()])
+
+
+DIRS = {"ppl": -1, "tvc": 1, "ttr": 0}
+
+
+def test_compare_two_rankings_by_hand():
+    a = long_frame({("T", "x", "ppl"): 10, ("T", "y", "ppl"): 20, ("T", "z", "ppl"): 30,
+                    ("T", "x", "tvc"): 0.9, ("T", "y", "tvc"): 0.5, ("T", "z", "tvc"): 0.1,
+                    ("T", "x", "ttr"): 0.3, ("T", "y", "ttr"): 0.2, ("T", "z", "ttr"): 0.1,
+                    ("U", "x", "ppl"): 5, ("U", "y", "ppl"): 6, ("U", "z", "ppl"): 7}, DIRS)
+    # B: y now has the lowest perplexity for T; tvc unchanged; an extra source w only in B
+    b = long_frame({("T", "x", "ppl"): 25, ("T", "y", "ppl"): 15, ("T", "z", "ppl"): 35, ("T", "w", "ppl"): 1,
+                    ("T", "x", "tvc"): 0.8, ("T", "y", "tvc"): 0.6, ("T", "z", "tvc"): 0.2}, DIRS)
+    result = compare(a, b)
+    assert result.measures == ["ppl", "tvc"]  # TTR is not a similarity; no ranking
+    assert result.targets == ["T"] and result.sources == ["x", "y", "z"]
+    assert result.only_a == {"target": ["U"], "measure": ["ttr"]} and result.only_b == {"source": ["w"]}
+    summary = result.summary().set_index(["target", "measure"])
+    assert summary.loc[("T", "ppl"), "first choice (A)"] == "x"
+    assert summary.loc[("T", "ppl"), "first choice (B)"] == "y"
+    assert bool(summary.loc[("T", "ppl"), "first choice changed"])
+    assert not summary.loc[("T", "tvc"), "first choice changed"]
+    # ranks A (x1 y2 z3) against B (x2 y1 z3): scipy's Spearman
+    assert summary.loc[("T", "ppl"), "Spearman ρ"] == pytest.approx(stats.spearmanr([1, 2, 3], [2, 1, 3]).statistic)
+    assert summary.loc[("T", "ppl"), "sources that moved"] == 2
+    side = result.side_by_side("T", "ppl").set_index("source")
+    assert side.loc["y", "moved"] == "▲ 1" and side.loc["x", "moved"] == "▼ 1" and side.loc["z", "moved"] == "="
+    assert side.loc["y", "value (B)"] == 15
+
+
+def test_compare_refuses_matrices_with_nothing_in_common():
+    a = long_frame({("T", "x", "ppl"): 1, ("T", "y", "ppl"): 2}, DIRS)
+    b = long_frame({("V", "x", "ppl"): 1, ("V", "y", "ppl"): 2}, DIRS)
+    with pytest.raises(SimcoreError, match="nothing|no target|share"):
+        compare(a, b)
+
+
+def test_named_matrices_are_kept_not_replaced():
+    state = AppState()
+    frame = long_frame({("T", "x", "ppl"): 1.0}, DIRS)
+    first = state.add_matrix(NamedMatrix("run", frame, "computed"))
+    second = state.add_matrix(NamedMatrix("run", frame.assign(value=2.0), "computed"))
+    assert (first, second) == ("run", "run (2)") and state.active == "run (2)"
+    assert state.matrix["value"].iloc[0] == 2.0
+    renamed = state.rename_matrix("run", "order 4")
+    assert list(state.matrices) == ["order 4", "run (2)"] and renamed == "order 4"
+    state.remove_matrix("run (2)")
+    assert state.active == "order 4" and state.matrix["value"].iloc[0] == 1.0
+
+
+def test_name_suggestions():
+    matrix_names = ["CoNLL2003", "news_ner", "med_forum_posts", "WNUT2016"]
+    guesses = suggest(["news-ner", "Med Forum Posts", "conll", "dev", "wnut16"], matrix_names)
+    assert guesses["news-ner"] == "news_ner" and guesses["Med Forum Posts"] == "med_forum_posts"
+    assert guesses["conll"] == "CoNLL2003" and guesses["wnut16"] == "WNUT2016"
+    assert guesses["dev"] is None  # nothing alike: the user picks
+    results = pd.DataFrame({"target": ["dev", "news-ner"], "source": ["a", "b"], "f1": [1.0, 2.0]})
+    mapped = apply_mapping(results, {"target": {"dev": "CoNLL2003", "news-ner": "news_ner"}, "source": {}})
+    assert list(mapped["target"]) == ["CoNLL2003", "news_ner"] and list(results["target"]) == ["dev", "news-ner"]
+
+
+@pytest.mark.parametrize("kappa, words", [(-0.1, "poor (less than chance)"), (0.0, "slight"), (0.2, "slight"),
+                                          (0.35, "fair"), (0.5, "moderate"), (0.61, "substantial"),
+                                          (0.733, "substantial"), (0.8, "substantial"), (0.81, "almost perfect"),
+                                          (1.0, "almost perfect"), (float("nan"), "undefined")])
+def test_kappa_reading_follows_landis_and_koch(kappa, words):
+    assert kappa_reading(kappa) == words
+
+
+def test_disagreements_that_change_the_first_choice():
+    # target T: ppl ranks x first, tvc ranks y first -> (x, y) decides; (z, w) disagreement does not
+    long = long_frame({("T", "x", "ppl"): 1, ("T", "y", "ppl"): 2, ("T", "z", "ppl"): 3, ("T", "w", "ppl"): 4,
+                       ("T", "x", "tvc"): 0.8, ("T", "y", "tvc"): 0.9, ("T", "z", "tvc"): 0.1,
+                       ("T", "w", "tvc"): 0.2}, DIRS)
+    firsts = first_choices(long, ["ppl", "tvc"]).set_index("measure")["source"]
+    assert firsts.to_dict() == {"ppl": "x", "tvc": "y"}
+    result = agreement(long, ["ppl", "tvc"])
+    flags = flag_first_choice(result.disagreements, long, ["ppl", "tvc"])
+    pairs = {tuple(sorted((r.first, r.second))): bool(f) for r, f in zip(result.disagreements.itertuples(), flags)}
+    assert pairs == {("x", "y"): True, ("w", "z"): False}
+
+
+def test_length_histogram_clips_the_long_tail():
+    lengths = np.array([5] * 50 + [6] * 30 + [7] * 18 + [400, 900])
+    edges, counts = length_histogram(lengths, max_bins=30, clip_quantile=0.98)
+    assert sum(counts) == len(lengths) and edges[-1] == 901
+    # the regular bins stop at the 98th percentile (numpy's), not at 900
+    assert edges[-2] == int(np.ceil(np.quantile(lengths, 0.98))) + 1 and edges[-2] < 20
+    assert counts[-1] == 2  # the tail bin holds the two long lines
+
+
+def test_length_chart_bars_have_both_ends():
+    """The Corpora page's histograms were empty axes: binned bars without an end value."""
+    from dashboard.corpus_view import length_chart
+    from simcore.stats import CorpusStats
+
+    edges, counts = length_histogram(np.array([3, 4, 4, 9, 200]), max_bins=5, clip_quantile=0.75)
+    chart = length_chart(CorpusStats("c", 10, 5, 0.5, 5, 4.0, 4.0, 200, edges, counts)).to_dict()
+    assert chart["encoding"]["x"]["field"] == "from" and chart["encoding"]["x2"]["field"] == "to"
+    assert chart["encoding"]["x"]["bin"] == "binned"  # vertical bars from x to x2 (without it: flat ranges)
+    rows = next(iter(chart["datasets"].values()))
+    assert all(r["to"] > r["from"] for r in rows) and sum(r["sentences"] for r in rows) == 5
+    assert rows[-1]["lengths"].endswith("or more")
+
+
+def test_scatter_colours_labels_and_a_line_per_target():
+    rng = np.random.default_rng(0)
+    rows = [{"target": t, "source": f"s{i}", "value": float(i), "improvement": float(slope * i + rng.normal(0, 0.1))}
+            for t, slope in (("CADEC", 1.0), ("CRAFT", -2.0), ("ScienceIE", 0.5), ("WetLab", 3.0)) for i in range(5)]
+    points = pd.DataFrame(rows)
+    spec = scatter(points, "tvc").to_dict()
+    layers = spec["layer"]
+    colour = layers[0]["encoding"]["color"]["scale"]
+    assert colour["domain"] == ["CADEC", "CRAFT", "ScienceIE", "WetLab"]
+    rgb = [tuple(int(c[i:i + 2], 16) for i in (1, 3, 5)) for c in colour["range"]]
+    # no look-alike pair: every two target colours differ clearly (Euclidean RGB distance)
+    assert min(np.linalg.norm(np.subtract(a, b)) for i, a in enumerate(rgb) for b in rgb[i + 1:]) > 80
+    assert colour["range"] == TARGET_COLOURS[:4]
+    assert layers[1]["mark"]["type"] == "text" and layers[1]["encoding"]["text"]["field"] == "source"
+    lines = fitted_lines(points)
+    for target, part in points.groupby("target"):
+        slope = np.polyfit(part["value"], part["improvement"], 1)[0]
+        assert lines[lines["target"] == target]["slope"].iloc[0] == pytest.approx(slope)
+    assert len(layers) == 4  # points, names, per-target lines, the pooled dashed line
+
+
+def test_job_runs_in_the_background_and_can_be_cancelled():
+    state = AppState()
+    gate = threading.Event()
+
+    def work(job):
+        job.progress("half", 0.5)
+        gate.wait(10)
+        job.progress("almost", 0.9)  # raises once cancelled
+        return 42
+
+    filed = []
+    job = jobs.start(state, "x", "Test job", work, lambda s, j: filed.append(j.result))
+    assert job.running
+    with pytest.raises(SimcoreError, match="already running"):
+        jobs.start(state, "x", "Again", work, lambda s, j: None)
+    job.cancel()
+    gate.set()
+    assert job.wait(10) and job.status == jobs.CANCELLED
+    jobs.collect(state)
+    assert not filed and any("cancelled" in text for _, text in state.flash)
+
+    done = jobs.start(state, "x", "Test job", lambda j: 7, lambda s, j: filed.append(j.result))
+    assert done.wait(10)
+    jobs.collect(state)
+    jobs.collect(state)  # filed once
+    assert filed == [7]
+
+    failing = jobs.start(state, "y", "Bad job", lambda j: (_ for _ in ()).throw(SimcoreError("no such file")),
+                         lambda s, j: None)
+    failing.wait(10)
+    jobs.collect(state)
+    assert ("error", "Bad job stopped: no such file") in state.flash
+
+
+def test_dashboard_imports_go_one_way():
+    """dashboard.common and dashboard.loading imported each other; no module of the package may be in a cycle."""
+    import ast
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parent.parent / "dashboard"
+    modules = {p.stem for p in folder.glob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name in modules:
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse((folder / f"{name}.py").read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                deps.update([node.module.split(".")[0]] if node.module else [a.name for a in node.names])
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("dashboard"):
+                parts = node.module.split(".")
+                deps.update([parts[1]] if len(parts) > 1 else [a.name for a in node.names])
+        graph[name] = deps & modules
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(d == goal or (d not in seen and reaches(d, goal, seen | {d})) for d in graph[start])
+
+    assert "loading" in graph["common"] and "common" not in graph["loading"]
+    assert not [m for m in modules if reaches(m, m, {m})]
