@@ -48,7 +48,7 @@ def drill_down(state: AppState, job: Job, source_name: str, target_name: str, vi
         with workbench_lock(options, tokenizer):
             source_corpus = state.sources[source_name].corpus
             tokens = job.sample_tokens or workbench.default_sample_tokens(
-                [state.sources[n].corpus for n in job.sources if n in state.sources])
+                [state.sources[n].corpus for n in job.sources if n in state.sources], view)
             prepared = workbench.source(source_corpus, tokens, job.samples)[0]
             target = workbench.target(state.targets[target_name].corpus)
             result: pd.DataFrame | str = _compute(view, prepared, target, top)

@@ -69,3 +69,24 @@ def normalised_results(table: pd.DataFrame, columns: dict[str, str | None]) -> p
     baseline = columns.get("baseline") or "__no_baseline__"
     out = results_frame(table, f1=f1, baseline=baseline, improvement=improvement)
     return out.dropna(subset=["improvement"])
+
+
+def size_notes(long: pd.DataFrame) -> list[str]:
+    """One line saying the size each measure compared sources at."""
+    if "sample_tokens" not in long or "used_whole" not in long:
+        return []
+    sampled = long[~long["used_whole"].map(lambda v: str(v).lower() == "true")]
+    sizes = sampled.groupby("measure", sort=False)["sample_tokens"].max().dropna()
+    if sizes.empty:
+        return ["Every source was smaller than the comparison size and was used whole."]
+    return ["Sources compared on sub-corpora of " + ", ".join(
+        f"{int(n):,} tokens ({label(m)})" for m, n in sizes.items()) + "; smaller sources were used whole."]
+
+
+def flagged_cells(long: pd.DataFrame) -> pd.DataFrame:
+    """Source, measure and the size flag, once per flagged (source, measure)."""
+    if "flag" not in long:
+        return pd.DataFrame(columns=["source", "measure", "flag"])
+    flagged = long[long["flag"].fillna("").astype(str) != ""]
+    return (flagged[["source", "measure", "flag"]].drop_duplicates()
+            .assign(measure=lambda f: f["measure"].map(label)).reset_index(drop=True))

@@ -8,9 +8,11 @@ from dashboard import jobs
 from dashboard.charts import heatmap, label
 from dashboard.compute import KIND, failures, partial_matrix, start_matrix
 from dashboard.drill import VIEWS, drill_down
+from dashboard.tables import flagged_cells, size_notes
 from simcore.errors import SimcoreError
 from simcore.matrix import DEFAULT_MEASURES
 from simcore.measures import MeasureOptions, get_measure
+from simcore.report import values_with_intervals
 
 c.setup_page("Similarity", ":material/grid_on:")
 state = c.get_state()
@@ -68,7 +70,8 @@ if state.sources and state.targets:
             o1, o2, o3 = st.columns(3)
             samples = o1.number_input("Sub-corpora per source", 1, 20, key="f_samples",
                                       help="k random sub-corpora of N tokens each; mean and std are reported")
-            sample_tokens = o1.number_input("Tokens per sub-corpus (0 = the smallest source's size)", 0, 10**10,
+            sample_tokens = o1.number_input("Tokens per sub-corpus (0 = per measure: the smallest source's "
+                                            "size, at least the size at which it is reliable)", 0, 10**10,
                                             step=1000, key="f_tokens")
             lowercase = o1.checkbox("Lower-case tokens", key="f_lower")
             ppl_order = o2.slider("PPL: n-gram order", 2, 6, key="f_order")
@@ -135,16 +138,16 @@ for m in others:
                + ", ".join(f"{r.source} {r.value:.3f}" for r in part.itertuples()))
 
 st.subheader("Values")
-wide = long.pivot_table(index=["target", "source"], columns="measure", values="value", aggfunc="first")
-wide = wide.reindex(columns=measures).rename(columns=label).reset_index()
-if "std" in long and long["std"].notna().any():
-    stds = long.pivot_table(index=["target", "source"], columns="measure", values="std", aggfunc="first")
-    stds = stds.rename(columns=lambda m: f"{label(m)} std").reset_index()
-    wide = wide.merge(stds, on=["target", "source"])
-numbers = {c: st.column_config.NumberColumn(c, format="%.4g") for c in wide.columns if c not in ("target", "source")}
-st.dataframe(wide, hide_index=True, width="stretch", column_config=numbers)
-if "sample_tokens" in long and long["sample_tokens"].notna().any():
-    st.caption(f"Sources compared on sub-corpora of {int(long['sample_tokens'].max()):,} tokens.")
+st.dataframe(values_with_intervals(long), hide_index=True, width="stretch")
+st.caption("Each value with its 95% interval: a bootstrap over the target's sentences (and the spread over "
+           "source sub-corpora when there are several). Differences inside the intervals are within noise.")
+for line in size_notes(long):
+    st.caption(line)
+flags = flagged_cells(long)
+if len(flags):
+    st.warning("Some values were computed on less text than the others, or below the size at which the measure "
+               "is reliable:")
+    st.dataframe(flags, hide_index=True, width="stretch")
 
 st.subheader("Why? One pair in detail")
 job = shown.job

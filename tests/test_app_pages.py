@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from simcore.analysis import rank_sources, to_long
 from simcore.corpus import Corpus
 from simcore.matrix import Workbench, corpora_in
+from simcore.recommendation import recommend
 from simcore.store import ArtefactStore
 from simcore.tokenize import tokenize
 
@@ -355,6 +356,15 @@ def test_ranking_page_offers_downloads_that_match_the_ranking(computed):
         assert list(top) == [best]
     assert "<svg" in parts.html and "Fleiss" in parts.html
     assert '"targets"' in parts.json
+    # the page opens with the recommendation, the same as simcore's own
+    shown = at.dataframe[0].value.set_index("target")
+    for rec in recommend(long, "lm"):
+        assert shown.loc[rec.target, "pretrain on"] == " or ".join(rec.recommended)
+        assert shown.loc[rec.target, "confidence"] == pytest.approx(rec.confidence)
+    assert parts.html.index("Recommendation") < parts.html.index("Sources ranked per target")
+    at.radio(key="rank_pretraining").set_value("vectors").run()
+    no_problems(at)
+    assert set(at.dataframe[0].value["carried by"]) == {"TVcC, TVC"}  # WVV left out: sample sources are tiny
 
 
 def test_open_results_loads_a_cli_matrix(tmp_path, cache):
