@@ -10,7 +10,10 @@ recommendation for language models (PPL+JSD) and for word vectors (TVcC+TVC+WVV)
 includes the right source counts as "tie"; how stable each measure's first choices are between two
 independent draws of the sub-corpora (seeds 13 and 14); the mean confidence; the time each size costs.
 
-Usage: .venv/bin/python bench/bench_recommendation.py [--sizes 100000,300000,1000000] [--cache DIR]
+With --costs N: what the bootstrap (200 replicates) adds to scoring, and what one-thread (reproducible)
+skip-gram training costs against four threads, at sample size N.
+
+Usage: .venv/bin/python bench/bench_recommendation.py [--sizes 100000,300000,1000000] [--cache DIR] [--costs N]
 """
 
 from __future__ import annotations
@@ -82,16 +85,43 @@ def score(long: pd.DataFrame, truth: dict[str, str]) -> dict[str, str]:
     return row
 
 
+def costs(store: ArtefactStore, sources: list[Corpus], targets: list[Corpus], size: int) -> None:
+    """What the bootstrap and reproducible WVV cost: warm scoring with and without replicates, and
+    skip-gram training with one thread (reproducible) and four."""
+    rows = []
+    for bootstrap in (0, 200):
+        bench = Workbench(store, options=MeasureOptions(bootstrap=bootstrap, seed=21))
+        bench.matrix(sources, targets[:1], ["ppl", "jsd", "tvc"], sample_tokens=size)  # prepare (not timed)
+        start = time.perf_counter()
+        bench.matrix(sources, targets[1:], ["ppl", "jsd", "tvc"], sample_tokens=size)
+        rows.append({"what": f"score {len(targets) - 1} targets x {len(sources)} sources (PPL, JSD, TVC), "
+                             f"bootstrap {bootstrap}", "seconds": round(time.perf_counter() - start, 1)})
+    for workers in (1, 4):
+        bench = Workbench(store, options=MeasureOptions(wvv_workers=workers, seed=31 + workers))
+        source = bench.source(sources[0], size, 1)[0]
+        start = time.perf_counter()
+        get_measure("wvv").prepare(source)
+        rows.append({"what": f"skip-gram on {source.sample.n_tokens:,} tokens, {workers} thread(s)"
+                             + (" (reproducible)" if workers == 1 else ""),
+                     "seconds": round(time.perf_counter() - start, 1)})
+    print(pd.DataFrame(rows).to_string(index=False), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="100000,300000,1000000")
     parser.add_argument("--cache", default=str(ROOT / "bench" / "out" / "cache-recommendation"))
+    parser.add_argument("--costs", type=int, default=0, metavar="TOKENS",
+                        help="only time the bootstrap and reproducible WVV at this sample size")
     args = parser.parse_args()
     if not (SHARED / "sources").is_dir():
         sys.exit("../shared/data is not present")
     store = ArtefactStore(Path(args.cache))
     sources = [Corpus.from_path(p) for p in sorted((SHARED / "sources").glob("*.txt.gz"))]
     targets = [Corpus.from_path(SHARED / "targets" / t / "test.conll", name=t) for t in TABLE3]
+    if args.costs:
+        costs(store, sources, targets, args.costs)
+        return
     work = Path(tempfile.mkdtemp(prefix="simcore-bench-rec-"))
     held_sources, held_targets = held_out_split(work)
     rows = []
