@@ -1,0 +1,153 @@
+"""The probe over sources and targets: a baseline and one run per source's vectors, per seed.
+
+Every run's score is stored in the artefact store under the target's split fingerprints, the
+source vectors' fingerprint (none for the baseline), the seed, the caps and spaCy's version, so
+an interrupted probe resumes where it stopped and a second probe reads everything back.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..corpus import Corpus
+from ..errors import SimcoreError
+from ..matrix import Workbench
+from ..store import digest
+from .config import ProbeCaps
+from .data import TargetSplits, read_split, stored_split
+from .vectors import SourceVectors, spacy_vectors
+
+Progress = Callable[[str, float], None]
+BASELINE = "(none)"
+SAMPLE_SEED = 13  # which training sentences the caps keep: the same for every source and seed
+COLUMNS = ["target", "source", "f1", "baseline", "improvement", "f1_std", "baseline_std", "seeds", "caps",
+           "f1_runs", "baseline_runs", "vectors_words", "train_sentences", "test_sentences", "seconds", "error"]
+
+
+def _quiet(message: str, fraction: float) -> None:
+    pass
+
+
+def _mean_std(values: list[float]) -> tuple[float, float]:
+    if not values:
+        return float("nan"), float("nan")
+    return float(np.mean(values)), (float(np.std(values, ddof=1)) if len(values) > 1 else float("nan"))
+
+
+def _runs_text(values: list[float]) -> str:
+    return ";".join(f"{v:.2f}" for v in values)
+
+
+def seed_list(seeds: int, first: int = 0) -> list[int]:
+    if seeds < 1:
+        raise SimcoreError("--seeds must be at least 1")
+    return [first + i for i in range(seeds)]
+
+
+def probe(
+    sources: Sequence[Corpus],
+    targets: Sequence[TargetSplits],
+    *,
+    workbench: Workbench | None = None,
+    caps: ProbeCaps = ProbeCaps(),
+    seeds: Sequence[int] = (0,),
+    source_tokens: int | None = None,
+    progress: Progress = _quiet,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
+    on_run: Callable[[dict[str, Any]], None] | None = None,
+) -> pd.DataFrame:
+    """Train and score every (target, source or baseline, seed); one results row per (target, source).
+
+    A source whose vectors cannot be built (a corpus too small, say) gets an ``error`` and no F1;
+    the other sources are still probed.
+    """
+    from .train import train_and_score  # spaCy loads only when a probe runs
+
+    if not sources or not targets:
+        raise SimcoreError("give at least one source and one target")
+    bench = workbench or Workbench()
+    store = bench.store
+    seeds = list(seeds)
+    n_tokens = source_tokens or bench.default_sample_tokens(sources, progress)
+    caps_text = f"{caps.describe()};source_tokens={n_tokens}"
+    import spacy
+
+    total = len(targets) * (1 + len(sources)) * len(seeds)
+    done = 0
+    vectors: dict[str, SourceVectors | str] = {}
+    rows: list[dict[str, Any]] = []
+
+    def source_vectors(corpus: Corpus) -> SourceVectors | str:
+        if corpus.name not in vectors:
+            try:
+                prepared = bench.source(corpus, n_tokens, 1, progress)[0]
+                progress(f"vectors of {corpus.name}", done / total)
+                vectors[corpus.name] = spacy_vectors(prepared)
+            except SimcoreError as exc:
+                vectors[corpus.name] = str(exc)
+        return vectors[corpus.name]
+
+    for target in targets:
+        progress(f"reading {target.name}", done / total)
+        train = stored_split(target, "train", caps.train_sentences, SAMPLE_SEED, store)
+        dev = stored_split(target, "dev", caps.dev_sentences, SAMPLE_SEED, store) if target.dev else train
+        test = read_split(target, "test")
+        test_key = target.fingerprint("test")
+        scores: dict[str, list[float]] = {}
+        seconds: dict[str, list[float]] = {}
+        for corpus in [None, *sources]:
+            name = BASELINE if corpus is None else corpus.name
+            found = None if corpus is None else source_vectors(corpus)
+            if isinstance(found, str):
+                done += len(seeds)
+                rows.append(_row(target.name, name, [], [], caps_text, None, train.sentences, len(test), [], found))
+                if on_row:
+                    on_row(rows[-1])
+                continue
+            for seed in seeds:
+                key = digest("probe-run", train.key, dev.key, test_key, found.key if found else None, seed,
+                             caps.as_dict(), spacy.__version__)
+                record = store.get_json("probe-run", key)
+                if record is None:
+                    def step(message: str, fraction: float, _name: str = name, _seed: int = seed) -> None:
+                        progress(f"{target.name} · {_name} · seed {_seed}: {message}", (done + fraction) / total)
+
+                    step("training", 0.0)
+                    result = train_and_score(train=train.path, dev=dev.path, test=test,
+                                             vectors=found.path if found else None, seed=seed, caps=caps,
+                                             progress=step)
+                    record = asdict(result)
+                    store.put_json("probe-run", key, record)
+                scores.setdefault(name, []).append(record["f1"])
+                seconds.setdefault(name, []).append(record["seconds"])
+                done += 1
+                if on_run:
+                    on_run({"target": target.name, "source": name, "seed": seed, **record})
+                progress(f"{target.name} · {name} · seed {seed}: F1 {record['f1']:.2f}", done / total)
+            if corpus is not None:
+                rows.append(_row(target.name, name, scores[name], scores.get(BASELINE, []), caps_text,
+                                 found.words if found else None, train.sentences, len(test), seconds[name], None))
+                if on_row:
+                    on_row(rows[-1])
+    progress("done", 1.0)
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _row(target: str, source: str, f1s: list[float], baselines: list[float], caps: str, words: int | None,
+         train_sentences: int, test_sentences: int, seconds: list[float], error: str | None) -> dict[str, Any]:
+    f1, f1_std = _mean_std(f1s)
+    baseline, baseline_std = _mean_std(baselines)
+    return {
+        "target": target, "source": source, "f1": f1, "baseline": baseline,
+        "improvement": f1 - baseline if math.isfinite(f1) and math.isfinite(baseline) else float("nan"),
+        "f1_std": f1_std, "baseline_std": baseline_std, "seeds": len(f1s), "caps": caps,
+        "f1_runs": _runs_text(f1s), "baseline_runs": _runs_text(baselines), "vectors_words": words,
+        "train_sentences": train_sentences, "test_sentences": test_sentences,
+        "seconds": float(np.mean(seconds)) if seconds else float("nan"), "error": error,
+    }
