@@ -17,6 +17,7 @@ from .errors import SimcoreError
 from .export import escape_formulas, write_ranking, write_recommendations
 from .matrix import DEFAULT_MEASURES, Workbench, corpora_in
 from .measures import MeasureOptions, parse_measures
+from .probe.cli import add_probe_command
 from .selection_cli import add_select_command
 from .store import ArtefactStore
 from .tokenize import TokenizerOptions
@@ -250,6 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
             c.add_argument("--per-target", action="store_true", help="also correlate within each target")
         c.set_defaults(run=run)
     add_select_command(commands)
+    add_probe_command(commands)
     return parser
 
 

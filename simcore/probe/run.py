@@ -115,8 +115,9 @@ def probe(
                              caps.as_dict(), spacy.__version__)
                 record = store.get_json("probe-run", key)
                 if record is None:
-                    def step(message: str, fraction: float, _name: str = name, _seed: int = seed) -> None:
-                        progress(f"{target.name} · {_name} · seed {_seed}: {message}", (done + fraction) / total)
+                    def step(message: str, fraction: float, _label: str = f"{target.name} · {name} · seed {seed}",
+                             _done: int = done) -> None:
+                        progress(f"{_label}: {message}", (_done + fraction) / total)
 
                     step("training", 0.0)
                     result = train_and_score(train=train.path, dev=dev.path, test=test,

@@ -68,10 +68,10 @@ def predict_tags(nlp: Any, sentences: Sentences, batch_size: int = 256) -> list[
 def train_and_score(*, train: Path, dev: Path, test: Sentences, vectors: Path | None, seed: int,
                     caps: ProbeCaps, progress: Progress = _quiet) -> RunResult:
     """Train with spaCy on ``train`` (a DocBin), select on ``dev``, score entity F1 on ``test``."""
+    from spacy.schemas import ConfigSchemaTraining
     from spacy.training.initialize import init_nlp
     from spacy.training.loop import create_evaluation_callback, create_train_batches, train_while_improving
     from spacy.util import registry, resolve_dot_names
-    from spacy.schemas import ConfigSchemaTraining
     from thinc.api import fix_random_seed
 
     config = training_config(train=train, dev=dev, vectors=vectors, seed=seed, caps=caps)

@@ -1,0 +1,141 @@
+"""``python -m simcore probe``: train NER taggers with each source's vectors and write a results table.
+
+Registered in simcore.cli by one call to :func:`add_probe_command`; this module does not import
+simcore.cli (imports stay one-way).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import SimcoreError
+from .config import ProbeCaps
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _cap(text: str) -> int | None:
+    return None if text.strip().lower() in ("all", "none", "0") else _count(text)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be above 0")
+    return value
+
+
+class _Progress:
+    """A tqdm bar on standard error driven by (message, fraction) callbacks."""
+
+    def __init__(self, enabled: bool) -> None:
+        from tqdm import tqdm
+
+        tqdm.monitor_interval = 0
+        self.bar = tqdm(total=1000, file=sys.stderr, disable=not enabled, dynamic_ncols=True,
+                        bar_format="{l_bar}{bar}| {elapsed}<{remaining}")
+        self.at = 0
+
+    def __call__(self, message: str, fraction: float) -> None:
+        self.bar.set_description_str(message[:70], refresh=False)
+        target = int(min(1.0, max(0.0, fraction)) * 1000)
+        if target > self.at:
+            self.bar.update(target - self.at)
+            self.at = target
+        else:
+            self.bar.refresh()
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def cmd_probe(args: argparse.Namespace) -> int:
+    from ..export import escape_formulas
+    from ..matrix import Workbench, corpora_in
+    from ..measures import MeasureOptions
+    from ..store import ArtefactStore
+    from .data import TargetSplits
+    from .run import probe, seed_list
+
+    out = Path(args.out)
+    if not out.name.lower().endswith(".csv"):
+        raise SimcoreError(f"--out {args.out}: give a .csv file name")
+    if args.gpu:
+        from .train import use_gpu
+
+        use_gpu()
+    sources = corpora_in(args.sources, text_field=args.text_field)
+    targets = [TargetSplits.from_directory(t) for t in args.target]
+    names = [t.name for t in targets]
+    if len(set(names)) != len(names):
+        raise SimcoreError("two --target directories have the same name; results are matched by name")
+    caps = ProbeCaps(train_sentences=args.max_train_sentences, dev_sentences=args.max_dev_sentences,
+                     epochs=args.max_epochs, seconds=args.max_seconds)
+    options = MeasureOptions(seed=args.vector_seed)
+    bench = Workbench(ArtefactStore(args.cache), options=options)
+    bar = _Progress(not args.quiet)
+
+    def report(run: dict[str, Any]) -> None:
+        if not args.quiet:
+            bar.bar.write(f"{run['target']} · {run['source']} · seed {run['seed']}: F1 {run['f1']:.2f} "
+                          f"({run['epochs']} epochs, {run['seconds']:.0f} s, stopped by {run['stopped_by']})",
+                          file=sys.stderr)
+
+    try:
+        table = probe(sources, targets, workbench=bench, caps=caps, seeds=seed_list(args.seeds, args.seed),
+                      source_tokens=args.source_tokens, progress=bar, on_run=report)
+    finally:
+        bar.close()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    escape_formulas(table).to_csv(out, index=False)
+    for message in sorted(set(table["error"].dropna())):
+        print(f"simcore: warning: {message}", file=sys.stderr)
+    if not args.quiet:
+        shown = table[["target", "source", "f1", "f1_std", "baseline", "improvement", "seeds"]]
+        print(shown.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+        print(f"caps: {table['caps'].iloc[0]}" if len(table) else "")
+    print(f"wrote {len(table)} rows to {out}", file=sys.stderr)
+    return 0
+
+
+def add_probe_command(commands: Any) -> None:
+    """Add ``probe`` to the CLI's subcommands."""
+    defaults = ProbeCaps()
+    p = commands.add_parser("probe", help="train NER taggers with each source's word vectors (and without) and "
+                                          "write a results table for correlate and regret")
+    p.add_argument("--sources", required=True, help="directory: each file or subdirectory is one source")
+    p.add_argument("--target", required=True, action="append",
+                   help="directory with train, test (and dev) CoNLL files; repeat for several targets")
+    p.add_argument("--out", required=True, help="CSV results table (target, source, f1, baseline, f1_std, ...)")
+    p.add_argument("--max-train-sentences", type=_cap, default=defaults.train_sentences,
+                   help=f"training sentences kept, drawn at random (default {defaults.train_sentences}; 'all')")
+    p.add_argument("--max-dev-sentences", type=_cap, default=defaults.dev_sentences,
+                   help=f"dev sentences used to pick the best checkpoint (default {defaults.dev_sentences})")
+    p.add_argument("--max-epochs", type=_count, default=defaults.epochs, help=f"default {defaults.epochs}")
+    p.add_argument("--max-seconds", type=_seconds, default=defaults.seconds,
+                   help=f"time cap of one training run (default {defaults.seconds:g})")
+    p.add_argument("--seeds", type=_count, default=1, help="training runs per source, with seeds seed..seed+K-1")
+    p.add_argument("--seed", type=int, default=0, help="first training seed (default 0)")
+    p.add_argument("--source-tokens", type=_count, default=None,
+                   help="tokens of each source the vectors are trained on (default: the smaller of 10M and "
+                        "the smallest source, as for the matrix)")
+    p.add_argument("--vector-seed", type=int, default=13, help="word2vec seed, as the matrix's --seed")
+    p.add_argument("--gpu", action="store_true", help="train on the GPU (needs cupy and a GPU)")
+    p.add_argument("--text-field", default="text", help="JSONL field or CSV column holding a source's text")
+    p.add_argument("--cache", default=None, help="artefact store (default $SIMCORE_CACHE or ~/.cache/simcore)")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(run=cmd_probe)

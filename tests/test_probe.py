@@ -1,0 +1,210 @@
+"""The NER probe: entity F1 against seqeval, splits and vectors, and a tiny end-to-end probe."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simcore.analysis import correlate, read_matrix, read_results, regret
+from simcore.cli import main
+from simcore.corpus import Corpus
+from simcore.errors import SimcoreError
+from simcore.matrix import Workbench, corpora_in
+from simcore.measures import MeasureOptions
+from simcore.measures.wvv import source_vectors_path
+from simcore.probe import BASELINE, COLUMNS, ProbeCaps, TargetSplits, entity_score, probe, spans
+from simcore.probe.data import cap_sentences, read_split, stored_split
+from simcore.probe.vectors import spacy_vectors
+
+seqeval_metrics = pytest.importorskip("seqeval.metrics")
+
+# --- entity-level F1 -------------------------------------------------------------------------
+
+GOLD = [
+    ["B-PER", "I-PER", "O", "B-LOC", "O", "B-ORG", "I-ORG", "I-ORG"],
+    ["O", "B-MISC", "O", "O", "B-PER"],
+    ["B-LOC", "I-LOC", "I-LOC", "O"],
+]
+PRED = [
+    ["B-PER", "I-PER", "O", "B-ORG", "O", "B-ORG", "I-ORG", "O"],  # right PER; LOC typed ORG; ORG cut short
+    ["O", "I-MISC", "O", "O", "B-PER"],                            # I- after O starts a chunk (conlleval)
+    ["B-LOC", "I-LOC", "I-PER", "O"],                              # a type change ends the chunk
+]
+
+
+def test_spans_by_hand() -> None:
+    assert spans(GOLD[0]) == [(0, 2, "PER"), (3, 4, "LOC"), (5, 8, "ORG")]
+    assert spans(PRED[1]) == [(1, 2, "MISC"), (4, 5, "PER")]
+    assert spans(PRED[2]) == [(0, 2, "LOC"), (2, 3, "PER")]
+    assert spans(["S-X", "B-Y", "E-Y", "U-Z"]) == [(0, 1, "X"), (1, 3, "Y"), (3, 4, "Z")]
+
+
+def test_f1_on_a_fixed_prediction_equals_seqeval_and_hand_count() -> None:
+    score = entity_score(GOLD, PRED)
+    # by hand: gold 3 + 2 + 1 chunks, predicted 3 + 2 + 2; correct: PER in the first, both in the second
+    assert (score.correct, score.predicted, score.gold) == (3, 7, 6)
+    assert score.f1 == pytest.approx(100 * 6 / 13)  # 2PR/(P+R) with P = 3/7, R = 1/2
+    assert score.f1 == pytest.approx(100 * seqeval_metrics.f1_score(GOLD, PRED))
+    assert score.precision == pytest.approx(100 * seqeval_metrics.precision_score(GOLD, PRED))
+    assert score.recall == pytest.approx(100 * seqeval_metrics.recall_score(GOLD, PRED))
+
+
+TAGS = st.sampled_from(["O", "O", "B-A", "I-A", "B-B", "I-B", "E-A", "S-B"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 9), min_size=1, max_size=5).flatmap(
+    lambda lengths: st.tuples(*[st.tuples(st.lists(TAGS, min_size=n, max_size=n),
+                                          st.lists(TAGS, min_size=n, max_size=n)) for n in lengths])))
+def test_f1_equals_seqeval_on_random_tags(pairs: tuple) -> None:
+    gold = [list(g) for g, _ in pairs]
+    pred = [list(p) for _, p in pairs]
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = seqeval_metrics.f1_score(gold, pred, zero_division=0)
+    assert entity_score(gold, pred).f1 == pytest.approx(100 * expected)
+
+
+# --- a tiny bundled case (written here, not copied from any data set) --------------------------
+
+PEOPLE = ["Anna", "Boris", "Carla", "Dmitri", "Elena", "Farid", "Greta", "Hugo"]
+PLACES = ["Lisbon", "Oslo", "Quito", "Tunis", "Hanoi", "Perth"]
+ORGS = ["Acme", "Globex", "Initech", "Umbrella"]
+VERBS = ["visited", "left", "praised", "called"]
+
+
+def _sentence(rng: random.Random) -> tuple[list[str], list[str]]:
+    person, place, org = rng.choice(PEOPLE), rng.choice(PLACES), rng.choice(ORGS)
+    if rng.random() < 0.5:
+        return ([person, rng.choice(VERBS), place, "for", org, "Corp", "."],
+                ["B-PER", "O", "B-LOC", "O", "B-ORG", "I-ORG", "O"])
+    return (["Staff", "of", org, "met", person, "Smith", "in", place, "."],
+            ["O", "O", "B-ORG", "O", "B-PER", "I-PER", "O", "B-LOC", "O"])
+
+
+def _write_conll(path: Path, sentences: list[tuple[list[str], list[str]]]) -> None:
+    blocks = ["\n".join(f"{t}\t{g}" for t, g in zip(tokens, tags)) for tokens, tags in sentences]
+    path.write_text("-DOCSTART-\tO\n\n" + "\n\n".join(blocks) + "\n")
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> dict[str, Path]:
+    rng = random.Random(5)
+    target = tmp_path / "targets" / "tiny_ner"
+    target.mkdir(parents=True)
+    for split, n in (("train", 60), ("dev", 15), ("test", 25)):
+        _write_conll(target / f"{split}.conll", [_sentence(rng) for _ in range(n)])
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    filler = {"news": PEOPLE + PLACES + ORGS + VERBS + ["the", "said", "on", "today"],
+              "cooking": ["stir", "the", "onions", "until", "golden", "add", "salt", "and", "pepper", "simmer"],
+              "sports": ["the", "striker", "scored", "twice", "before", "half", "time", "Oslo", "fans", "cheered"]}
+    for name, words in filler.items():
+        lines = [" ".join(rng.choice(words) for _ in range(12)) for _ in range(150)]
+        (sources / f"{name}.txt").write_text("\n".join(lines) + "\n")
+    return {"target": target, "targets": tmp_path / "targets", "sources": sources}
+
+
+SMALL_VECTORS = MeasureOptions(wvv_dims=16, wvv_min_count=1, wvv_epochs=2, wvv_workers=1)
+TINY_CAPS = ProbeCaps(train_sentences=40, dev_sentences=None, epochs=3, seconds=60, eval_frequency=10)
+
+
+def test_target_splits_and_cap(tiny: dict[str, Path], store) -> None:
+    splits = TargetSplits.from_directory(tiny["target"])
+    assert (splits.name, splits.train.name, splits.dev.name, splits.test.name) == (
+        "tiny_ner", "train.conll", "dev.conll", "test.conll")
+    train = read_split(splits, "train")
+    assert len(train) == 60 and train[0][1][0] in ("B-PER", "O")
+    capped = cap_sentences(train, 40, seed=13)
+    remaining = iter(train)
+    assert len(capped) == 40 and all(any(s == t for t in remaining) for s in capped)  # a subsequence of train
+    assert cap_sentences(train, 40, seed=14) != capped and cap_sentences(train, 100, seed=13) == train
+    stored = stored_split(splits, "train", 40, 13, store)
+    import spacy
+    from spacy.tokens import DocBin
+
+    docs = list(DocBin().from_disk(stored.path).get_docs(spacy.blank("en").vocab))
+    assert [[t.text for t in d] for d in docs] == [tokens for tokens, _ in capped]
+    assert [[(e.start, e.end, e.label_) for e in d.ents] for d in docs] == [spans(tags) for _, tags in capped]
+    assert stored.entities == sum(len(spans(tags)) for _, tags in capped)
+
+
+def test_target_without_train_split_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "test.conll").write_text("a\tO\n")
+    with pytest.raises(SimcoreError, match="no train file"):
+        TargetSplits.from_directory(tmp_path)
+
+
+def test_spacy_vectors_hold_the_source_word2vec_vectors(tiny: dict[str, Path], store) -> None:
+    bench = Workbench(store, options=SMALL_VECTORS)
+    source = bench.source(Corpus.from_path(tiny["sources"] / "news.txt"), 10_000, 1)[0]
+    table = spacy_vectors(source)
+    w2v = source_vectors_path(source)
+    words = json.loads((w2v / "words.json").read_text())
+    expected = np.load(w2v / "vectors.npy")
+    import spacy
+
+    nlp = spacy.load(table.path)
+    assert table.words == len(words) and table.dims == 16
+    row = words.index("oslo")
+    doc = nlp("Oslo OSLO oslo")  # NER text keeps its case; the source was lower-cased
+    for token in doc:
+        np.testing.assert_allclose(token.vector, expected[row], rtol=1e-6)
+
+
+def test_probe_writes_a_results_table_that_correlate_and_regret_accept(tiny: dict[str, Path], store,
+                                                                        tmp_path: Path, monkeypatch) -> None:
+    bench = Workbench(store, options=SMALL_VECTORS)
+    sources = corpora_in(tiny["sources"])
+    target = TargetSplits.from_directory(tiny["target"])
+    runs: list[dict] = []
+    table = probe(sources, [target], workbench=bench, caps=TINY_CAPS, seeds=[0, 1], source_tokens=10_000,
+                  on_run=runs.append)
+    assert list(table.columns) == COLUMNS
+    assert sorted(table["source"]) == ["cooking", "news", "sports"]
+    assert (table["target"] == "tiny_ner").all() and (table["seeds"] == 2).all()
+    assert table["error"].isna().all()
+    for row in table.itertuples():
+        f1s = [r["f1"] for r in runs if r["source"] == row.source]
+        base = [r["f1"] for r in runs if r["source"] == BASELINE]
+        assert row.f1 == pytest.approx(np.mean(f1s)) and row.f1_std == pytest.approx(np.std(f1s, ddof=1))
+        assert row.baseline == pytest.approx(np.mean(base))
+        assert row.improvement == pytest.approx(row.f1 - row.baseline)
+        assert 0 <= row.f1 <= 100 and "train_sentences=40" in row.caps and "source_tokens=10000" in row.caps
+    assert len(runs) == 8  # baseline + 3 sources, 2 seeds each
+
+    # a second probe reads every run back from the store
+    log = tmp_path / "builds.log"
+    monkeypatch.setenv("SIMCORE_BUILD_LOG", str(log))
+    again = probe(sources, [target], workbench=Workbench(store, options=SMALL_VECTORS), caps=TINY_CAPS,
+                  seeds=[0, 1], source_tokens=10_000)
+    assert not log.exists() or "probe-run" not in log.read_text()
+    pd.testing.assert_frame_equal(again, table)
+
+    results = tmp_path / "results.csv"
+    table.to_csv(results, index=False)
+    matrix = bench.matrix(sources, corpora_in(tiny["targets"]), ["tvc"], sample_tokens=10_000)
+    matrix_csv = tmp_path / "matrix.csv"
+    matrix.to_csv(matrix_csv, index=False)
+    corr = correlate(read_matrix(matrix_csv), read_results(results), ["tvc"])
+    assert corr.loc[0, "n"] == 3
+    assert regret(read_matrix(matrix_csv), read_results(results), ["tvc"])["regret"].notna().all()
+    assert main(["correlate", "--matrix", str(matrix_csv), "--results", str(results)]) == 0
+
+
+def test_probe_cli_one_line_errors(tiny: dict[str, Path], tmp_path: Path, capsys) -> None:
+    assert main(["probe", "--sources", str(tiny["sources"]), "--target", str(tmp_path / "nowhere"),
+                 "--out", str(tmp_path / "r.csv")]) == 2
+    assert "is not a directory" in capsys.readouterr().err
+    assert main(["probe", "--sources", str(tiny["sources"]), "--target", str(tiny["target"]),
+                 "--out", str(tmp_path / "r.txt")]) == 2
+    assert "give a .csv file name" in capsys.readouterr().err
