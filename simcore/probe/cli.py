@@ -84,7 +84,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
     if len(set(names)) != len(names):
         raise SimcoreError("two --target directories have the same name; results are matched by name")
     caps = ProbeCaps(train_sentences=args.max_train_sentences, dev_sentences=args.max_dev_sentences,
-                     epochs=args.max_epochs, seconds=args.max_seconds)
+                     test_sentences=args.max_test_sentences, epochs=args.max_epochs, seconds=args.max_seconds)
     options = MeasureOptions(seed=args.vector_seed)
     bench = Workbench(ArtefactStore(args.cache), options=options)
     bar = _Progress(not args.quiet)
@@ -125,6 +125,8 @@ def add_probe_command(commands: Any) -> None:
                    help=f"training sentences kept, drawn at random (default {defaults.train_sentences}; 'all')")
     p.add_argument("--max-dev-sentences", type=_cap, default=defaults.dev_sentences,
                    help=f"dev sentences used to pick the best checkpoint (default {defaults.dev_sentences})")
+    p.add_argument("--max-test-sentences", type=_cap, default=defaults.test_sentences,
+                   help="test sentences scored, drawn at random (default: all)")
     p.add_argument("--max-epochs", type=_count, default=defaults.epochs, help=f"default {defaults.epochs}")
     p.add_argument("--max-seconds", type=_seconds, default=defaults.seconds,
                    help=f"time cap of one training run (default {defaults.seconds:g})")

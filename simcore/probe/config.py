@@ -19,13 +19,14 @@ class ProbeCaps:
 
     train_sentences: int | None = 2000
     dev_sentences: int | None = 500
+    test_sentences: int | None = None
     epochs: int = 10
     seconds: float = 300.0
     eval_frequency: int = 100
 
     def as_dict(self) -> dict[str, Any]:
         return {"train_sentences": self.train_sentences, "dev_sentences": self.dev_sentences,
-                "epochs": self.epochs, "seconds": self.seconds, "eval_frequency": self.eval_frequency}
+                "test_sentences": self.test_sentences, "epochs": self.epochs, "seconds": self.seconds, "eval_frequency": self.eval_frequency}
 
     def describe(self) -> str:
         """One line for the results table, e.g. ``train_sentences=2000;...``."""

@@ -20,7 +20,7 @@ from ..errors import SimcoreError
 from ..matrix import Workbench
 from ..store import digest
 from .config import ProbeCaps
-from .data import TargetSplits, read_split, stored_split
+from .data import TargetSplits, cap_sentences, read_split, stored_split
 from .vectors import SourceVectors, spacy_vectors
 
 Progress = Callable[[str, float], None]
@@ -97,7 +97,7 @@ def probe(
         progress(f"reading {target.name}", done / total)
         train = stored_split(target, "train", caps.train_sentences, SAMPLE_SEED, store)
         dev = stored_split(target, "dev", caps.dev_sentences, SAMPLE_SEED, store) if target.dev else train
-        test = read_split(target, "test")
+        test = cap_sentences(read_split(target, "test"), caps.test_sentences, SAMPLE_SEED)
         test_key = target.fingerprint("test")
         scores: dict[str, list[float]] = {}
         seconds: dict[str, list[float]] = {}
