@@ -120,9 +120,12 @@ def probe(
                         progress(f"{_label}: {message}", (_done + fraction) / total)
 
                     step("training", 0.0)
-                    result = train_and_score(train=train.path, dev=dev.path, test=test,
-                                             vectors=found.path if found else None, seed=seed, caps=caps,
-                                             progress=step)
+                    try:
+                        result = train_and_score(train=train.path, dev=dev.path, test=test,
+                                                 vectors=found.path if found else None, seed=seed, caps=caps,
+                                                 progress=step)
+                    except (ValueError, KeyError) as exc:  # spaCy's own complaints about the data
+                        raise SimcoreError(f"{target.name}: spaCy could not train a tagger ({exc})") from exc
                     record = asdict(result)
                     store.put_json("probe-run", key, record)
                 scores.setdefault(name, []).append(record["f1"])
