@@ -208,3 +208,25 @@ def test_probe_cli_one_line_errors(tiny: dict[str, Path], tmp_path: Path, capsys
     assert main(["probe", "--sources", str(tiny["sources"]), "--target", str(tiny["target"]),
                  "--out", str(tmp_path / "r.txt")]) == 2
     assert "give a .csv file name" in capsys.readouterr().err
+
+
+def test_probe_cli_writes_the_results_csv(tiny: dict[str, Path], tmp_path: Path, capsys) -> None:
+    out = tmp_path / "out" / "results.csv"
+    args = ["probe", "--sources", str(tiny["sources"]), "--target", str(tiny["target"]), "--out", str(out),
+            "--max-train-sentences", "30", "--max-epochs", "1", "--cache", str(tmp_path / "store"), "--quiet"]
+    assert main(args) == 0
+    table = pd.read_csv(out)
+    assert list(table.columns) == COLUMNS and len(table) == 3
+    assert table["caps"].str.contains("train_sentences=30;").all() and (table["seeds"] == 1).all()
+    assert table["f1"].between(0, 100).all() and table["baseline"].nunique() == 1
+
+
+def test_probe_cli_gpu_without_one_is_a_clear_error(tiny: dict[str, Path], tmp_path: Path, capsys) -> None:
+    try:
+        import cupy  # noqa: F401
+        pytest.skip("cupy is installed here")
+    except ImportError:
+        pass
+    assert main(["probe", "--sources", str(tiny["sources"]), "--target", str(tiny["target"]),
+                 "--out", str(tmp_path / "r.csv"), "--gpu"]) == 2
+    assert "no usable GPU" in capsys.readouterr().err
