@@ -55,7 +55,7 @@ def main() -> int:
     parser.add_argument("--dev-sentences", type=int, default=300)
     parser.add_argument("--test-sentences", type=int, default=1000)
     parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--seconds", type=float, default=120.0)
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--source-tokens", type=int, default=None,
                         help="tokens per source sample (default: the smallest source, as for the matrix)")
