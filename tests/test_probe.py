@@ -230,3 +230,13 @@ def test_probe_cli_gpu_without_one_is_a_clear_error(tiny: dict[str, Path], tmp_p
     assert main(["probe", "--sources", str(tiny["sources"]), "--target", str(tiny["target"]),
                  "--out", str(tmp_path / "r.csv"), "--gpu"]) == 2
     assert "no usable GPU" in capsys.readouterr().err
+
+
+def test_shared_targets_are_found_with_their_splits(shared_data: Path) -> None:
+    for name in ("conll2003", "craft", "scienceie", "wetlab_wlp"):
+        splits = TargetSplits.from_directory(shared_data / "targets" / name)
+        assert (splits.train.name, splits.dev.name, splits.test.name) == ("train.conll", "dev.conll", "test.conll")
+    with pytest.raises(SimcoreError, match="no train file"):
+        TargetSplits.from_directory(shared_data / "targets" / "jnlpba")
+    test = read_split(TargetSplits.from_directory(shared_data / "targets" / "scienceie"), "test")
+    assert len(test) == 771  # the README's sentence count
