@@ -58,7 +58,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=120.0)
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--source-tokens", type=int, default=None,
-                        help="tokens per source sample (default: the smallest source, as for the matrix)")
+                        help="tokens per source sample, for every measure and the vectors (default: the smallest source)")
     args = parser.parse_args()
     data = Path(args.data)
     if not (data / "sources").is_dir():
@@ -69,7 +69,7 @@ def main() -> int:
     start = time.perf_counter()
     bench = Workbench(ArtefactStore(args.cache))
     sources = corpora_in(data / "sources")
-    n_tokens = args.source_tokens or bench.default_sample_tokens(sources)
+    n_tokens = args.source_tokens or min(c.n_tokens for c in (bench.tokenize(s) for s in sources))
     caps = ProbeCaps(train_sentences=args.train_sentences, dev_sentences=args.dev_sentences,
                      test_sentences=args.test_sentences, epochs=args.epochs, seconds=args.seconds)
     print(f"machine: {os.cpu_count()} CPU cores; store {args.cache}")

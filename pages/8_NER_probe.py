@@ -53,7 +53,7 @@ with st.form("probe_form"):
     source_tokens = caps_cols[5].number_input("Source tokens (0 = as the matrix)", 0, 10**10, 0, step=100_000,
                                               key="probe_source_tokens",
                                               help="the sample each source's vectors are trained on; by default the "
-                                                   "smaller of 10M and the smallest source")
+                                                   "size the matrix trains WVV's vectors at")
     submitted = st.form_submit_button("Run the probe", type="primary", key="probe_run")
 
 

@@ -133,8 +133,8 @@ def add_probe_command(commands: Any) -> None:
     p.add_argument("--seeds", type=_count, default=1, help="training runs per source, with seeds seed..seed+K-1")
     p.add_argument("--seed", type=int, default=0, help="first training seed (default 0)")
     p.add_argument("--source-tokens", type=_count, default=None,
-                   help="tokens of each source the vectors are trained on (default: the smaller of 10M and "
-                        "the smallest source, as for the matrix)")
+                   help="tokens of each source the vectors are trained on (default: the size the matrix "
+                        "trains WVV's vectors at)")
     p.add_argument("--vector-seed", type=int, default=13, help="word2vec seed, as the matrix's --seed")
     p.add_argument("--gpu", action="store_true", help="train on the GPU (needs cupy and a GPU)")
     p.add_argument("--text-field", default="text", help="JSONL field or CSV column holding a source's text")

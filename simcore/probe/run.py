@@ -74,7 +74,8 @@ def probe(
     bench = workbench or Workbench()
     store = bench.store
     seeds = list(seeds)
-    n_tokens = source_tokens or bench.default_sample_tokens(sources, progress)
+    # by default the sample the matrix trains WVV's vectors on, so the probe tests those very vectors
+    n_tokens = source_tokens or bench.default_sample_tokens(sources, measure="wvv", progress=progress)
     caps_text = f"{caps.describe()};source_tokens={n_tokens}"
     import spacy
 
