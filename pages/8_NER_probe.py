@@ -115,6 +115,10 @@ st.caption(f"{c.md(state.extra.get('probe_label', ''))}. F1 is entity-level (exa
            f"improvement = F1 − baseline (no pretrained vectors). Caps: {c.md(table['caps'].iloc[0])}")
 for message in sorted(set(table["error"].dropna())):
     st.warning(message)
+if table["time_capped"].sum() > 0:
+    st.warning("Some runs were cut short by the time cap (column time_capped) and trained fewer epochs than the "
+               "others: their F1 is not comparable. Raise the seconds per run and run the probe again "
+               "(finished runs are read back).")
 st.dataframe(table.drop(columns=["caps"]).round(3), hide_index=True, width="stretch")
 cols = st.columns(2)
 cols[0].download_button("Download the results CSV", escape_formulas(table).to_csv(index=False).encode("utf-8"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -189,6 +190,16 @@ def test_probe_writes_a_results_table_that_correlate_and_regret_accept(tiny: dic
                   seeds=[0, 1], source_tokens=10_000)
     assert not log.exists() or "probe-run" not in log.read_text()
     pd.testing.assert_frame_equal(again, table)
+    assert (table["time_capped"] == 0).all()
+    # runs that ended by their epoch cap stand under a larger time cap too; a tiny time cap retrains
+    longer = probe(sources, [target], workbench=bench, caps=replace(TINY_CAPS, seconds=600), seeds=[0, 1],
+                   source_tokens=10_000)
+    assert not log.exists() or "probe-run" not in log.read_text()
+    assert list(longer["f1"]) == list(table["f1"])
+    cut = probe(sources[:1], [target], workbench=bench, caps=replace(TINY_CAPS, seconds=0.01), seeds=[0],
+                source_tokens=10_000)
+    assert log.read_text().count("probe-run") == 2  # baseline and one source, seed 0
+    assert cut.loc[0, "time_capped"] == 2
 
     results = tmp_path / "results.csv"
     table.to_csv(results, index=False)

@@ -104,6 +104,9 @@ def cmd_probe(args: argparse.Namespace) -> int:
     escape_formulas(table).to_csv(out, index=False)
     for message in sorted(set(table["error"].dropna())):
         print(f"simcore: warning: {message}", file=sys.stderr)
+    if table["time_capped"].sum() > 0:
+        print("simcore: warning: some runs were cut short by --max-seconds (column time_capped) and trained fewer "
+              "epochs than the others; raise it and run again (finished runs are read back)", file=sys.stderr)
     if not args.quiet:
         shown = table[["target", "source", "f1", "f1_std", "baseline", "improvement", "seeds"]]
         print(shown.to_string(index=False, float_format=lambda v: f"{v:.2f}"))

@@ -26,7 +26,12 @@ class ProbeCaps:
 
     def as_dict(self) -> dict[str, Any]:
         return {"train_sentences": self.train_sentences, "dev_sentences": self.dev_sentences,
-                "test_sentences": self.test_sentences, "epochs": self.epochs, "seconds": self.seconds, "eval_frequency": self.eval_frequency}
+                "test_sentences": self.test_sentences, "epochs": self.epochs, "seconds": self.seconds,
+                "eval_frequency": self.eval_frequency}
+
+    def without_time(self) -> dict[str, Any]:
+        """Every cap but the time cap: what a run that ended by its epoch cap depends on."""
+        return {k: v for k, v in self.as_dict().items() if k != "seconds"}
 
     def describe(self) -> str:
         """One line for the results table, e.g. ``train_sentences=2000;...``."""

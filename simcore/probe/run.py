@@ -2,7 +2,9 @@
 
 Every run's score is stored in the artefact store under the target's split fingerprints, the
 source vectors' fingerprint (none for the baseline), the seed, the caps and spaCy's version, so
-an interrupted probe resumes where it stopped and a second probe reads everything back.
+an interrupted probe resumes where it stopped and a second probe reads everything back. A run that
+ended by its epoch cap is reused under any time cap it fitted in; one cut short by the time cap
+only under that cap (the ``time_capped`` column counts such runs in each row, baseline included).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import pandas as pd
 from ..corpus import Corpus
 from ..errors import SimcoreError
 from ..matrix import Workbench
-from ..store import digest
+from ..store import ArtefactStore, digest
 from .config import ProbeCaps
 from .data import TargetSplits, cap_sentences, read_split, stored_split
 from .vectors import SourceVectors, spacy_vectors
@@ -27,7 +29,8 @@ Progress = Callable[[str, float], None]
 BASELINE = "(none)"
 SAMPLE_SEED = 13  # which training sentences the caps keep: the same for every source and seed
 COLUMNS = ["target", "source", "f1", "baseline", "improvement", "f1_std", "baseline_std", "seeds", "caps",
-           "f1_runs", "baseline_runs", "vectors_words", "train_sentences", "test_sentences", "seconds", "error"]
+           "f1_runs", "baseline_runs", "vectors_words", "train_sentences", "test_sentences", "seconds", "time_capped",
+           "error"]
 
 
 def _quiet(message: str, fraction: float) -> None:
@@ -102,19 +105,20 @@ def probe(
         test_key = target.fingerprint("test")
         scores: dict[str, list[float]] = {}
         seconds: dict[str, list[float]] = {}
+        time_capped: dict[str, int] = {}
         for corpus in [None, *sources]:
             name = BASELINE if corpus is None else corpus.name
             found = None if corpus is None else source_vectors(corpus)
             if isinstance(found, str):
                 done += len(seeds)
-                rows.append(_row(target.name, name, [], [], caps_text, None, train.sentences, len(test), [], found))
+                rows.append(_row(target.name, name, [], [], caps_text, None, train.sentences, len(test), [], found, 0))
                 if on_row:
                     on_row(rows[-1])
                 continue
             for seed in seeds:
                 key = digest("probe-run", train.key, dev.key, test_key, found.key if found else None, seed,
-                             caps.as_dict(), spacy.__version__)
-                record = store.get_json("probe-run", key)
+                             caps.without_time(), spacy.__version__)
+                record = _stored_run(store, key, caps.seconds)
                 if record is None:
                     def step(message: str, fraction: float, _label: str = f"{target.name} · {name} · seed {seed}",
                              _done: int = done) -> None:
@@ -128,24 +132,41 @@ def probe(
                     except (ValueError, KeyError) as exc:  # spaCy's own complaints about the data
                         raise SimcoreError(f"{target.name}: spaCy could not train a tagger ({exc})") from exc
                     record = asdict(result)
-                    store.put_json("probe-run", key, record)
+                    # a run that ended by its epoch cap is the same under any time cap it fits in
+                    store.put_json("probe-run", key if result.stopped_by == "epochs" else _timed(key, caps.seconds),
+                                   record)
                 scores.setdefault(name, []).append(record["f1"])
                 seconds.setdefault(name, []).append(record["seconds"])
+                time_capped[name] = time_capped.get(name, 0) + (record["stopped_by"] == "time")
                 done += 1
                 if on_run:
                     on_run({"target": target.name, "source": name, "seed": seed, **record})
                 progress(f"{target.name} · {name} · seed {seed}: F1 {record['f1']:.2f}", done / total)
             if corpus is not None:
                 rows.append(_row(target.name, name, scores[name], scores.get(BASELINE, []), caps_text,
-                                 found.words if found else None, train.sentences, len(test), seconds[name], None))
+                                 found.words if found else None, train.sentences, len(test), seconds[name], None,
+                                 time_capped.get(name, 0) + time_capped.get(BASELINE, 0)))
                 if on_row:
                     on_row(rows[-1])
     progress("done", 1.0)
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
+def _timed(key: str, seconds: float) -> str:
+    return digest(key, "time cap", seconds)
+
+
+def _stored_run(store: ArtefactStore, key: str, seconds: float) -> dict[str, Any] | None:
+    """A stored run valid under this time cap: one that ended by its epochs within it, or one cut by this cap."""
+    record = store.get_json("probe-run", key)
+    if record is not None and record["seconds"] <= seconds:
+        return record
+    return store.get_json("probe-run", _timed(key, seconds))
+
+
 def _row(target: str, source: str, f1s: list[float], baselines: list[float], caps: str, words: int | None,
-         train_sentences: int, test_sentences: int, seconds: list[float], error: str | None) -> dict[str, Any]:
+         train_sentences: int, test_sentences: int, seconds: list[float], error: str | None,
+         time_capped: int) -> dict[str, Any]:
     f1, f1_std = _mean_std(f1s)
     baseline, baseline_std = _mean_std(baselines)
     return {
@@ -154,5 +175,5 @@ def _row(target: str, source: str, f1s: list[float], baselines: list[float], cap
         "f1_std": f1_std, "baseline_std": baseline_std, "seeds": len(f1s), "caps": caps,
         "f1_runs": _runs_text(f1s), "baseline_runs": _runs_text(baselines), "vectors_words": words,
         "train_sentences": train_sentences, "test_sentences": test_sentences,
-        "seconds": float(np.mean(seconds)) if seconds else float("nan"), "error": error,
+        "seconds": float(np.mean(seconds)) if seconds else float("nan"), "time_capped": time_capped, "error": error,
     }
