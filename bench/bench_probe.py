@@ -26,7 +26,7 @@ from scipy import stats
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from simcore.analysis import correlate, regret, to_long  # noqa: E402
+from simcore.analysis import correlate, read_matrix, regret, to_long  # noqa: E402
 from simcore.analysis.correlation import results_frame  # noqa: E402
 from simcore.corpus import Corpus  # noqa: E402
 from simcore.matrix import Workbench, corpora_in  # noqa: E402
@@ -51,12 +51,14 @@ def main() -> int:
     parser.add_argument("--data", default=str(SHARED))
     parser.add_argument("--cache", default=os.environ.get("SIMCORE_CACHE", "/tmp/simcore-cache-bench-probe"))
     parser.add_argument("--out", default=str(ROOT / "bench" / "out"))
-    parser.add_argument("--train-sentences", type=int, default=800)
-    parser.add_argument("--dev-sentences", type=int, default=300)
-    parser.add_argument("--test-sentences", type=int, default=1000)
+    parser.add_argument("--train-sentences", type=int, default=500)
+    parser.add_argument("--dev-sentences", type=int, default=200)
+    parser.add_argument("--test-sentences", type=int, default=500)
     parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--seconds", type=float, default=120.0)
-    parser.add_argument("--seeds", type=int, default=2)
+    parser.add_argument("--seconds", type=float, default=3600.0)
+    parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument("--matrix", default=None,
+                        help="read the similarity matrix from this CSV (one this bench wrote) instead of computing it")
     parser.add_argument("--source-tokens", type=int, default=None,
                         help="tokens per source sample, for every measure and the vectors (default: the smallest source)")
     args = parser.parse_args()
@@ -77,10 +79,14 @@ def main() -> int:
     print(f"caps: {caps.describe()}; seeds {args.seeds}\n")
 
     t = time.perf_counter()
-    target_corpora = [Corpus.from_path(data / "targets" / name) for name in TARGETS]
-    matrix = bench.matrix(sources, target_corpora, MEASURES, sample_tokens=n_tokens)
-    matrix.to_csv(out / "probe_matrix.csv", index=False)
-    print(f"similarity matrix ({', '.join(MEASURES)}): {time.perf_counter() - t:.0f} s")
+    if args.matrix:
+        matrix = read_matrix(args.matrix)
+        print(f"similarity matrix read from {args.matrix}")
+    else:
+        target_corpora = [Corpus.from_path(data / "targets" / name) for name in TARGETS]
+        matrix = bench.matrix(sources, target_corpora, MEASURES, sample_tokens=n_tokens)
+        matrix.to_csv(out / "probe_matrix.csv", index=False)
+        print(f"similarity matrix ({', '.join(MEASURES)}): {time.perf_counter() - t:.0f} s")
 
     t = time.perf_counter()
     runs: list[dict] = []
