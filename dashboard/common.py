@@ -37,6 +37,7 @@ RANKING = "pages/5_Ranking_and_export.py"
 OPEN_RESULTS = "pages/6_Open_results.py"
 SELECTION = "pages/7_Sentence_selection.py"
 COMPARE = "pages/8_Compare_results.py"
+PROBE = "pages/9_NER_probe.py"
 
 # The sidebar's navigation (Streamlit's own is off in .streamlit/config.toml: it would call the home page "app").
 NAVIGATION = [
@@ -49,6 +50,7 @@ NAVIGATION = [
     (OPEN_RESULTS, "Open results", ":material/folder_open:"),
     (SELECTION, "Sentence selection", ":material/filter_alt:"),
     (COMPARE, "Compare results", ":material/compare_arrows:"),
+    (PROBE, "NER probe", ":material/science:"),
 ]
 
 

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from .conftest import ROOT, SAMPLE_DATA
 from .test_probe import _sentence, _write_conll
 
-PAGE = "pages/8_NER_probe.py"
+PAGE = "pages/9_NER_probe.py"
 
 
 @pytest.fixture(scope="module", autouse=True)
