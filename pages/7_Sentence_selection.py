@@ -14,7 +14,7 @@ from dashboard.state import unique_name
 from simcore.corpus import Corpus, display_name, save_upload
 from simcore.errors import SimcoreError
 from simcore.selection import DESCRIPTIONS, METHODS, SelectionOptions, choose, jaccard, kept_indices, score_pool
-from simcore.selection_view import examples_table, selection_files
+from simcore.selection.view import examples_table, selection_files
 
 setup_page("Sentence selection", ":material/filter_alt:")
 state = get_state()

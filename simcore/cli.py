@@ -13,38 +13,15 @@ from pathlib import Path
 
 import pandas as pd
 
+from .cli_progress import ProgressBar as _Bar
 from .errors import SimcoreError
 from .export import escape_formulas, write_ranking, write_recommendations
 from .matrix import DEFAULT_MEASURES, Workbench, corpora_in
 from .measures import MeasureOptions, parse_measures
 from .probe.cli import add_probe_command
-from .selection_cli import add_select_command
+from .selection.cli import add_select_command
 from .store import ArtefactStore
 from .tokenize import TokenizerOptions
-
-
-class _Bar:
-    """A tqdm progress bar driven by (message, fraction) callbacks."""
-
-    def __init__(self, enabled: bool) -> None:
-        from tqdm import tqdm
-
-        tqdm.monitor_interval = 0  # no monitor thread: the process stays single-threaded (see matrix)
-        self.bar = tqdm(total=1000, file=sys.stderr, disable=not enabled, dynamic_ncols=True,
-                        bar_format="{l_bar}{bar}| {elapsed}<{remaining}")
-        self.at = 0
-
-    def __call__(self, message: str, fraction: float) -> None:
-        self.bar.set_description_str(message[:60], refresh=False)
-        target = int(min(1.0, max(0.0, fraction)) * 1000)
-        if target > self.at:
-            self.bar.update(target - self.at)
-            self.at = target
-        else:
-            self.bar.refresh()
-
-    def close(self) -> None:
-        self.bar.close()
 
 
 def _positive(text: str) -> int:

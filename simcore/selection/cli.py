@@ -7,10 +7,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .corpus import Corpus
-from .errors import SimcoreError
-from .selection import DESCRIPTIONS, METHODS, SelectionOptions, select
-from .store import ArtefactStore
+from ..cli_progress import ProgressBar
+from ..corpus import Corpus
+from ..errors import SimcoreError
+from ..store import ArtefactStore
+from .driver import select
+from .options import DESCRIPTIONS, METHODS, SelectionOptions
 
 
 def _count(text: str) -> int:
@@ -39,8 +41,6 @@ def _fraction(text: str) -> float:
 
 
 def cmd_select(args: argparse.Namespace) -> int:
-    from .cli import _Bar
-
     for flag, value in (("--pool", args.pool), ("--target", args.target)):
         if not Path(value).exists():
             raise SimcoreError(f"{flag} {value} does not exist")
@@ -60,7 +60,7 @@ def cmd_select(args: argparse.Namespace) -> int:
                                pipeline=args.pipeline, entity_labels=args.entity_labels, encoder=args.encoder,
                                seed=args.seed, workers=args.workers, target_tokens=args.target_tokens,
                                lowercase=not args.keep_case)
-    bar = _Bar(not args.quiet)
+    bar = ProgressBar(not args.quiet)
     try:
         result = select(pool, target, options, ArtefactStore(args.cache), top=args.top, fraction=args.fraction,
                         out=out, scores_csv=args.scores, keep_duplicates=args.keep_duplicates, progress=bar)

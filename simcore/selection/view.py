@@ -12,17 +12,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .corpus import Corpus
-from .selection import _CHUNK, Cutoff, ScoreSet, kept_mask, unit_text, write_selection
-from .store import ArtefactStore, digest
+from ..corpus import Corpus
+from ..store import ArtefactStore, digest
+from .choosing import CHUNK, Cutoff, ScoreSet, kept_mask
+from .output import write_selection
+from .pool import unit_text
 
 
 def score_histogram(scores: ScoreSet, cutoff: Cutoff, keep_duplicates: bool, bins: int = 40) -> pd.DataFrame:
     """Counts of kept and dropped units per score bin: columns low, high, kept, count."""
     values = scores.scores()
     low, high = np.inf, -np.inf
-    for start in range(0, scores.n, _CHUNK):
-        part = np.asarray(values[start:start + _CHUNK])
+    for start in range(0, scores.n, CHUNK):
+        part = np.asarray(values[start:start + CHUNK])
         part = part[np.isfinite(part)]
         if part.size:
             low, high = min(low, float(part.min())), max(high, float(part.max()))
@@ -32,8 +34,8 @@ def score_histogram(scores: ScoreSet, cutoff: Cutoff, keep_duplicates: bool, bin
         high = low + 1.0
     edges = np.linspace(low, high, bins + 1)
     counts = {True: np.zeros(bins, dtype=np.int64), False: np.zeros(bins, dtype=np.int64)}
-    for start in range(0, scores.n, _CHUNK):
-        stop = min(start + _CHUNK, scores.n)
+    for start in range(0, scores.n, CHUNK):
+        stop = min(start + CHUNK, scores.n)
         part = np.asarray(values[start:stop])
         kept = kept_mask(scores, cutoff, keep_duplicates, start, stop)
         finite = np.isfinite(part)
@@ -53,8 +55,8 @@ def example_indices(scores: ScoreSet, cutoff: Cutoff, keep_duplicates: bool, n: 
     near_kept: list[tuple[float, int]] = []
     near_dropped: list[tuple[float, int]] = []
     values = scores.scores()
-    for start in range(0, scores.n, _CHUNK):
-        stop = min(start + _CHUNK, scores.n)
+    for start in range(0, scores.n, CHUNK):
+        stop = min(start + CHUNK, scores.n)
         keys = sign * np.asarray(values[start:stop])
         kept = kept_mask(scores, cutoff, keep_duplicates, start, stop)
         finite = np.isfinite(keys)

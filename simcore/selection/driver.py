@@ -1,0 +1,88 @@
+"""Score every pool unit (stored per fingerprint), choose the kept ones, write them.
+
+The pool streams in batches. Scores go to a file of float64 values (one per pool unit, in pool
+order) kept in the artefact store, so choosing another K or fraction reads them back without
+scoring again. Pool sentences that are exact duplicates of a target sentence (after
+tokenization and lower-casing) are flagged and, by default, never kept.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..corpus import Corpus
+from ..errors import SimcoreError
+from ..store import ArtefactStore, digest
+from . import methods
+from .choosing import ScoreSet, choose, count_to_keep
+from .options import HIGHER_KEPT, Progress, SelectionOptions, quiet
+from .output import SelectionResult, write_selection
+from .pool import PoolPosition, pool_batches, pool_fingerprint
+from .target import Target
+
+_VERSION = 2
+
+
+def score_pool(pool: Corpus, target: Corpus, options: SelectionOptions, store: ArtefactStore,
+               progress: Progress = quiet) -> ScoreSet:
+    """Score every pool unit against the target with ``options.method`` (stored; cached)."""
+    started = time.perf_counter()
+    progress("reading the target", 0.0)
+    prepared = Target(target, store, options)
+    pool_fp = pool_fingerprint(pool, options.tokenizer)
+    key = digest("selection-scores", _VERSION, pool_fp, prepared.fingerprint, prepared.full.fingerprint,
+                 options.key_parts())
+
+    def build(out: Path) -> dict[str, Any]:
+        scorer = methods.make_scorer(options, pool, pool_fp, prepared, store, progress)
+        prepare_s = time.perf_counter() - started
+        where = PoolPosition()
+        seen = prepared.sentence_set()
+        n = 0
+        pass_started = time.perf_counter()
+        with open(out / "scores.f64", "wb") as scores_file, open(out / "dups.u8", "wb") as dups_file:
+            for batch in pool_batches(pool, options.tokenizer, options.batch, where):
+                scores = np.asarray(scorer.score(batch), dtype=np.float64)
+                empty = np.fromiter((not t for t in batch.tokens), dtype=bool, count=len(batch.tokens))
+                scores[empty] = np.nan
+                dups = np.fromiter((bool(t) and " ".join(t) in seen for t in batch.tokens), dtype=np.uint8,
+                                   count=len(batch.tokens))
+                scores_file.write(scores.tobytes())
+                dups_file.write(dups.tobytes())
+                n += len(batch.texts)
+                elapsed = time.perf_counter() - pass_started
+                progress(f"{options.method}: scored {n:,} sentences ({n / max(elapsed, 1e-9):,.0f}/s)",
+                         where.value)
+        if n == 0:
+            raise SimcoreError(f"{pool.name}: the pool holds no sentences")
+        seconds = time.perf_counter() - pass_started
+        details = scorer.details()
+        # For entities the NER pass over the pool (stored apart, once per pipeline) is the scoring.
+        per_sentence = seconds + details.get("pool_pass_seconds", 0.0)
+        return {"n": n, "method": options.method, "options": options.key_parts(),
+                "prepare_seconds": prepare_s, "score_seconds": seconds,
+                "rate": n / max(per_sentence, 1e-9), "details": details,
+                "pool": pool.name, "target": prepared.name, "target_sentences": prepared.sample.n_units}
+
+    path = store.build("selection-scores", key, build)
+    meta = store.meta(path)
+    return ScoreSet(path, options.method, HIGHER_KEPT[options.method], meta["n"], meta)
+
+
+
+def select(pool: Corpus, target: Corpus, options: SelectionOptions, store: ArtefactStore,
+           top: int | None = None, fraction: float | None = None, out: Path | str | None = None,
+           scores_csv: Path | str | None = None, keep_duplicates: bool = False,
+           progress: Progress = quiet) -> SelectionResult:
+    """Score, choose and write: what ``python -m simcore select`` does."""
+    count_to_keep(1, top, fraction)   # check K or P before any work
+    scores = score_pool(pool, target, options, store, progress)
+    cutoff = choose(scores, top=top, fraction=fraction, keep_duplicates=keep_duplicates)
+    if out is not None or scores_csv is not None:
+        write_selection(pool, scores, cutoff, out, scores_csv, keep_duplicates, progress)
+    return SelectionResult(scores, cutoff, Path(out) if out else None, Path(scores_csv) if scores_csv else None,
+                           keep_duplicates)

@@ -1,0 +1,20 @@
+"""Samples the scorers train on: the stored pool sample, tokenized, and the target's sentences."""
+
+from __future__ import annotations
+
+from ...corpus import Corpus
+from ...store import ArtefactStore
+from ...tokenize import tokenize
+from ..options import Progress, SelectionOptions
+from ..pool import pool_sample, read_lines
+from ..target import Target
+
+
+def tokenized_sample(pool: Corpus, pool_fp: str, store: ArtefactStore, options: SelectionOptions,
+                      progress: Progress) -> list[list[str]]:
+    path = pool_sample(pool, pool_fp, store, options.pool_sample, options.seed, progress)
+    return [t for t in (tokenize(line, options.tokenizer) for line in read_lines(path)) if t]
+
+
+def target_sentences(target: Target) -> list[list[str]]:
+    return list(target.sample.sentences())

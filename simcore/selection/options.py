@@ -1,0 +1,79 @@
+"""What a selection run is asked for: the method and its options, and which of them enter a cache key."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from ..errors import SimcoreError
+from ..tokenize import TokenizerOptions
+
+Progress = Callable[[str, float], None]
+
+METHODS = ("cosine", "ppl", "xent", "entities")
+HIGHER_KEPT = {"cosine": True, "ppl": False, "xent": False, "entities": True}
+DESCRIPTIONS = {
+    "cosine": "cosine similarity of the sentence embedding to the mean target embedding (higher kept)",
+    "ppl": "perplexity under a KenLM model of the target (lower kept)",
+    "xent": "Moore-Lewis cross-entropy difference, target model minus pool model (lower kept)",
+    "entities": "number of entities a spaCy NER pipeline finds in the sentence (higher kept)",
+}
+
+
+def quiet(message: str, fraction: float) -> None:
+    pass
+
+
+@dataclass(frozen=True)
+class SelectionOptions:
+    """How pool sentences are scored. Only the options a method reads enter its cache key."""
+
+    method: str = "cosine"
+    pool_sample: int = 100_000        # pool sentences for the pool-side models (word2vec, xent, labels)
+    target_tokens: int | None = None  # use a sample of the target of about this many tokens
+    order: int = 3                    # KenLM order (ppl, xent)
+    memory: str = "1G"                # KenLM estimation memory
+    dims: int = 100                   # word2vec (cosine)
+    window: int = 5
+    min_count: int = 2
+    epochs: int = 5
+    workers: int = 2
+    encoder: str | None = None        # local sentence-transformers model directory (cosine)
+    pipeline: str | None = None       # spaCy pipeline directory (entities); default the bundled one
+    entity_labels: str = "auto"       # auto (types over-represented in the target) | all | L1,L2
+    seed: int = 13
+    batch: int = 2000
+    lowercase: bool = True
+
+    _METHOD_KEYS = {
+        "cosine": ("pool_sample", "dims", "window", "min_count", "epochs", "encoder", "seed"),
+        "ppl": ("order",),
+        "xent": ("pool_sample", "order", "seed"),
+        "entities": ("pool_sample", "pipeline", "entity_labels", "seed"),
+    }
+
+    def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise SimcoreError(f"unknown selection method {self.method!r}; choose from {', '.join(METHODS)}")
+        for name in ("pool_sample", "order", "dims", "window", "min_count", "epochs", "workers", "batch"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise SimcoreError(f"{name.replace('_', ' ')} must be a whole number of at least 1, not {value!r}")
+        if self.target_tokens is not None and self.target_tokens < 1:
+            raise SimcoreError("the target sample must have at least 1 token")
+
+    @property
+    def tokenizer(self) -> TokenizerOptions:
+        return TokenizerOptions(lowercase=self.lowercase)
+
+    def key_parts(self) -> dict[str, Any]:
+        values = asdict(self)
+        return {k: values[k] for k in self._METHOD_KEYS[self.method]} | {
+            "method": self.method, "target_tokens": self.target_tokens, "lowercase": self.lowercase}
+
+
+
+
+def with_method(options: SelectionOptions, method: str) -> SelectionOptions:
+    return replace(options, method=method)

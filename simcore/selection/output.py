@@ -1,0 +1,111 @@
+"""Writing a selection: the kept sentences (text or gzip) and every sentence's score (CSV)."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..corpus import Corpus
+from ..errors import SimcoreError
+from ..export import escape_formulas
+from .choosing import CHUNK, Cutoff, ScoreSet, kept_mask
+from .options import Progress, quiet
+from .pool import PoolPosition, unit_text
+
+
+@dataclass
+class SelectionResult:
+    scores: ScoreSet
+    cutoff: Cutoff
+    out: Path | None
+    scores_csv: Path | None
+    keep_duplicates: bool = False
+
+    def summary(self) -> str:
+        c, s = self.cutoff, self.scores
+        direction = "at least" if s.higher_kept else "at most"
+        lines = [f"kept {c.n_kept:,} of {s.n:,} pool sentences by {s.method} (score {direction} "
+                 f"{c.score(s.higher_kept):.6g})"]
+        if c.n_kept < c.k:
+            lines.append(f"asked for {c.k:,} but only {c.n_eligible:,} sentences could be kept")
+        lines.append(f"{c.n_duplicates:,} pool sentences duplicate a target sentence"
+                     + (" (kept if chosen)" if self.keep_duplicates else " (excluded)"))
+        if c.n_unscored:
+            lines.append(f"{c.n_unscored:,} pool sentences could not be scored (no words the method knows)")
+        meta = s.meta
+        lines.append(f"scoring: {meta.get('rate', 0):,.0f} sentences/s "
+                     f"(+{meta.get('prepare_seconds', 0):.1f} s preparing models)")
+        return "\n".join(lines)
+
+
+def write_selection(pool: Corpus, scores: ScoreSet, cutoff: Cutoff, out: Path | str | None,
+                    scores_csv: Path | str | None = None, keep_duplicates: bool = False,
+                    progress: Progress = quiet) -> None:
+    """Stream the pool again: kept sentences to ``out`` (gzip if it ends in .gz), scores to CSV."""
+    out = Path(out) if out is not None else None
+    scores_csv = Path(scores_csv) if scores_csv is not None else None
+    for path in (out, scores_csv):
+        if path is not None:
+            if path.is_dir():
+                raise SimcoreError(f"{path} is a directory; give a file name")
+            if not path.parent.exists():
+                raise SimcoreError(f"cannot write {path}: the directory {path.parent} does not exist")
+    values, dups = scores.scores(), scores.duplicates()
+    where = PoolPosition()
+    n = 0
+    try:
+        text_out = _open_out(out) if out else None
+        csv_out = open(scores_csv, "w", encoding="utf-8", newline="") if scores_csv else None
+    except OSError as exc:
+        raise SimcoreError(f"cannot write the selection: {exc.strerror} ({exc.filename})") from exc
+    try:
+        if csv_out:
+            csv.writer(csv_out).writerow(["index", "score", "kept", "duplicate_of_target", "text"])
+        for unit in pool.units(where):
+            if n % CHUNK == 0:
+                kept = kept_mask(scores, cutoff, keep_duplicates, n, min(n + CHUNK, scores.n))
+                rows: list[tuple[int, float, bool, bool, str]] = []
+            if n >= scores.n:
+                raise SimcoreError(f"{pool.name} changed while it was being selected from; run again")
+            text = unit_text(unit)
+            is_kept = bool(kept[n % CHUNK])
+            if text_out and is_kept:
+                text_out.write(text + "\n")
+            if csv_out:
+                score = float(values[n])
+                rows.append((n, score if math.isfinite(score) else float("nan"), is_kept, bool(dups[n]), text))
+                if len(rows) >= 10_000:
+                    _write_rows(csv_out, rows)
+                    rows = []
+            n += 1
+            if n % 50_000 == 0:
+                progress(f"writing the selection ({n:,} sentences)", where.value)
+        if csv_out and rows:
+            _write_rows(csv_out, rows)
+    except OSError as exc:
+        raise SimcoreError(f"cannot write the selection: {exc}") from exc
+    finally:
+        if text_out:
+            text_out.close()
+        if csv_out:
+            csv_out.close()
+    progress("selection written", 1.0)
+
+
+def _open_out(path: Path) -> io.TextIOBase:
+    if path.name.lower().endswith(".gz"):
+        return io.TextIOWrapper(gzip.open(path, "wb"), encoding="utf-8")
+    return open(path, "w", encoding="utf-8")
+
+
+def _write_rows(handle: Any, rows: list[tuple]) -> None:
+    table = pd.DataFrame(rows, columns=["index", "score", "kept", "duplicate_of_target", "text"])
+    escape_formulas(table).to_csv(handle, header=False, index=False, float_format="%.8g")
+

@@ -1,0 +1,58 @@
+"""python -m simcore select: outputs, one-line errors, usage errors."""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+
+from simcore.cli import main
+
+from .conftest import biology, football, mixed_pool, write_lines
+
+
+def test_cli_select_writes_outputs(tmp_path, bio_target, capsys):
+    pool, is_bio = mixed_pool(tmp_path, biology(30, seed=21), football(30, seed=22))
+    out, table = tmp_path / "SELECTED.txt.gz", tmp_path / "SCORES.csv"
+    code = main(["select", "--pool", str(pool), "--target", str(bio_target), "--method", "xent",
+                 "--fraction", "25%", "--out", str(out), "--scores", str(table), "--cache", str(tmp_path / "c"),
+                 "--quiet"])
+    assert code == 0
+    with gzip.open(out, "rt", encoding="utf-8") as f:
+        selected = f.read().splitlines()
+    assert len(selected) == 15
+    bio_lines = set(pool.read_text().splitlines()) - set(football(30, seed=22))
+    assert sum(s in bio_lines for s in selected) >= 14
+    assert "wrote 15 sentences" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--method", "ppl", "--top", "5", "--pool", "MISSING"], "does not exist"),
+    (["--method", "ppl", "--top", "5", "--pipeline", "x"], "only used by --method entities"),
+    (["--method", "ppl", "--top", "5", "--out", "OUT.json"], ".txt.gz"),
+    (["--method", "entities", "--top", "5", "--pipeline", "NOTADIR"], "not a spaCy pipeline directory"),
+])
+def test_cli_bad_input_exits_2_with_one_line(tmp_path, bio_target, capsys, argv, message):
+    pool = write_lines(tmp_path / "pool.txt", biology(10, seed=23))
+    base = {"--pool": str(pool), "--target": str(bio_target), "--out": str(tmp_path / "o.txt.gz")}
+    args = dict(zip(argv[::2], argv[1::2]))
+    for flag in ("--pool", "--out", "--pipeline"):
+        if args.get(flag) in ("MISSING", "NOTADIR"):
+            args[flag] = str(tmp_path / args[flag])
+    full = ["select", "--cache", str(tmp_path / "c"), "--quiet"]
+    for flag, value in (base | args).items():
+        full += [flag, value]
+    assert main(full) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("amount", [["--fraction", "1.5"], ["--fraction", "0"], ["--top", "0"], ["--top", "x"]])
+def test_cli_bad_amount_is_a_usage_error(tmp_path, bio_target, capsys, amount):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["select", "--pool", str(bio_target), "--target", str(bio_target), "--method", "ppl", *amount,
+              "--out", str(tmp_path / "o.txt.gz")])
+    assert exit_info.value.code == 2
+    assert "Traceback" not in capsys.readouterr().err
+
+
