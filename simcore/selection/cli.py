@@ -46,8 +46,11 @@ def cmd_select(args: argparse.Namespace) -> int:
             raise SimcoreError(f"{flag} {value} does not exist")
     if args.pipeline and args.method != "entities":
         raise SimcoreError("--pipeline is only used by --method entities")
-    if args.encoder and args.method != "cosine":
-        raise SimcoreError("--encoder is only used by --method cosine")
+    for flag, given in (("--encoder", args.encoder), ("--adapt", args.adapt), ("--adapt-steps", args.adapt_steps)):
+        if given and args.method != "encoder":
+            raise SimcoreError(f"{flag} is only used by --method encoder")
+    if args.adapt_steps and not args.adapt:
+        raise SimcoreError("--adapt-steps is only used with --adapt")
     out = Path(args.out)
     if not out.name.lower().endswith((".gz", ".txt")):
         raise SimcoreError(f"--out {args.out}: give a .txt.gz (or .txt) file name")
@@ -58,6 +61,7 @@ def cmd_select(args: argparse.Namespace) -> int:
     target = Corpus.from_path(args.target, **reader)
     options = SelectionOptions(method=args.method, pool_sample=args.pool_sample, order=args.order,
                                pipeline=args.pipeline, entity_labels=args.entity_labels, encoder=args.encoder,
+                               adapt=args.adapt, adapt_steps=args.adapt_steps or 100,
                                seed=args.seed, workers=args.workers, target_tokens=args.target_tokens,
                                lowercase=not args.keep_case)
     bar = ProgressBar(not args.quiet)
@@ -93,7 +97,13 @@ def add_select_command(subparsers: Any) -> None:
     s.add_argument("--entity-labels", default="auto",
                    help="entity types counted: auto (those over-represented in the target), all, or L1,L2")
     s.add_argument("--encoder", default=None,
-                   help="a sentence-transformers model saved in a local directory, for --method cosine")
+                   help="--method encoder: a transformers or sentence-transformers model saved in a local "
+                        "directory (default: the bundled all-MiniLM-L6-v2; nothing is downloaded)")
+    s.add_argument("--adapt", action="store_true",
+                   help="--method encoder: first continue the encoder's masked-LM training on the target text "
+                        "(stored; a few minutes on a CPU)")
+    s.add_argument("--adapt-steps", type=_count, default=None,
+                   help="--adapt: training steps of 16 target sentences (default 100)")
     s.add_argument("--keep-duplicates", action="store_true",
                    help="allow pool sentences identical to a target sentence to be kept")
     s.add_argument("--pool-sample", type=_count, default=100_000,

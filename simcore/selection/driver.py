@@ -24,7 +24,7 @@ from .output import SelectionResult, write_selection
 from .pool import PoolPosition, pool_batches, pool_fingerprint
 from .target import Target
 
-_VERSION = 2
+_VERSION = 3
 
 
 def score_pool(pool: Corpus, target: Corpus, options: SelectionOptions, store: ArtefactStore,
@@ -35,7 +35,7 @@ def score_pool(pool: Corpus, target: Corpus, options: SelectionOptions, store: A
     prepared = Target(target, store, options)
     pool_fp = pool_fingerprint(pool, options.tokenizer)
     key = digest("selection-scores", _VERSION, pool_fp, prepared.fingerprint, prepared.full.fingerprint,
-                 options.key_parts())
+                 options.key_parts(), methods.input_identity(options))
 
     def build(out: Path) -> dict[str, Any]:
         scorer = methods.make_scorer(options, pool, pool_fp, prepared, store, progress)

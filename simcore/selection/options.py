@@ -11,13 +11,15 @@ from ..tokenize import TokenizerOptions
 
 Progress = Callable[[str, float], None]
 
-METHODS = ("cosine", "ppl", "xent", "entities")
-HIGHER_KEPT = {"cosine": True, "ppl": False, "xent": False, "entities": True}
+METHODS = ("cosine", "ppl", "xent", "entities", "encoder")
+HIGHER_KEPT = {"cosine": True, "ppl": False, "xent": False, "entities": True, "encoder": True}
 DESCRIPTIONS = {
-    "cosine": "cosine similarity of the sentence embedding to the mean target embedding (higher kept)",
+    "cosine": "cosine similarity of the sentence's mean word2vec vector to the target's (higher kept)",
     "ppl": "perplexity under a KenLM model of the target (lower kept)",
     "xent": "Moore-Lewis cross-entropy difference, target model minus pool model (lower kept)",
-    "entities": "number of entities a spaCy NER pipeline finds in the sentence (higher kept)",
+    "entities": "number of entities of the target's types a spaCy NER tagger finds in the sentence (higher kept)",
+    "encoder": "cosine similarity of the sentence's transformer embedding to the mean target embedding; "
+               "with adapt, after masked-LM training on the target (higher kept)",
 }
 
 
@@ -39,7 +41,9 @@ class SelectionOptions:
     min_count: int = 2
     epochs: int = 5
     workers: int = 2
-    encoder: str | None = None        # local sentence-transformers model directory (cosine)
+    encoder: str | None = None        # local transformers model directory (encoder); default the bundled one
+    adapt: bool = False               # encoder: continued masked-LM training on the target first
+    adapt_steps: int = 100            # encoder --adapt: training steps (16 sentences each)
     pipeline: str | None = None       # spaCy pipeline directory (entities); default the bundled one
     entity_labels: str = "auto"       # auto (types over-represented in the target) | all | L1,L2
     seed: int = 13
@@ -47,16 +51,17 @@ class SelectionOptions:
     lowercase: bool = True
 
     _METHOD_KEYS = {
-        "cosine": ("pool_sample", "dims", "window", "min_count", "epochs", "encoder", "seed"),
+        "cosine": ("pool_sample", "dims", "window", "min_count", "epochs", "seed"),
         "ppl": ("order",),
         "xent": ("pool_sample", "order", "seed"),
         "entities": ("pool_sample", "pipeline", "entity_labels", "seed"),
+        "encoder": ("encoder", "adapt", "adapt_steps", "seed"),
     }
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
             raise SimcoreError(f"unknown selection method {self.method!r}; choose from {', '.join(METHODS)}")
-        for name in ("pool_sample", "order", "dims", "window", "min_count", "epochs", "workers", "batch"):
+        for name in ("pool_sample", "order", "dims", "window", "min_count", "epochs", "workers", "batch", "adapt_steps"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise SimcoreError(f"{name.replace('_', ' ')} must be a whole number of at least 1, not {value!r}")
