@@ -12,7 +12,7 @@ from ..corpus import Corpus
 from ..errors import SimcoreError
 from ..store import ArtefactStore
 from .driver import select
-from .options import DESCRIPTIONS, METHODS, SelectionOptions
+from .options import DESCRIPTIONS, METHODS, TAGGERS, SelectionOptions
 
 
 def _count(text: str) -> int:
@@ -44,8 +44,10 @@ def cmd_select(args: argparse.Namespace) -> int:
     for flag, value in (("--pool", args.pool), ("--target", args.target)):
         if not Path(value).exists():
             raise SimcoreError(f"{flag} {value} does not exist")
-    if args.pipeline and args.method != "entities":
-        raise SimcoreError("--pipeline is only used by --method entities")
+    for flag, given in (("--pipeline", args.pipeline), ("--tagger", args.tagger), ("--tagger-steps", args.tagger_steps),
+                        ("--ner-processes", args.ner_processes)):
+        if given and args.method != "entities":
+            raise SimcoreError(f"{flag} is only used by --method entities")
     for flag, given in (("--encoder", args.encoder), ("--adapt", args.adapt), ("--adapt-steps", args.adapt_steps)):
         if given and args.method != "encoder":
             raise SimcoreError(f"{flag} is only used by --method encoder")
@@ -62,6 +64,8 @@ def cmd_select(args: argparse.Namespace) -> int:
     options = SelectionOptions(method=args.method, pool_sample=args.pool_sample, order=args.order,
                                pipeline=args.pipeline, entity_labels=args.entity_labels, encoder=args.encoder,
                                adapt=args.adapt, adapt_steps=args.adapt_steps or 100,
+                               tagger=args.tagger or "target", tagger_steps=args.tagger_steps or 400,
+                               ner_processes=args.ner_processes or 1,
                                seed=args.seed, workers=args.workers, target_tokens=args.target_tokens,
                                lowercase=not args.keep_case)
     bar = ProgressBar(not args.quiet)
@@ -92,10 +96,18 @@ def add_select_command(subparsers: Any) -> None:
                         help="keep this fraction of the pool's sentences (0.1 or 10%%)")
     s.add_argument("--out", required=True, help="SELECTED.txt.gz: the kept sentences, one per line")
     s.add_argument("--scores", default=None, help="SCORES.csv: index, score, kept, duplicate_of_target, text")
-    s.add_argument("--pipeline", default=None, help="spaCy pipeline directory for --method entities "
-                                                    "(default: the bundled English pipeline)")
+    s.add_argument("--pipeline", default=None, help="--method entities: a spaCy pipeline directory with NER "
+                                                    "(default: a tagger trained on the target's labels)")
+    s.add_argument("--tagger", default=None, choices=TAGGERS,
+                   help="--method entities: target (default) trains a spaCy tagger on the target's own labels, "
+                        "falling back to the generic English pipeline when the target has none; generic uses it")
+    s.add_argument("--tagger-steps", type=_count, default=None,
+                   help="--method entities: training steps of the target's tagger (default 400)")
+    s.add_argument("--ner-processes", type=_count, default=None,
+                   help="--method entities: processes tagging the pool (default 1)")
     s.add_argument("--entity-labels", default="auto",
-                   help="entity types counted: auto (those over-represented in the target), all, or L1,L2")
+                   help="entity types counted: auto (every type of a trained tagger; for the generic pipeline "
+                        "those over-represented in the target), all, or L1,L2")
     s.add_argument("--encoder", default=None,
                    help="--method encoder: a transformers or sentence-transformers model saved in a local "
                         "directory (default: the bundled all-MiniLM-L6-v2; nothing is downloaded)")

@@ -13,6 +13,7 @@ Progress = Callable[[str, float], None]
 
 METHODS = ("cosine", "ppl", "xent", "entities", "encoder")
 HIGHER_KEPT = {"cosine": True, "ppl": False, "xent": False, "entities": True, "encoder": True}
+TAGGERS = ("target", "generic")
 DESCRIPTIONS = {
     "cosine": "cosine similarity of the sentence's mean word2vec vector to the target's (higher kept)",
     "ppl": "perplexity under a KenLM model of the target (lower kept)",
@@ -45,7 +46,10 @@ class SelectionOptions:
     adapt: bool = False               # encoder: continued masked-LM training on the target first
     adapt_steps: int = 100            # encoder --adapt: training steps (16 sentences each)
     pipeline: str | None = None       # spaCy pipeline directory (entities); default the bundled one
-    entity_labels: str = "auto"       # auto (types over-represented in the target) | all | L1,L2
+    entity_labels: str = "auto"       # auto (the trained tagger's types; generic: over-represented ones) | all | L1,L2
+    tagger: str = "target"            # entities: train on the target's labels (generic when it has none) | generic
+    tagger_steps: int = 400           # entities: spaCy training steps for the target's tagger
+    ner_processes: int = 1            # entities: processes tagging the pool (nlp.pipe n_process)
     seed: int = 13
     batch: int = 2000
     lowercase: bool = True
@@ -54,17 +58,20 @@ class SelectionOptions:
         "cosine": ("pool_sample", "dims", "window", "min_count", "epochs", "seed"),
         "ppl": ("order",),
         "xent": ("pool_sample", "order", "seed"),
-        "entities": ("pool_sample", "pipeline", "entity_labels", "seed"),
+        "entities": ("pool_sample", "pipeline", "entity_labels", "tagger", "tagger_steps", "seed"),
         "encoder": ("encoder", "adapt", "adapt_steps", "seed"),
     }
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
             raise SimcoreError(f"unknown selection method {self.method!r}; choose from {', '.join(METHODS)}")
-        for name in ("pool_sample", "order", "dims", "window", "min_count", "epochs", "workers", "batch", "adapt_steps"):
+        for name in ("pool_sample", "order", "dims", "window", "min_count", "epochs", "workers", "batch", "adapt_steps",
+                     "tagger_steps", "ner_processes"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise SimcoreError(f"{name.replace('_', ' ')} must be a whole number of at least 1, not {value!r}")
+        if self.tagger not in TAGGERS:
+            raise SimcoreError(f"unknown tagger {self.tagger!r}; choose from {', '.join(TAGGERS)}")
         if self.target_tokens is not None and self.target_tokens < 1:
             raise SimcoreError("the target sample must have at least 1 token")
 

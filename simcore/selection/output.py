@@ -40,6 +40,11 @@ class SelectionResult:
         if c.n_unscored:
             lines.append(f"{c.n_unscored:,} pool sentences could not be scored (no words the method knows)")
         meta = s.meta
+        details = meta.get("details", {})
+        if details.get("tagger"):
+            lines.append(f"entities counted by {details['tagger']}: {', '.join(details.get('labels', []))}")
+        if details.get("encoder"):
+            lines.append(f"encoder: {details['encoder']} on {details.get('device', 'cpu')}")
         lines.append(f"scoring: {meta.get('rate', 0):,.0f} sentences/s "
                      f"(+{meta.get('prepare_seconds', 0):.1f} s preparing models)")
         return "\n".join(lines)

@@ -54,3 +54,51 @@ def test_pipeline_without_ner_is_refused(tmp_path, store, bio_target):
         score_pool(Corpus.from_path(pool), Corpus.from_path(bio_target),
                    options("entities", pipeline=str(tmp_path / "no_ner")), store)
 
+
+
+def tagged_biology(path, n: int, seed: int):
+    """CoNLL with the target's own types: GENE and DRUG (two words for 'HeLa cells' is not a type)."""
+    blocks = []
+    for line in biology(n, seed):
+        rows = []
+        for token in line.split():
+            tag = "B-GENE" if token in GENES else "B-DRUG" if token in DRUGS else "O"
+            rows.append(f"{token}\t{tag}")
+        blocks.append("\n".join(rows))
+    path.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
+    return path
+
+
+def test_tagger_trained_on_the_target_labels_counts_its_types(tmp_path, store):
+    import spacy
+
+    pool, is_bio = mixed_pool(tmp_path, biology(30, seed=30), football(30, seed=31))
+    target = Corpus.from_path(tagged_biology(tmp_path / "bio.conll", 150, seed=32))
+    scores = score_pool(Corpus.from_path(pool), target, options("entities", tagger_steps=150), store)
+    details = scores.meta["details"]
+    assert details["tagger_kind"] == "target" and "trained on bio's labels (DRUG, GENE" in details["tagger"]
+    assert details["labels"] == ["DRUG", "GENE"]
+    # The stored tagger, loaded with spaCy directly, finds exactly the counted entities.
+    (model,) = (store.root / "selection-entity-tagger").glob("*/model")
+    nlp = spacy.load(model)
+    expected = [len(doc.ents) for doc in nlp.pipe(pool.read_text().splitlines())]
+    assert list(scores.scores()) == expected
+    assert details["tagger_training"]["dev_f1"] > 0.8
+    kept = kept_indices(scores, choose(scores, top=25))
+    assert is_bio[kept].mean() >= 0.9
+
+
+def test_target_without_labels_falls_back_to_the_generic_pipeline(tmp_path, store):
+    pool, _ = mixed_pool(tmp_path, football(10, seed=33), chat(10, seed=34))
+    target = write_conll(tmp_path / "target.conll", football(20, seed=35))   # every tag is O
+    scores = score_pool(Corpus.from_path(pool), Corpus.from_path(target), options("entities"), store)
+    assert scores.meta["details"]["tagger_kind"] == "generic"
+    assert "no entity labels" in scores.meta["details"]["tagger"]
+
+
+def test_iob2_normalises_tag_schemes():
+    from simcore.selection.entity_tagger import iob2
+
+    assert iob2(["B-X", "I-X", "O", "I-Y", "I-Y", "B-Y"]) == ["B-X", "I-X", "O", "B-Y", "I-Y", "B-Y"]
+    assert iob2(["S-X", "B-Y", "E-Y", "U-X", "O"]) == ["B-X", "B-Y", "I-Y", "B-X", "O"]
+    assert iob2(["PER", "PER", "O", "LOC"]) == ["B-PER", "I-PER", "O", "B-LOC"]

@@ -1,15 +1,18 @@
-"""entities: the number of entities a spaCy NER pipeline finds in the sentence.
+"""entities: the number of entities of the target's types a spaCy NER tagger finds in the sentence.
 
-The pipeline is the bundled English one, or a pipeline directory given by the user. Entity
-counts per label are stored once per pool and pipeline; which labels count is chosen per target:
-by default ("auto") the labels the pipeline finds more often (per token) in the target than in
-the pool.
+The tagger is, in this order: a pipeline directory the user gives (``--pipeline DIR``); one
+trained on the target's own labels (:mod:`simcore.selection.entity_tagger`, the paper's
+NER-Selected), counting every type it knows; or, when the target has no labels (or
+``tagger="generic"``), the generic bundled English pipeline, counting by default ("auto") the
+OntoNotes types it finds more often (per token) in the target than in the pool. Entity counts
+per label are stored once per pool and pipeline, so another target or K costs no tagging.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +21,14 @@ import numpy as np
 from ...corpus import Corpus
 from ...errors import MeasureUnavailable, SimcoreError
 from ...store import ArtefactStore, digest
+from ..entity_tagger import target_entity_types, train_tagger
 from ..options import Progress, SelectionOptions
 from ..pool import Batch, PoolPosition, pool_batches, pool_sample, read_lines
 from ..target import Target
 
 _PROFILE_SENTENCES = 2000
+_PIPE_BATCH = 512          # texts per nlp.pipe batch
+_WRITE_ROWS = 2000         # count rows written at a time
 
 
 _NOT_NER = ("tagger", "parser", "lemmatizer", "attribute_ruler", "senter", "morphologizer",
@@ -74,27 +80,74 @@ def _count_entities(nlp: Any, texts: list[str], labels: list[str]) -> np.ndarray
     """(len(texts), len(labels) + 1) entity counts; the last column counts any other label."""
     column = {label: i for i, label in enumerate(labels)}
     counts = np.zeros((len(texts), len(labels) + 1), dtype=np.uint16)
-    for r, doc in enumerate(nlp.pipe(texts, batch_size=256)):
+    for r, doc in enumerate(nlp.pipe(texts, batch_size=_PIPE_BATCH)):
         for ent in doc.ents:
             counts[r, column.get(ent.label_, len(labels))] += 1
     return counts
 
 
+def choose_pipeline(options: SelectionOptions, target: Target, store: ArtefactStore,
+                    progress: Progress) -> tuple[str | None, dict[str, Any]]:
+    """(pipeline directory or None for the generic one, a record of which tagger and why)."""
+    if options.pipeline:
+        return options.pipeline, {"kind": "user", "tagger": f"the spaCy pipeline in {Path(options.pipeline).name}"}
+    if options.tagger == "target":
+        types = target_entity_types(target.corpus)
+        if types:
+            path, record = train_tagger(target.corpus, target.corpus.raw_fingerprint(options.tokenizer), store,
+                                        options.tagger_steps, options.seed, progress)
+            return str(path), {"kind": "target", "training": record,
+                               "tagger": f"a tagger trained on {target.name}'s labels ({', '.join(sorted(types))}; "
+                                         f"dev F1 {record['dev_f1']:.2f})"}
+        reason = "the target has no entity labels"
+    else:
+        reason = "asked for"
+    from ...tagging import PIPELINE
+
+    return None, {"kind": "generic", "tagger": f"the generic {PIPELINE} pipeline ({reason})"}
+
+
+def _tag_pool(nlp: Any, labels: list[str], pool: Corpus, options: SelectionOptions, where: PoolPosition,
+              path: Path, progress: Progress) -> int:
+    """Entity counts of every pool unit into ``path`` (uint16 rows); returns the number of units.
+
+    One ``nlp.pipe`` stream over the whole pool, in ``options.ner_processes`` processes.
+    """
+    column = {label: i for i, label in enumerate(labels)}
+    width = len(labels) + 1
+    started, n = time.perf_counter(), 0
+
+    def texts() -> Iterator[str]:
+        for batch in pool_batches(pool, options.tokenizer, options.batch, where):
+            yield from batch.texts
+
+    rows = np.zeros((_WRITE_ROWS, width), dtype=np.uint16)
+    with open(path, "wb") as f:
+        for doc in nlp.pipe(texts(), batch_size=_PIPE_BATCH, n_process=options.ner_processes):
+            r = n % _WRITE_ROWS
+            for ent in doc.ents:
+                rows[r, column.get(ent.label_, len(labels))] += 1
+            n += 1
+            if n % _WRITE_ROWS == 0:
+                f.write(rows.tobytes())
+                rows[:] = 0
+                rate = n / max(time.perf_counter() - started, 1e-9)
+                progress(f"entities: tagged {n:,} sentences ({rate:,.0f}/s)", where.value)
+        f.write(rows[:n % _WRITE_ROWS].tobytes())
+    return n
+
+
 class EntityScorer:
     def __init__(self, options: SelectionOptions, pool: Corpus, pool_fp: str, target: Target,
                  store: ArtefactStore, progress: Progress) -> None:
-        self.nlp, pipeline_id = load_ner(options.pipeline)
+        pipeline, self.source = choose_pipeline(options, target, store, progress)
+        self.nlp, pipeline_id = load_ner(pipeline)
         self.labels = _labels(self.nlp)
         key = digest("selection-entity-counts", pool_fp, pipeline_id, self.labels)
 
         def build(out: Path) -> dict[str, Any]:
-            started, n, where = time.perf_counter(), 0, PoolPosition()
-            with open(out / "counts.u16", "wb") as f:
-                for batch in pool_batches(pool, options.tokenizer, options.batch, where):
-                    f.write(_count_entities(self.nlp, batch.texts, self.labels).tobytes())
-                    n += len(batch.texts)
-                    rate = n / max(time.perf_counter() - started, 1e-9)
-                    progress(f"entities: tagged {n:,} sentences ({rate:,.0f}/s)", where.value)
+            started, where = time.perf_counter(), PoolPosition()
+            n = _tag_pool(self.nlp, self.labels, pool, options, where, out / "counts.u16", progress)
             seconds = time.perf_counter() - started
             (out / "labels.json").write_text(json.dumps(self.labels))
             return {"n": n, "seconds": seconds, "rate": n / max(seconds, 1e-9)}
@@ -110,7 +163,7 @@ class EntityScorer:
     def _choose_labels(self, options: SelectionOptions, pool: Corpus, pool_fp: str, target: Target,
                        store: ArtefactStore, progress: Progress) -> tuple[list[str], dict[str, Any]]:
         spec = options.entity_labels.strip()
-        if spec.lower() == "all":
+        if spec.lower() == "all" or (spec.lower() == "auto" and self.source["kind"] != "generic"):
             return list(self.labels), {}
         if spec.lower() != "auto":
             wanted = [label.strip() for label in spec.split(",") if label.strip()]
@@ -141,6 +194,7 @@ class EntityScorer:
         return rows[:, self.columns].sum(axis=1).astype(np.float64)
 
     def details(self) -> dict[str, Any]:
-        return {"labels": self.chosen, "profile": self.profile,
+        return {"labels": self.chosen, "profile": self.profile, "tagger": self.source["tagger"],
+                "tagger_kind": self.source["kind"], "tagger_training": self.source.get("training"),
                 "pool_pass_seconds": self.tagging.get("seconds", 0.0), "tagging_rate": self.tagging.get("rate")}
 
