@@ -6,18 +6,27 @@ sentence is remembered here but never shown to the selector. For each target (it
 sentences; JNLPBA has no training split here, so its dev split) and each method, the top
 --fraction of the pool is selected, and the table gives the share of the selected sentences that
 come from the source of the target's register (CRAFT, JNLPBA: the MEDLINE abstracts; CoNLL2003:
-the news), the pool's base rate of that source, and sentences scored per second.
+the news), the pool's base rate of that source, sentences scored per second (the pool pass: tagging
+or embedding the pool, stored once per pool and model, counts in), the seconds spent preparing
+models (training the target's tagger, adapting the encoder), the wall time and the peak memory
+(resident set of the process that ran it: each run is its own process).
+
+Methods: cosine, ppl, xent, entities (a tagger trained on the target's labels), entities:generic
+(en_core_web_sm), encoder (all-MiniLM-L6-v2), encoder:adapt (after masked-LM training on the target).
 
 Usage: .venv/bin/python bench/bench_selection.py [--per-source 20000] [--fraction 0.1]
-       [--methods cosine,ppl,xent,entities] [--cache DIR]
+       [--methods cosine,ppl,xent,entities,entities:generic,encoder,encoder:adapt] [--cache DIR]
+       [--ner-processes 1] [--threads 2]
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import multiprocessing
 import random
 import re
+import resource
 import sys
 import tempfile
 import time
@@ -62,11 +71,36 @@ def build_pool(directory: Path, per_source: int, seed: int) -> tuple[Path, np.nd
     return path, np.asarray([source for _, source in rows], dtype=np.int64)
 
 
+def options_for(spec: str, args: argparse.Namespace) -> SelectionOptions:
+    """SelectionOptions for a method spec such as ``entities:generic`` or ``encoder:adapt``."""
+    method, _, variant = spec.partition(":")
+    extra: dict = {"workers": args.threads}
+    if method == "entities":
+        extra |= {"tagger": variant or "target", "ner_processes": args.ner_processes}
+    if method == "encoder" and variant == "adapt":
+        extra["adapt"] = True
+    return SelectionOptions(method=method, seed=args.seed, **extra)
+
+
+def run_one(pool_path: str, target_path: str, target_name: str, spec: str, args: argparse.Namespace,
+            store_root: str, fraction: float) -> dict:
+    """One selection in a fresh process: (kept indices, run details, peak memory)."""
+    pool = Corpus.from_path(pool_path)
+    target = Corpus.from_path(target_path, name=target_name)
+    started = time.perf_counter()
+    scores = score_pool(pool, target, options_for(spec, args), ArtefactStore(store_root))
+    kept = kept_indices(scores, choose(scores, fraction=fraction))
+    return {"kept": kept, "meta": scores.meta, "wall": time.perf_counter() - started,
+            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-source", type=int, default=20_000)
     parser.add_argument("--fraction", type=float, default=0.1)
-    parser.add_argument("--methods", default="cosine,ppl,xent,entities")
+    parser.add_argument("--methods", default="cosine,ppl,xent,entities,entities:generic,encoder,encoder:adapt")
+    parser.add_argument("--ner-processes", type=int, default=1, help="processes tagging the pool (entities)")
+    parser.add_argument("--threads", type=int, default=2, help="word2vec and torch threads")
     parser.add_argument("--targets", default=",".join(TARGETS))
     parser.add_argument("--cache", default=None, help="artefact store (default: a fresh temporary one)")
     parser.add_argument("--seed", type=int, default=13)
@@ -75,14 +109,14 @@ def main() -> int:
         print(f"{SHARED} is not present", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="bench-selection-") as tmp:
-        store = ArtefactStore(args.cache or Path(tmp) / "store")
+        store_root = str(args.cache or Path(tmp) / "store")
+        context = multiprocessing.get_context("spawn")
         pool_path, origin = build_pool(Path(tmp), args.per_source, args.seed)
-        pool = Corpus.from_path(pool_path)
         counts = np.bincount(origin, minlength=len(SOURCES))
         print(f"pool: {len(origin):,} sentences (" + ", ".join(
             f"{name} {c:,}" for name, c in zip(SOURCES, counts)) + f"); selecting the top {args.fraction:.0%}\n")
-        header = f"{'target':<10} {'method':<9} {'register source':<23} {'selected share':>14} {'base rate':>9} " \
-                 f"{'lift':>5} {'sent/s':>8} {'prep s':>7}"
+        header = f"{'target':<10} {'method':<16} {'register source':<23} {'selected share':>14} " \
+                 f"{'base rate':>9} {'lift':>5} {'sent/s':>8} {'prep s':>7} {'wall s':>7} {'peak MB':>8}"
         print(header)
         print("-" * len(header))
         for target_name in args.targets.split(","):
@@ -91,14 +125,17 @@ def main() -> int:
             wanted = SOURCES.index(register)
             base = float(np.mean(origin == wanted))
             for method in args.methods.split(","):
-                started = time.perf_counter()
-                scores = score_pool(pool, target, SelectionOptions(method=method, seed=args.seed), store)
-                kept = kept_indices(scores, choose(scores, fraction=args.fraction))
+                with context.Pool(1) as worker:
+                    run = worker.apply(run_one, (str(pool_path), str(target.path), target_name, method, args,
+                                                 store_root, args.fraction))
+                kept, meta = run["kept"], run["meta"]
                 share = float(np.mean(origin[kept] == wanted))
-                meta = scores.meta
-                print(f"{target_name:<10} {method:<9} {register:<23} {share:>14.1%} {base:>9.1%} "
-                      f"{share / base:>5.2f} {meta['rate']:>8,.0f} {meta['prepare_seconds']:>7.1f}"
-                      f"   ({time.perf_counter() - started:.0f} s)", flush=True)
+                print(f"{target_name:<10} {method:<16} {register:<23} {share:>14.1%} {base:>9.1%} "
+                      f"{share / base:>5.2f} {meta['rate']:>8,.0f} {meta['prepare_seconds']:>7.1f} "
+                      f"{run['wall']:>7.1f} {run['peak_mb']:>8,.0f}", flush=True)
+                used = meta.get("details", {}).get("tagger") or meta.get("details", {}).get("encoder")
+                if used:
+                    print(f"           model: {used}", flush=True)
                 by_source = np.bincount(origin[kept], minlength=len(SOURCES)) / len(kept)
                 print("           selected from: " + ", ".join(
                     f"{name.split('_')[0]} {share:.0%}" for name, share in zip(SOURCES, by_source)), flush=True)

@@ -14,6 +14,7 @@ from dashboard.state import unique_name
 from simcore.corpus import Corpus, display_name, save_upload
 from simcore.errors import SimcoreError
 from simcore.selection import DESCRIPTIONS, METHODS, SelectionOptions, choose, jaccard, kept_indices, score_pool
+from simcore.selection.encoder_model import INSTALL_HINT, encoder_installed
 from simcore.selection.view import examples_table, selection_files
 
 setup_page("Sentence selection", ":material/filter_alt:")
@@ -35,7 +36,8 @@ POOL_UPLOAD, POOL_PATH = "a file I upload", "a file on the server"
 KIND = "selection"
 FORM_KEYS = {"sel_pool": None, "sel_target": None, "sel_target_tokens": 0, "sel_method": METHODS[0] if METHODS else None,
              "sel_amount": "top K sentences", "sel_top": 100, "sel_percent": 10, "sel_keep_dups": False,
-             "sel_pool_sample": 100_000, "sel_order": 3, "sel_labels": "auto", "sel_seed": 13, "sel_path": ""}
+             "sel_pool_sample": 100_000, "sel_order": 3, "sel_labels": "auto", "sel_seed": 13, "sel_path": "",
+             "sel_adapt": False, "sel_tagger": "target"}
 pool_options = [*sorted(state.sources), POOL_UPLOAD, POOL_PATH]
 c.keep_choices(state, "selection", dict(FORM_KEYS, sel_pool=pool_options[0], sel_target=sorted(state.targets)[0]),
                allowed={"sel_pool": pool_options, "sel_target": state.targets, "sel_method": METHODS})
@@ -83,7 +85,15 @@ with st.form("selection_form"):
                                help="auto: the types the bundled NER finds more often in the target than in the pool; "
                                     "all; or a comma-separated list such as PERSON,ORG")
         seed = o3.number_input("Random seed", 0, 2**31 - 1, key="sel_seed")
+        adapt = o3.checkbox("Adapt the encoder to the target first (encoder)", key="sel_adapt",
+                            help="continued masked-LM training on the target text (stored; minutes on a CPU)")
+        tagger = o2.selectbox("Tagger (entities)", ["target", "generic"], key="sel_tagger",
+                              help="target: trained on the target's own labels (generic when it has none); "
+                                   "generic: the English pipeline's OntoNotes types")
     submitted = st.form_submit_button("Select", type="primary", key="sel_run", disabled=task is not None)
+
+if not encoder_installed():
+    st.caption(f"The encoder method needs the transformer encoder: {INSTALL_HINT}.")
 
 if submitted:
     c.save_choices(state, "selection", FORM_KEYS)
@@ -101,7 +111,8 @@ if submitted:
             pool = state.sources[pool_choice].corpus
         target = state.targets[target_name].corpus
         options = SelectionOptions(method=method, pool_sample=int(pool_sample), order=int(order), seed=int(seed),
-                                   entity_labels=labels or "auto", target_tokens=int(target_tokens) or None)
+                                   entity_labels=labels or "auto", target_tokens=int(target_tokens) or None,
+                                   adapt=bool(adapt), tagger=tagger)
         by_top = amount.startswith("top")
         amount_label = f"top {int(top):,}" if by_top else f"top {percent}%"
         label = f"{method} · {pool.name} → {target.name} · {amount_label}"
@@ -164,7 +175,10 @@ if cutoff.n_kept < cutoff.k:
     st.warning(f"Asked for {cutoff.k:,} sentences but only {cutoff.n_eligible:,} could be kept.")
 details = scores.meta.get("details", {})
 if run["method"] == "entities" and details.get("labels"):
-    st.caption("Entity types counted: " + ", ".join(details["labels"]))
+    st.caption(c.md("Entity types counted: " + ", ".join(details["labels"])
+                    + (f" (tagger: {details['tagger']})" if details.get("tagger") else "")))
+if run["method"] == "encoder" and details.get("encoder"):
+    st.caption(c.md(f"Encoder: {details['encoder']} on {details.get('device', 'cpu')}"))
 
 st.subheader("Score distribution")
 hist = clipped_histogram(scores, cutoff, keep_dups)

@@ -146,3 +146,28 @@ def test_short_selection_warning():
     assert short_selection_warning([2, 3, 3, 4], 21.5)  # '"Fun," he said.'
     assert short_selection_warning([18, 22, 25], 21.5) is None
     assert short_selection_warning([], 21.5) is None
+
+
+def test_encoder_selection_on_the_page_says_which_encoder(cache):
+    pytest.importorskip("torch", reason="the encoder is not installed (scripts/install.sh --encoder)")
+    from simcore.selection.encoder_model import encoder_installed
+
+    if not encoder_installed():
+        pytest.skip("the bundled encoder is not installed")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.run()
+    at.button(key="load_sample").click().run()
+    at.switch_page(str(ROOT / PAGE)).run()
+    at.selectbox(key="sel_pool").set_value("news")
+    at.selectbox(key="sel_target").set_value("news_ner")
+    at.selectbox(key="sel_method").set_value("encoder")
+    at.number_input(key="sel_top").set_value(30)
+    at.button(key="sel_run").click().run()
+    finish_jobs(at)
+    no_problems(at)
+    (run,) = at.session_state["simcore_state"].extra["selection_runs"].values()
+    news = Corpus.from_path(SAMPLE_DATA / "sources" / "news.txt")
+    target = Corpus.from_path(SAMPLE_DATA / "targets" / "news_ner.conll")
+    scores = score_pool(news, target, SelectionOptions(method="encoder"), ArtefactStore(cache / "direct-encoder"))
+    np.testing.assert_allclose(run["scores"].scores(), scores.scores(), atol=1e-5)
+    assert any("all" in str(c.value) and "MiniLM" in str(c.value) for c in at.caption)

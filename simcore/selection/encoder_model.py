@@ -48,6 +48,11 @@ def libraries() -> tuple[Any, Any]:
     return torch, transformers
 
 
+def encoder_installed() -> bool:
+    """Whether torch, transformers and the bundled model are installed (checked without importing them)."""
+    return all(importlib.util.find_spec(name) is not None for name in ("torch", "transformers", BUNDLED_MODULE))
+
+
 def device_name() -> str:
     """``cuda`` when a GPU is usable, else ``cpu``."""
     torch, _ = libraries()

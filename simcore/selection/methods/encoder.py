@@ -23,7 +23,7 @@ from ..options import Progress, SelectionOptions
 from ..pool import Batch, PoolPosition, pool_batches
 from ..target import Target
 
-TARGET_SENTENCES = 5000   # target sentences averaged into the target embedding (spread over the target)
+TARGET_SENTENCES = 1000   # target sentences averaged into the target embedding (spread over the target)
 
 
 class EncoderScorer:
