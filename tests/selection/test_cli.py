@@ -31,6 +31,8 @@ def test_cli_select_writes_outputs(tmp_path, bio_target, capsys):
     (["--method", "ppl", "--top", "5", "--pipeline", "x"], "only used by --method entities"),
     (["--method", "ppl", "--top", "5", "--out", "OUT.json"], ".txt.gz"),
     (["--method", "entities", "--top", "5", "--pipeline", "NOTADIR"], "not a spaCy pipeline directory"),
+    (["--method", "ppl", "--top", "5", "--tagger", "generic"], "only used by --method entities"),
+    (["--method", "cosine", "--top", "5", "--encoder", "x"], "only used by --method encoder"),
 ])
 def test_cli_bad_input_exits_2_with_one_line(tmp_path, bio_target, capsys, argv, message):
     pool = write_lines(tmp_path / "pool.txt", biology(10, seed=23))
