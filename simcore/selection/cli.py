@@ -65,7 +65,7 @@ def cmd_select(args: argparse.Namespace) -> int:
                                pipeline=args.pipeline, entity_labels=args.entity_labels, encoder=args.encoder,
                                adapt=args.adapt, adapt_steps=args.adapt_steps or 100,
                                tagger=args.tagger or "target", tagger_steps=args.tagger_steps or 400,
-                               ner_processes=args.ner_processes or 1,
+                               ner_processes=args.ner_processes or 2,
                                seed=args.seed, workers=args.workers, target_tokens=args.target_tokens,
                                lowercase=not args.keep_case)
     bar = ProgressBar(not args.quiet)
@@ -104,7 +104,7 @@ def add_select_command(subparsers: Any) -> None:
     s.add_argument("--tagger-steps", type=_count, default=None,
                    help="--method entities: training steps of the target's tagger (default 400)")
     s.add_argument("--ner-processes", type=_count, default=None,
-                   help="--method entities: processes tagging the pool (default 1)")
+                   help="--method entities: processes tagging the pool (default 2)")
     s.add_argument("--entity-labels", default="auto",
                    help="entity types counted: auto (every type of a trained tagger; for the generic pipeline "
                         "those over-represented in the target), all, or L1,L2")

@@ -42,6 +42,14 @@ def test_user_pipeline_counts_its_entities(tmp_path, store):
     only_genes = score_pool(Corpus.from_path(pool), Corpus.from_path(target),
                             options("entities", pipeline=str(tmp_path / "pipeline"), entity_labels="GENE"), store)
     assert list(only_genes.scores()) == [2, 0, 1, 1]
+    # Tagged in two processes (one nlp.pipe stream, n_process=2): the same counts, in pool order.
+    from simcore.store import ArtefactStore
+
+    two = score_pool(Corpus.from_path(pool), Corpus.from_path(target),
+                     options("entities", pipeline=str(tmp_path / "pipeline"), entity_labels="all", ner_processes=2),
+                     ArtefactStore(tmp_path / "other-store"))
+    assert list(two.scores()) == [3, 0, 1, 3]
+
 
 def test_pipeline_without_ner_is_refused(tmp_path, store, bio_target):
     import spacy
