@@ -103,10 +103,3 @@ def test_target_without_labels_falls_back_to_the_generic_pipeline(tmp_path, stor
     assert scores.meta["details"]["tagger_kind"] == "generic"
     assert "no entity labels" in scores.meta["details"]["tagger"]
 
-
-def test_iob2_normalises_tag_schemes():
-    from simcore.selection.entity_tagger import iob2
-
-    assert iob2(["B-X", "I-X", "O", "I-Y", "I-Y", "B-Y"]) == ["B-X", "I-X", "O", "B-Y", "I-Y", "B-Y"]
-    assert iob2(["S-X", "B-Y", "E-Y", "U-X", "O"]) == ["B-X", "B-Y", "I-Y", "B-X", "O"]
-    assert iob2(["PER", "PER", "O", "LOC"]) == ["B-PER", "I-PER", "O", "B-LOC"]
