@@ -34,6 +34,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -99,6 +100,26 @@ def run_one(pool_path: str, target_path: str, target_name: str, spec: str, args:
             "peak_mb": max(own.ru_maxrss, children.ru_maxrss) / 1024}
 
 
+def _child(connection: Any, *arguments: Any) -> None:
+    connection.send(run_one(*arguments))
+    connection.close()
+
+
+def run_in_process(context: Any, *arguments: Any) -> dict:
+    """run_one in a fresh (non-daemonic, so spaCy may start its own workers) process."""
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(target=_child, args=(sender, *arguments))
+    process.start()
+    sender.close()
+    try:
+        return receiver.recv()
+    except EOFError:
+        process.join()
+        raise SystemExit(f"the run {arguments[3]} on {arguments[2]} failed (exit code {process.exitcode})") from None
+    finally:
+        process.join()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-source", type=int, default=20_000)
@@ -131,9 +152,8 @@ def main() -> int:
             wanted = SOURCES.index(register)
             base = float(np.mean(origin == wanted))
             for method in args.methods.split(","):
-                with context.Pool(1) as worker:
-                    run = worker.apply(run_one, (str(pool_path), str(target.path), target_name, method, args,
-                                                 store_root, args.fraction))
+                run = run_in_process(context, str(pool_path), str(target.path), target_name, method, args,
+                                     store_root, args.fraction)
                 kept, meta = run["kept"], run["meta"]
                 share = float(np.mean(origin[kept] == wanted))
                 details = meta.get("details", {})
