@@ -4,7 +4,9 @@ import streamlit as st
 
 from dashboard import common as c
 from dashboard.loading import load_sample
+from dashboard.tables import recommendation_frame
 from simcore.errors import SimcoreError
+from simcore.recommendation import recommend
 
 c.setup_page("Which corpus should I pretrain on?", ":material/explore:")
 state = c.get_state()
@@ -50,6 +52,20 @@ with right:
     st.page_link(c.AGREEMENT, label="Agreement: do the measures agree?", icon=":material/handshake:")
     st.page_link(c.RANKING, label="Ranking and export", icon=":material/trophy:")
     st.page_link(c.COMPARE, label="Compare two results: what changed between two runs", icon=":material/compare_arrows:")
+
+if state.matrix is not None:
+    st.divider()
+    st.subheader("The answer")
+    try:
+        answer = recommendation_frame(recommend(state.matrix, "lm"))
+        st.dataframe(answer[["target", "pretrain on", "confidence", "level", "why"]], hide_index=True,
+                     width="stretch", column_config={"confidence": st.column_config.ProgressColumn(
+                         "confidence", min_value=0.0, max_value=1.0, format="percent")})
+        st.caption(f"For language models and BERT-style encoders, from {c.md(state.matrix_label)}. "
+                   "For word vectors, and the rankings behind it:")
+        st.page_link(c.RANKING, label="Ranking and export", icon=":material/trophy:")
+    except SimcoreError as exc:
+        st.caption(f"No recommendation for this matrix: {exc}")
 
 st.divider()
 st.subheader("Loaded now")

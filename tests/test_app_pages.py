@@ -100,6 +100,15 @@ def test_home_loads_the_sample():
     assert [m.value for m in at.metric][:2] == ["6", "3"]
 
 
+def test_home_gives_the_answer_once_a_matrix_is_computed(computed):
+    at = go(computed, "app.py")
+    no_problems(at)
+    answer = at.dataframe[0].value.set_index("target")
+    for rec in recommend(state(at).matrix, "lm"):
+        assert answer.loc[rec.target, "pretrain on"] == " or ".join(rec.recommended)
+    assert answer.loc["news_ner", "pretrain on"] == "news"
+
+
 def test_compute_matches_the_library_and_colours_point_to_the_most_similar(computed, cache):
     at = computed
     no_problems(at)
