@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..cli_progress import ProgressBar
 from ..errors import SimcoreError
 from .config import ProbeCaps
 
@@ -39,30 +40,6 @@ def _seconds(text: str) -> float:
     return value
 
 
-class _Progress:
-    """A tqdm bar on standard error driven by (message, fraction) callbacks."""
-
-    def __init__(self, enabled: bool) -> None:
-        from tqdm import tqdm
-
-        tqdm.monitor_interval = 0
-        self.bar = tqdm(total=1000, file=sys.stderr, disable=not enabled, dynamic_ncols=True,
-                        bar_format="{l_bar}{bar}| {elapsed}<{remaining}")
-        self.at = 0
-
-    def __call__(self, message: str, fraction: float) -> None:
-        self.bar.set_description_str(message[:70], refresh=False)
-        target = int(min(1.0, max(0.0, fraction)) * 1000)
-        if target > self.at:
-            self.bar.update(target - self.at)
-            self.at = target
-        else:
-            self.bar.refresh()
-
-    def close(self) -> None:
-        self.bar.close()
-
-
 def cmd_probe(args: argparse.Namespace) -> int:
     from ..export import escape_formulas
     from ..matrix import Workbench, corpora_in
@@ -87,7 +64,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
                      test_sentences=args.max_test_sentences, epochs=args.max_epochs, seconds=args.max_seconds)
     options = MeasureOptions(seed=args.vector_seed)
     bench = Workbench(ArtefactStore(args.cache), options=options)
-    bar = _Progress(not args.quiet)
+    bar = ProgressBar(not args.quiet)
 
     def report(run: dict[str, Any]) -> None:
         if not args.quiet:
