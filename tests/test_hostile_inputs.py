@@ -41,7 +41,7 @@ HOSTILE = {
     "latin1.txt": ("na\u00efve caf\u00e9\n".encode("latin-1"), "not valid utf-8"),
     "empty.txt": (b"", "empty"),
     "whitespace.txt": (b" \n\t\n\r\n" * 100, "empty"),
-    "one_column.conll": (b"Token\tO\nlonely\n", "line 2"),
+    "one_column.conll": (b"Token\tO\n" + b"lonely\n" * 20, "line 2"),
     "no_text.jsonl": (b'{"body": "x"}\n', "no 'text' field"),
     "not_json.jsonl": (b"{oops\n", "not JSON"),
     "no_text.csv": (b"a,b\n1,2\n", "no 'text' column"),
