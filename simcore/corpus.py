@@ -134,6 +134,15 @@ def format_of(name: str) -> str | None:
     return _SUFFIX_FORMAT.get(split_suffixes(name)[0])
 
 
+def corpus_name(path: Path) -> str:
+    """A corpus's default name: its file's or directory's name without format and compression suffixes."""
+    stem = path.name
+    for suffix in (*COMPRESSIONS, *_SUFFIX_FORMAT):
+        if stem.lower().endswith(suffix) and len(stem) > len(suffix):
+            stem = stem[: -len(suffix)]
+    return stem
+
+
 @dataclass(frozen=True)
 class Corpus:
     """A named corpus on disk: one file, or a directory whose files together form it.
@@ -184,14 +193,10 @@ class Corpus:
     @classmethod
     def from_path(cls, path: Path | str, name: str | None = None, **options: Any) -> Corpus:
         """A corpus named after the file's or directory's stem."""
+        if not isinstance(path, (str, os.PathLike)):
+            raise InvalidArgument(f"a corpus path must be a file or directory path, not {type(path).__name__}")
         path = Path(path)
-        if name is None:
-            stem = path.name
-            for suffix in (*COMPRESSIONS, *_SUFFIX_FORMAT):
-                if stem.lower().endswith(suffix) and len(stem) > len(suffix):
-                    stem = stem[: -len(suffix)]
-            name = stem
-        return cls(name=name, path=path, **options)
+        return cls(name=corpus_name(path) if name is None else name, path=path, **options)
 
     def _list_files(self) -> list[Path]:
         if not self.path.exists():
