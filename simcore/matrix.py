@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .corpus import Corpus, TokenizedCorpus, corpus_name, sample_corpus, tokenize_corpus
-from .errors import CorpusError, InvalidArgument, SimcoreError
+from .errors import CorpusError, InvalidArgument, SimcoreError, StoreError
 from .measures import MeasureOptions, PreparedSource, PreparedTarget, get_measure, parse_measures
 from .store import ArtefactStore, digest
 from .tokenize import TokenizerOptions
@@ -211,6 +211,8 @@ class Workbench:
                 return None
             try:
                 return make()
+            except StoreError:
+                raise  # a full disk or an unusable store is no corpus's fault: it stops the run
             except SimcoreError as exc:
                 failed[f"{role} {corpus.name}"] = str(exc)
                 return None
