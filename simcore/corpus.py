@@ -58,6 +58,8 @@ _BOMB_FLOOR = 1 << 30
 _MAX_SKIPPED_SHARE = 0.1      # more CoNLL lines skipped than this share means the file is not CoNLL
 _MAX_SKIPPED_FLOOR = 10       # ... unless they are this few
 _INVISIBLE = {"Cc", "Cf", "Zs", "Zl", "Zp", "Co", "Cn"}
+MAX_FILES = 20_000            # files in one corpus folder
+_SYSTEM_PATHS = ("/proc", "/sys", "/dev")
 _JSON_MAX_LINE = 64 << 20     # characters; a longer JSONL line is refused, not parsed
 
 
@@ -134,6 +136,19 @@ def format_of(name: str) -> str | None:
     return _SUFFIX_FORMAT.get(split_suffixes(name)[0])
 
 
+def refuse_system_path(path: Path, name: str = "") -> None:
+    """Refuse the file system's root and its pseudo file systems (endless files, no corpora there)."""
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):
+        return
+    if resolved.is_relative_to("/dev/shm"):  # a RAM disk: ordinary files
+        return
+    if resolved == Path(resolved.anchor) or any(resolved.is_relative_to(p) for p in _SYSTEM_PATHS):
+        label = f"{name}: " if name else ""
+        raise CorpusError(f"{label}{path} is a system location, not a corpus; give a corpus file or folder")
+
+
 def corpus_name(path: Path) -> str:
     """A corpus's default name: its file's or directory's name without format and compression suffixes."""
     stem = path.name
@@ -168,7 +183,7 @@ class Corpus:
         if not isinstance(self.path, (str, os.PathLike)) or not str(self.path) or "\0" in str(self.path):
             raise InvalidArgument(f"{self.name}: the corpus path must be a file or directory path, not {self.path!r}")
         object.__setattr__(self, "path", Path(self.path))
-        if self.fmt is not None and self.fmt not in FORMATS:
+        if self.fmt is not None and (not isinstance(self.fmt, str) or self.fmt not in FORMATS):
             raise CorpusError(f"unknown format {self.fmt!r}; use one of {', '.join(FORMATS)}")
         if not isinstance(self.text_field, str):
             raise InvalidArgument(f"{self.name}: text_field must be text (a JSONL field or CSV column name)")
@@ -201,16 +216,21 @@ class Corpus:
     def _list_files(self) -> list[Path]:
         if not self.path.exists():
             raise CorpusError(f"{self.name}: {self.path} does not exist")
+        refuse_system_path(self.path, self.name)
         if self.path.is_file():
             files = [self.path]
         elif self.path.is_dir():
+            files = []
             try:
-                files = sorted(
-                    p for p in self.path.rglob("*")
-                    if p.is_file() and not any(part.startswith(".") for part in p.relative_to(self.path).parts)
-                )
+                for p in self.path.rglob("*"):
+                    if p.is_file() and not any(part.startswith(".") for part in p.relative_to(self.path).parts):
+                        files.append(p)
+                        if len(files) > MAX_FILES:
+                            raise CorpusError(f"{self.name}: {self.path} holds more than {MAX_FILES:,} files; "
+                                              "give the folder of one corpus")
             except OSError as exc:
                 raise CorpusError(f"{self.name}: cannot list {self.path} ({exc.strerror or exc})") from exc
+            files.sort()
         else:
             raise CorpusError(f"{self.name}: {self.path} is neither a regular file nor a directory "
                               "(devices, FIFOs and sockets are not read)")

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .corpus import Corpus, TokenizedCorpus, corpus_name, sample_corpus, tokenize_corpus
+from .corpus import Corpus, TokenizedCorpus, corpus_name, refuse_system_path, sample_corpus, tokenize_corpus
 from .errors import CorpusError, InvalidArgument, SimcoreError, StoreError
 from .measures import MeasureOptions, PreparedSource, PreparedTarget, get_measure, parse_measures
 from .store import ArtefactStore, digest
@@ -54,6 +54,7 @@ def corpora_in(directory: Path | str, **options: Any) -> list[Corpus]:
     if not isinstance(directory, (str, os.PathLike)):
         raise InvalidArgument(f"corpora_in needs a directory path, not {type(directory).__name__}")
     directory = Path(directory)
+    refuse_system_path(directory)
     if not directory.is_dir():
         raise CorpusError(f"{directory} is not a directory")
     try:
@@ -150,10 +151,17 @@ class Workbench:
     def default_sample_tokens(self, sources: Sequence[Corpus], measure: str = "ppl",
                               progress: Progress = _quiet) -> int:
         """Tokens per source sample for one measure (see :func:`comparison_size`)."""
+        sources = _corpus_list(sources, "sources")
         return comparison_size([self.tokenize(c, progress).n_tokens for c in sources], measure)
 
     def cell(self, sources: list[PreparedSource], target: PreparedTarget, measure_name: str) -> CellResult:
         """One measure for one source (over its samples) and one target; stored once scored."""
+        if not isinstance(sources, list) or not sources or not all(isinstance(s, PreparedSource) for s in sources):
+            raise InvalidArgument("cell needs the list of prepared source samples that Workbench.source returns")
+        if not isinstance(target, PreparedTarget):
+            raise InvalidArgument("cell needs the prepared target that Workbench.target returns")
+        if not isinstance(measure_name, str):
+            raise InvalidArgument("cell needs a measure name such as 'tvc'")
         measure = get_measure(measure_name)
         key = digest("cell", CELL_VERSION, [s.sample.fingerprint for s in sources], target.fingerprint, measure.name,
                      self.options.subset(measure.option_names), self.tokenizer.as_dict(),
@@ -193,8 +201,11 @@ class Workbench:
         A measure that fails for one source (its model cannot be built, a program is missing) is
         reported in the row's ``error`` column; every other cell is still computed.
         """
-        names = parse_measures(measures)
         sources, targets = _corpus_list(sources, "sources"), _corpus_list(targets, "targets")
+        if not isinstance(measures, str) and not (isinstance(measures, Sequence)
+                                                   and all(isinstance(m, str) for m in measures)):
+            raise InvalidArgument("measures must be names such as 'tvc,ppl' or ['tvc', 'ppl']")
+        names = parse_measures(measures)
         if not sources or not targets:
             raise SimcoreError("give at least one source and one target")
         if not _whole(samples) or samples < 1:

@@ -49,6 +49,11 @@ def results_frame(table: pd.DataFrame, f1: str = "f1", baseline: str = "baseline
 
 
 def read_results(path: Path | str, **columns: str | None) -> pd.DataFrame:
+    """A results CSV (target, source, F1 [, baseline]) normalised by :func:`results_frame`."""
+    unknown = set(columns) - {"f1", "baseline", "improvement"}
+    if unknown:
+        raise InvalidArgument(f"read_results takes the column names f1, baseline and improvement, not "
+                              f"{', '.join(sorted(unknown))}")
     table = read_csv_table(path)
     return results_frame(table, **{k: v for k, v in columns.items() if v is not None})
 
