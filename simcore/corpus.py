@@ -398,6 +398,9 @@ def _guard(iterator: Iterator[Any], corpus: Corpus, path: Path) -> Iterator[Any]
             f"{corpus.name}: {path.name} is not valid {exc.encoding} text "
             f"(byte 0x{exc.object[exc.start]:02x}); save it as UTF-8 or give its encoding"
         ) from exc
+    except UnicodeError as exc:  # e.g. UTF-16 asked for, and no byte-order mark
+        raise CorpusError(f"{corpus.name}: {path.name} cannot be read as {corpus.encoding or 'UTF-8'} text ({exc}); "
+                          "give its encoding") from exc
     except (EOFError, OSError, lzma.LZMAError, zlib.error) as exc:
         raise CorpusError(f"{corpus.name}: {path.name} is truncated or corrupt ({exc})") from exc
     except csv.Error as exc:
