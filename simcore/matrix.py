@@ -152,6 +152,8 @@ class Workbench:
                               progress: Progress = _quiet) -> int:
         """Tokens per source sample for one measure (see :func:`comparison_size`)."""
         sources = _corpus_list(sources, "sources")
+        if not sources:
+            raise InvalidArgument("give at least one source")
         return comparison_size([self.tokenize(c, progress).n_tokens for c in sources], measure)
 
     def cell(self, sources: list[PreparedSource], target: PreparedTarget, measure_name: str) -> CellResult:

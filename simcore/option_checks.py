@@ -13,7 +13,7 @@ from typing import Any
 from .errors import InvalidArgument
 
 _BOUNDS = {"ppl_order": (1, 6), "seed": (0, 2**32 - 1), "wvv_dims": (1, 10_000), "wvv_workers": (1, 256),
-           "wvv_min_count": (1, 10**9), "jsd_max_n": (1, 10)}
+           "wvv_min_count": (1, 10**9), "jsd_max_n": (1, 10), "bootstrap": (0, 100_000)}
 _MEMORY = re.compile(r"^\d+(\.\d+)?[%bBkKmMgGtTpP]?$")
 
 
