@@ -162,6 +162,8 @@ def register(measure: Measure) -> Measure:
 
 def get_measure(name: str) -> Measure:
     _load_builtin()
+    if not isinstance(name, str):
+        raise SimcoreError(f"a measure is named by text such as 'tvc', not {type(name).__name__}")
     try:
         return REGISTRY[name.lower()]
     except KeyError:
