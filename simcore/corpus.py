@@ -522,6 +522,7 @@ def _conll_columns(line: str) -> tuple[list[str], str | None]:
         columns = [c for c in columns if not _invisible(c)]
         if len(columns) < 2:
             return [], "skip: the token is blank or invisible"
+        return columns, "an invisible column removed"
     if len(columns) == 1:
         what = "only a tag" if _TAG.match(columns[0]) else "one column"
         return [], f"skip: {what} ({columns[0][:30]!r}), no 'token<TAB>tag'"
