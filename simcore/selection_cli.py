@@ -25,7 +25,7 @@ def cmd_select(args: argparse.Namespace) -> int:
         raise SimcoreError("--pipeline is only used by --method entities")
     if args.encoder and args.method != "cosine":
         raise SimcoreError("--encoder is only used by --method cosine")
-    out = opt.check_out(args.out, (".gz", ".txt"))
+    out = opt.check_out(args.out, (".txt.gz", ".txt"))
     if args.scores is not None:
         opt.check_out(args.scores, (".csv",), flag="--scores")
     reader: dict[str, Any] = {"text_field": args.text_field}
