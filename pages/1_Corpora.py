@@ -7,6 +7,7 @@ from dashboard import common as c
 from dashboard.corpus_view import corpus_preview, corpus_stats, length_chart
 from dashboard.loading import FORMAT_CHOICES, UPLOAD_TYPES, add_server_path, add_upload, corpus_choices, remove, rename
 from dashboard.paths import data_roots
+from simcore.corpus import ReadNotes
 from simcore.errors import SimcoreError
 
 c.setup_page("Corpora", ":material/library_books:")
@@ -86,6 +87,9 @@ for role, bucket in (("target", state.targets), ("source", state.sources)):
         except SimcoreError as exc:
             rows.append({"name": name, "from": loaded.origin, "error": str(exc)})
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    repaired = {n: ReadNotes.from_dict(s.read_notes) for n, s in stats.items()}
+    if any(repaired.values()):
+        st.caption("Odd lines tolerated: " + "; ".join(f"{n}: {r.summary()}" for n, r in repaired.items() if r))
     for name, loaded in sorted(bucket.items()):
         with st.expander(f"{name}: preview and sentence lengths"):
             left, right = st.columns([3, 2])

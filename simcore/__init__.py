@@ -6,7 +6,16 @@ variance (WVV), Jensen-Shannon divergence (JSD), and the source's type-token rat
 """
 
 from .corpus import Corpus, TokenizedCorpus
-from .errors import CorpusError, MeasureUnavailable, SimcoreError, StoreError
+from .errors import (
+    CorpusError,
+    DiskFull,
+    InvalidArgument,
+    MeasureUnavailable,
+    OutputError,
+    SimcoreError,
+    StoreError,
+    TableError,
+)
 from .matrix import DEFAULT_MEASURES, Workbench, corpora_in
 from .measures import MeasureOptions
 from .store import ArtefactStore
@@ -14,6 +23,7 @@ from .tokenize import TokenizerOptions
 
 __version__ = "0.1.0"
 __all__ = [
-    "ArtefactStore", "Corpus", "CorpusError", "DEFAULT_MEASURES", "MeasureOptions", "MeasureUnavailable",
-    "SimcoreError", "StoreError", "TokenizedCorpus", "TokenizerOptions", "Workbench", "corpora_in",
+    "ArtefactStore", "Corpus", "CorpusError", "DEFAULT_MEASURES", "DiskFull", "InvalidArgument", "MeasureOptions",
+    "MeasureUnavailable", "OutputError", "SimcoreError", "StoreError", "TableError", "TokenizedCorpus",
+    "TokenizerOptions", "Workbench", "corpora_in",
 ]

@@ -1,37 +1,36 @@
 """The command line: ``python -m simcore matrix | rank | agreement | correlate | regret``.
 
-Bad input ends with a one-line message on standard error and exit status 2.
+Bad input ends with a one-line message on standard error and exit status 2, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-from .cli_progress import ProgressBar as _Bar
+from . import cli_options as opt
 from .errors import SimcoreError
 from .export import escape_formulas, write_ranking, write_recommendations
 from .matrix import DEFAULT_MEASURES, Workbench, corpora_in
-from .measures import MeasureOptions, parse_measures
+from .measures import MeasureOptions
 from .probe.cli import add_probe_command
 from .selection.cli import add_select_command
 from .store import ArtefactStore
 from .tokenize import TokenizerOptions
 
-
-def _positive(text: str) -> int:
-    try:
-        value = int(float(text))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
+MAX_SAMPLES = 100
+MAX_SAMPLE_TOKENS = 10_000_000_000
+MAX_PPL_ORDER = 6  # KenLM's programs are built for orders up to 6 (KENLM_MAX_ORDER)
+MAX_WORKERS = 256
+MAX_SEED = 2**32 - 1
+MAX_BOOTSTRAP = 100_000
 
 
 def _print_table(table: pd.DataFrame) -> None:
@@ -40,6 +39,7 @@ def _print_table(table: pd.DataFrame) -> None:
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
+    out = opt.check_out(args.out, (".csv",))
     options = MeasureOptions(ppl_order=args.ppl_order, seed=args.seed, ppl_per_sentence=args.ppl_per_sentence,
                              bootstrap=args.bootstrap,
                              tvcc_tag_source=args.tvcc_tag_source,
@@ -47,24 +47,34 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     bench = Workbench(ArtefactStore(args.cache), TokenizerOptions(lowercase=not args.keep_case), options)
     reader = {"text_field": args.text_field, "encoding": args.encoding}
     sources, targets = corpora_in(args.sources, **reader), corpora_in(args.targets, **reader)
-    bar = _Bar(not args.quiet)
+    bar = opt.Bar(not args.quiet)
     try:
-        table = bench.matrix(sources, targets, parse_measures(args.measures), samples=args.samples,
+        table = bench.matrix(sources, targets, args.measures, samples=args.samples,
                              sample_tokens=args.sample_tokens, progress=bar)
     finally:
         bar.close()
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    escape_formulas(table).to_csv(args.out, index=False)
-    for message in sorted(set(table["error"].dropna())):
+    opt.write_text(out, escape_formulas(table).to_csv(index=False))
+    failed = table.attrs.get("failed_corpora", {})
+    for message in sorted(set(table["error"].dropna()) - set(failed.values())):
         print(f"simcore: warning: {message}", file=sys.stderr)
     flags = table[table["flag"] != ""].groupby("flag", sort=False)["source"].first()
     for flag, source in flags.items():
         print(f"simcore: note: {source}: {flag}", file=sys.stderr)
+    for corpus in (*sources, *targets):
+        if corpus.problem is None and f"source {corpus.name}" not in failed and f"target {corpus.name}" not in failed:
+            notes = bench.tokenize(corpus).read_notes
+            if notes:
+                print(f"simcore: note: {corpus.name}: {notes.summary()}", file=sys.stderr)
     if not args.quiet:
         wide = table.pivot_table(index=["target", "source"], columns="measure", values="value", aggfunc="first")
         _print_table(wide.reset_index())
         _print_recommendations(table)
-    print(f"wrote {len(table)} rows to {args.out}", file=sys.stderr)
+    print(f"wrote {len(table)} rows to {out}", file=sys.stderr)
+    if failed:
+        listed = "; ".join(f"{who}: {why}" for who, why in sorted(failed.items()))
+        print(f"simcore: error: {len(failed)} corpus(es) could not be read, their cells are empty: {listed}",
+              file=sys.stderr)
+        return 2
     return 0
 
 
@@ -82,24 +92,29 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     from .analysis import rank_sources, read_matrix  # scipy loads only for the commands that need it
     from .recommendation import recommend
 
+    out = opt.check_out(args.out, (".csv", ".json", ".md", ".html")) if args.out is not None else None
     long = read_matrix(args.matrix)
     recommendations = recommend(long, args.pretraining)
     for rec in recommendations:
         print(rec.headline() + f". Why: {rec.reason}")
-    if args.out:
+    if out:
         ranking = rank_sources(long, pretraining=args.pretraining)
-        write_recommendations(recommendations, ranking, args.out, _matrix_options(long))
-        print(f"wrote {args.out}", file=sys.stderr)
+        write_recommendations(recommendations, ranking, out, _matrix_options(long))
+        print(f"wrote {out}", file=sys.stderr)
     return 0
 
 
-def _matrix_options(long: pd.DataFrame) -> dict:
-    if "options" in long.columns and long["options"].notna().any():
+def _matrix_options(long: pd.DataFrame) -> dict[str, Any]:
+    """The options recorded in a matrix's ``options`` column, or {} when there are none readable."""
+    if "options" not in long.columns:
+        return {}
+    for text in long["options"].dropna():
         try:
-            options = json.loads(long["options"].dropna().iloc[0])
+            value = json.loads(str(text))
         except (ValueError, RecursionError):
-            return {}
-        return options if isinstance(options, dict) else {}
+            continue
+        if isinstance(value, dict):
+            return value
     return {}
 
 
@@ -107,10 +122,11 @@ def cmd_rank(args: argparse.Namespace) -> int:
     from .analysis import rank_sources, read_matrix  # scipy loads only for the commands that need it
     from .recommendation import recommend
 
+    out = opt.check_out(args.out, (".csv", ".json", ".md", ".html")) if args.out is not None else None
     long = read_matrix(args.matrix)
-    ranking = rank_sources(long, parse_measures(args.measures) if args.measures else None, args.pretraining)
-    if args.out:
-        write_ranking(ranking, args.out, _matrix_options(long), recommend(long, args.pretraining))
+    ranking = rank_sources(long, args.measures, args.pretraining)
+    if out:
+        write_ranking(ranking, out, _matrix_options(long), recommend(long, args.pretraining))
         print(f"wrote {args.out}", file=sys.stderr)
     else:
         _print_table(ranking)
@@ -121,14 +137,15 @@ def cmd_rank(args: argparse.Namespace) -> int:
 def cmd_agreement(args: argparse.Namespace) -> int:
     from .analysis import agreement, read_matrix  # scipy loads only for the commands that need it
 
-    result = agreement(read_matrix(args.matrix), parse_measures(args.measures))
+    out = opt.check_out(args.out, (".csv",)) if args.out is not None else None
+    result = agreement(read_matrix(args.matrix), args.measures)
     print(f"Fleiss' kappa ({', '.join(result.measures)}; {len(result.items)} comparisons): {result.fleiss:.3f}")
     for row in result.cohen.itertuples(index=False):
         print(f"Cohen's kappa {row.measure_a} vs {row.measure_b}: {row.kappa:.3f}")
     print(f"{len(result.disagreements)} comparisons where the measures disagree")
-    if args.out:
-        escape_formulas(result.disagreements).to_csv(args.out, index=False)
-        print(f"wrote the disagreements to {args.out}", file=sys.stderr)
+    if out:
+        opt.write_text(out, escape_formulas(result.disagreements).to_csv(index=False))
+        print(f"wrote the disagreements to {out}", file=sys.stderr)
     return 0
 
 
@@ -141,22 +158,22 @@ def _results(args: argparse.Namespace) -> pd.DataFrame:
 def cmd_correlate(args: argparse.Namespace) -> int:
     from .analysis import correlate, read_matrix  # scipy loads only for the commands that need it
 
-    measures = parse_measures(args.measures) if args.measures else None
-    table = correlate(read_matrix(args.matrix), _results(args), measures, per_target=args.per_target)
+    out = opt.check_out(args.out, (".csv",)) if args.out is not None else None
+    table = correlate(read_matrix(args.matrix), _results(args), args.measures, per_target=args.per_target)
     _print_table(table)
-    if args.out:
-        table.to_csv(args.out, index=False)
+    if out:
+        opt.write_text(out, escape_formulas(table).to_csv(index=False))
     return 0
 
 
 def cmd_regret(args: argparse.Namespace) -> int:
     from .analysis import read_matrix, regret  # scipy loads only for the commands that need it
 
-    measures = parse_measures(args.measures) if args.measures else None
-    table = regret(read_matrix(args.matrix), _results(args), measures)
+    out = opt.check_out(args.out, (".csv",)) if args.out is not None else None
+    table = regret(read_matrix(args.matrix), _results(args), args.measures)
     _print_table(table)
-    if args.out:
-        escape_formulas(table).to_csv(args.out, index=False)
+    if out:
+        opt.write_text(out, escape_formulas(table).to_csv(index=False))
     return 0
 
 
@@ -166,64 +183,72 @@ PRETRAINING_HELP = ("what you will pretrain: lm (language models, BERT-style enc
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m simcore",
-                                     description="Which unlabeled corpus to pretrain on for an NER task.")
+    parser = opt.Parser(prog="python -m simcore",
+                        description="Which unlabeled corpus to pretrain on for an NER task.")
     commands = parser.add_subparsers(dest="command", required=True)
 
     m = commands.add_parser("matrix", help="score every source against every target")
-    m.add_argument("--sources", required=True, help="directory: each file or subdirectory is one source")
-    m.add_argument("--targets", required=True, help="directory: each file or subdirectory is one target")
-    m.add_argument("--out", required=True, help="CSV file for the long table")
-    m.add_argument("--measures", default=",".join(DEFAULT_MEASURES))
-    m.add_argument("--samples", type=_positive, default=1, help="sub-corpora per source (default 1)")
-    m.add_argument("--sample-tokens", type=_positive, default=None,
+    m.add_argument("--sources", required=True, type=opt.path_text,
+                   help="directory: each file or subdirectory is one source")
+    m.add_argument("--targets", required=True, type=opt.path_text,
+                   help="directory: each file or subdirectory is one target")
+    m.add_argument("--out", required=True, type=opt.path_text, help="CSV file for the long table")
+    m.add_argument("--measures", type=opt.measures, default=",".join(DEFAULT_MEASURES))
+    m.add_argument("--samples", type=opt.whole_number(1, MAX_SAMPLES), default=1,
+                   help=f"sub-corpora per source (default 1, at most {MAX_SAMPLES})")
+    m.add_argument("--sample-tokens", type=opt.whole_number(1, MAX_SAMPLE_TOKENS), default=None,
                    help="tokens per sub-corpus for every measure (default per measure: the smallest source, "
                         "but at least the size at which the measure is reliable, at most 10M)")
-    m.add_argument("--ppl-order", type=_positive, default=5)
+    m.add_argument("--ppl-order", type=opt.whole_number(1, MAX_PPL_ORDER), default=5)
     m.add_argument("--ppl-per-sentence", action="store_true", help="mean per-sentence perplexity")
     m.add_argument("--tvcc-tag-source", action="store_true",
                    help="TVcC: compare with the source's content words (tags the source sample; slow)")
-    m.add_argument("--seed", type=int, default=13)
-    m.add_argument("--workers", type=_positive, default=None,
+    m.add_argument("--seed", type=opt.whole_number(0, MAX_SEED, allow_float_text=False), default=13)
+    m.add_argument("--workers", type=opt.whole_number(1, MAX_WORKERS), default=None,
                    help="word2vec threads (default 1: reproducible WVV; more are faster but vary between runs)")
-    m.add_argument("--bootstrap", type=int, default=200,
+    m.add_argument("--bootstrap", type=opt.whole_number(0, MAX_BOOTSTRAP, allow_float_text=False), default=200,
                    help="bootstrap replicates over the target's sentences for intervals and confidence (0: none)")
     m.add_argument("--keep-case", action="store_true", help="do not lower-case tokens")
-    m.add_argument("--text-field", default="text", help="JSONL field or CSV column holding the text")
-    m.add_argument("--encoding", default=None, help="input encoding (default: UTF-8, UTF-16 by BOM)")
-    m.add_argument("--cache", default=None, help="artefact store (default $SIMCORE_CACHE or ~/.cache/simcore)")
+    m.add_argument("--text-field", type=opt.field_name, default="text",
+                   help="JSONL field or CSV column holding the text")
+    m.add_argument("--encoding", type=opt.encoding, default=None,
+                   help="input encoding (default: UTF-8, UTF-16 by BOM)")
+    m.add_argument("--cache", type=opt.path_text, default=None,
+                   help="artefact store (default $SIMCORE_CACHE or ~/.cache/simcore)")
     m.add_argument("--quiet", action="store_true")
     m.set_defaults(run=cmd_matrix)
 
     r = commands.add_parser("rank", help="rank sources per target by each measure and by the recommendation")
-    r.add_argument("--matrix", required=True)
-    r.add_argument("--measures", default=None)
+    r.add_argument("--matrix", required=True, type=opt.path_text)
+    r.add_argument("--measures", type=opt.measures, default=None)
     r.add_argument("--pretraining", choices=PRETRAINING_CHOICES, default="lm", help=PRETRAINING_HELP)
-    r.add_argument("--out", default=None, help=".csv, .json, .md or .html")
+    r.add_argument("--out", type=opt.path_text, default=None, help=".csv, .json, .md or .html")
     r.set_defaults(run=cmd_rank)
 
     e = commands.add_parser("recommend", help="the source to pretrain on per target, how sure, and why")
-    e.add_argument("--matrix", required=True, help="a matrix CSV written by `simcore matrix`")
+    e.add_argument("--matrix", required=True, type=opt.path_text, help="a matrix CSV written by `simcore matrix`")
     e.add_argument("--pretraining", choices=PRETRAINING_CHOICES, default="lm", help=PRETRAINING_HELP)
-    e.add_argument("--out", default=None, help=".csv (one row per target), .json, .md or .html")
+    e.add_argument("--out", type=opt.path_text, default=None, help=".csv (one row per target), .json, .md or .html")
     e.set_defaults(run=cmd_recommend)
 
     a = commands.add_parser("agreement", help="Fleiss' and Cohen's kappa between measures")
-    a.add_argument("--matrix", required=True)
-    a.add_argument("--measures", default="ppl,wvv,tvc")
-    a.add_argument("--out", default=None, help="CSV of the comparisons where measures disagree")
+    a.add_argument("--matrix", required=True, type=opt.path_text)
+    a.add_argument("--measures", type=opt.measures, default="ppl,wvv,tvc")
+    a.add_argument("--out", type=opt.path_text, default=None, help="CSV of the comparisons where measures disagree")
     a.set_defaults(run=cmd_agreement)
 
     for name, run, text in (("correlate", cmd_correlate, "correlation of each measure with NER improvement"),
                             ("regret", cmd_regret, "regret of choosing the source by each measure")):
         c = commands.add_parser(name, help=text)
-        c.add_argument("--matrix", required=True)
-        c.add_argument("--results", required=True, help="CSV: target, source, f1 [, baseline]")
-        c.add_argument("--f1", default="f1", help="column holding F1")
-        c.add_argument("--baseline", default="baseline", help="column holding the no-pretraining F1")
-        c.add_argument("--improvement", default=None, help="column already holding F1 - baseline")
-        c.add_argument("--measures", default=None)
-        c.add_argument("--out", default=None)
+        c.add_argument("--matrix", required=True, type=opt.path_text)
+        c.add_argument("--results", required=True, type=opt.path_text, help="CSV: target, source, f1 [, baseline]")
+        c.add_argument("--f1", type=opt.field_name, default="f1", help="column holding F1")
+        c.add_argument("--baseline", type=opt.field_name, default="baseline",
+                       help="column holding the no-pretraining F1")
+        c.add_argument("--improvement", type=opt.field_name, default=None,
+                       help="column already holding F1 - baseline")
+        c.add_argument("--measures", type=opt.measures, default=None)
+        c.add_argument("--out", type=opt.path_text, default=None, help="CSV file")
         if name == "correlate":
             c.add_argument("--per-target", action="store_true", help="also correlate within each target")
         c.set_defaults(run=run)
@@ -233,12 +258,37 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run one command; return its exit status (0 done, 2 bad input or a failure explained in one line)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # argparse has printed its one-line usage error (or the help)
+        return exc.code if isinstance(exc.code, int) else 2
     try:
         return args.run(args)
     except SimcoreError as exc:
-        print(f"simcore: error: {exc}", file=sys.stderr)
+        print(f"simcore: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("simcore: interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:
+        where = f" {exc.filename}" if exc.filename else ""
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            print(f"simcore: error: the disk is full{where and ' (' + where.strip() + ')'}; free some space and run again",
+                  file=sys.stderr)
+        else:
+            print(f"simcore: error: cannot use{where}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("simcore: error: out of memory; use smaller --sample-tokens or fewer --samples", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a bug: still one line and status 2, the traceback only on request
+        if os.environ.get("SIMCORE_DEBUG"):
+            raise
+        print(f"simcore: error: internal error ({type(exc).__name__}: {_one_line(exc)}); please report it "
+              "(SIMCORE_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return 2
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:2000] or type(exc).__name__

@@ -18,6 +18,8 @@ import json
 import lzma
 import os
 import re
+import stat
+import unicodedata
 import zlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator
@@ -27,7 +29,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from .errors import CorpusError
+from .errors import CorpusError, InvalidArgument
 from .store import ArtefactStore, digest
 from .tokenize import TokenizerOptions, normalise_all, split_text
 
@@ -53,10 +55,71 @@ _LONG_LINE = 1 << 20          # raw lines longer than this are split at whitespa
 _MAX_CONLL_SENTENCE = 10_000  # tokens; more means the blank lines between sentences are missing
 _BOMB_RATIO = 200             # decompressed / compressed size beyond this, past _BOMB_FLOOR, is refused
 _BOMB_FLOOR = 1 << 30
+_MAX_SKIPPED_SHARE = 0.1      # more CoNLL lines skipped than this share means the file is not CoNLL
+_MAX_SKIPPED_FLOOR = 10       # ... unless they are this few
+_INVISIBLE = {"Cc", "Cf", "Zs", "Zl", "Zp", "Co", "Cn"}
+MAX_FILES = 20_000            # files in one corpus folder
+_SYSTEM_PATHS = ("/proc", "/sys", "/dev")
+_JSON_MAX_LINE = 64 << 20     # characters; a longer JSONL line is refused, not parsed
+
+
+@dataclass
+class ReadNotes:
+    """What a reader tolerated: lines it skipped (no usable token) or repaired (odd separators).
+
+    Real NER files have such quirks (a token that is a space or an invisible character, a line
+    holding only a tag, separators mixing tabs and spaces); one odd line must not stop a run,
+    but nothing is dropped silently either: the counts travel with the tokenized corpus.
+    """
+
+    skipped: int = 0
+    repaired: int = 0
+    examples: list[str] = field(default_factory=list)
+
+    def note(self, kind: str, where: str) -> None:
+        if kind == "skipped":
+            self.skipped += 1
+        else:
+            self.repaired += 1
+        if len(self.examples) < 5:
+            self.examples.append(where)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"skipped": self.skipped, "repaired": self.repaired, "examples": list(self.examples)}
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any] | None) -> ReadNotes:
+        values = values or {}
+        return cls(int(values.get("skipped", 0)), int(values.get("repaired", 0)), list(values.get("examples", [])))
+
+    def __bool__(self) -> bool:
+        return bool(self.skipped or self.repaired)
+
+    def summary(self) -> str:
+        """One line: ``3 lines skipped, 2 repaired (e.g. dev.conll line 7465: blank token)``."""
+        if not self:
+            return "no lines skipped or repaired"
+        parts = [f"{self.skipped:,} line{'s' if self.skipped != 1 else ''} skipped"] if self.skipped else []
+        if self.repaired:
+            parts.append(f"{self.repaired:,} repaired")
+        return ", ".join(parts) + (f" (e.g. {self.examples[0]})" if self.examples else "")
 
 
 def _noop_progress(message: str, fraction: float) -> None:
     pass
+
+
+def check_encoding(name: str) -> str:
+    """``name`` if Python knows it as a text encoding, else an InvalidArgument saying so."""
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidArgument(f"{name!r} is not an encoding name; use e.g. utf-8, latin-1 or utf-16")
+    try:
+        info = codecs.lookup(name)
+    except LookupError:
+        raise InvalidArgument(f"unknown encoding {name!r}; use e.g. utf-8, latin-1 or utf-16") from None
+    if not getattr(info, "_is_text_encoding", True):
+        raise InvalidArgument(f"{name!r} is not a text encoding; use e.g. utf-8, latin-1 or utf-16")
+    return name
 
 
 def split_suffixes(name: str) -> tuple[str, str | None]:
@@ -71,6 +134,28 @@ def split_suffixes(name: str) -> tuple[str, str | None]:
 def format_of(name: str) -> str | None:
     """The format implied by a file name, or None when the suffix says nothing."""
     return _SUFFIX_FORMAT.get(split_suffixes(name)[0])
+
+
+def refuse_system_path(path: Path, name: str = "") -> None:
+    """Refuse the file system's root and its pseudo file systems (endless files, no corpora there)."""
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):
+        return
+    if resolved.is_relative_to("/dev/shm"):  # a RAM disk: ordinary files
+        return
+    if resolved == Path(resolved.anchor) or any(resolved.is_relative_to(p) for p in _SYSTEM_PATHS):
+        label = f"{name}: " if name else ""
+        raise CorpusError(f"{label}{path} is a system location, not a corpus; give a corpus file or folder")
+
+
+def corpus_name(path: Path) -> str:
+    """A corpus's default name: its file's or directory's name without format and compression suffixes."""
+    stem = path.name
+    for suffix in (*COMPRESSIONS, *_SUFFIX_FORMAT):
+        if stem.lower().endswith(suffix) and len(stem) > len(suffix):
+            stem = stem[: -len(suffix)]
+    return stem
 
 
 @dataclass(frozen=True)
@@ -90,41 +175,72 @@ class Corpus:
     max_decompressed_bytes: int | None = None
     files: tuple[Path, ...] = field(default=(), compare=False)
 
+    problem: str | None = field(default=None, compare=False)
+
     def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise InvalidArgument(f"a corpus name must be text, not {type(self.name).__name__}")
+        if not isinstance(self.path, (str, os.PathLike)) or not str(self.path) or "\0" in str(self.path):
+            raise InvalidArgument(f"{self.name}: the corpus path must be a file or directory path, not {self.path!r}")
         object.__setattr__(self, "path", Path(self.path))
-        if self.fmt is not None and self.fmt not in FORMATS:
+        if self.fmt is not None and (not isinstance(self.fmt, str) or self.fmt not in FORMATS):
             raise CorpusError(f"unknown format {self.fmt!r}; use one of {', '.join(FORMATS)}")
-        if not self.files:
+        if not isinstance(self.text_field, str):
+            raise InvalidArgument(f"{self.name}: text_field must be text (a JSONL field or CSV column name)")
+        if self.encoding is not None:
+            check_encoding(self.encoding)
+        for label, limit in (("max_bytes", self.max_bytes), ("max_decompressed_bytes", self.max_decompressed_bytes)):
+            if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+                raise InvalidArgument(f"{self.name}: {label} must be a positive whole number of bytes")
+        if self.problem is None and not self.files:
             object.__setattr__(self, "files", tuple(self._list_files()))
+
+    @classmethod
+    def unreadable(cls, name: str, path: Path | str, problem: str) -> Corpus:
+        """A corpus that could not even be listed: kept (so its cells can say why) but never read."""
+        return cls(name=name, path=path, problem=problem)
+
+    def check_readable(self) -> None:
+        """Raise the CorpusError found when the corpus was listed, if any."""
+        if self.problem is not None:
+            raise CorpusError(self.problem)
 
     @classmethod
     def from_path(cls, path: Path | str, name: str | None = None, **options: Any) -> Corpus:
         """A corpus named after the file's or directory's stem."""
+        if not isinstance(path, (str, os.PathLike)):
+            raise InvalidArgument(f"a corpus path must be a file or directory path, not {type(path).__name__}")
         path = Path(path)
-        if name is None:
-            stem = path.name
-            for suffix in (*COMPRESSIONS, *_SUFFIX_FORMAT):
-                if stem.lower().endswith(suffix) and len(stem) > len(suffix):
-                    stem = stem[: -len(suffix)]
-            name = stem
-        return cls(name=name, path=path, **options)
+        return cls(name=corpus_name(path) if name is None else name, path=path, **options)
 
     def _list_files(self) -> list[Path]:
         if not self.path.exists():
             raise CorpusError(f"{self.name}: {self.path} does not exist")
+        refuse_system_path(self.path, self.name)
         if self.path.is_file():
             files = [self.path]
         elif self.path.is_dir():
-            files = sorted(
-                p for p in self.path.rglob("*")
-                if p.is_file() and not any(part.startswith(".") for part in p.relative_to(self.path).parts)
-            )
+            files = []
+            try:
+                for p in self.path.rglob("*"):
+                    if p.is_file() and not any(part.startswith(".") for part in p.relative_to(self.path).parts):
+                        files.append(p)
+                        if len(files) > MAX_FILES:
+                            raise CorpusError(f"{self.name}: {self.path} holds more than {MAX_FILES:,} files; "
+                                              "give the folder of one corpus")
+            except OSError as exc:
+                raise CorpusError(f"{self.name}: cannot list {self.path} ({exc.strerror or exc})") from exc
+            files.sort()
         else:
-            raise CorpusError(f"{self.name}: {self.path} is neither a file nor a directory")
+            raise CorpusError(f"{self.name}: {self.path} is neither a regular file nor a directory "
+                              "(devices, FIFOs and sockets are not read)")
         if not files:
             raise CorpusError(f"{self.name}: the directory {self.path} holds no files")
         for f in files:
-            size = f.stat().st_size
+            info = f.stat()
+            if not stat.S_ISREG(info.st_mode):
+                raise CorpusError(f"{self.name}: {f.name} is not a regular file (devices and FIFOs are not read)")
+            size = info.st_size
             if size == 0:
                 raise CorpusError(f"{self.name}: {f.name} is empty")
             if self.max_bytes is not None and size > self.max_bytes:
@@ -140,20 +256,31 @@ class Corpus:
 
     def raw_fingerprint(self, options: TokenizerOptions) -> str:
         """Hash of the files' bytes and every option that shapes the tokens."""
+        self.check_readable()
+        if not isinstance(options, TokenizerOptions):
+            raise InvalidArgument(f"options must be TokenizerOptions, not {type(options).__name__}")
         h = hashlib.sha256()
         for f in self.files:
-            with open(f, "rb") as handle:
-                for chunk in iter(lambda: handle.read(1 << 20), b""):
-                    h.update(chunk)
+            try:
+                with open(f, "rb") as handle:
+                    for chunk in iter(lambda: handle.read(1 << 20), b""):
+                        h.update(chunk)
+            except OSError as exc:
+                raise CorpusError(f"{self.name}: cannot read {f.name} ({exc.strerror or exc})") from exc
             h.update(b"\0" + (self.fmt or format_of(f.name) or "?").encode())
         return digest(h.hexdigest(), self.text_field, self.encoding, options.as_dict())
 
-    def units(self, progress: Progress = _noop_progress) -> Iterator[str | list[str]]:
-        """Each unit of text: a raw string, or a token list for pre-tokenized input."""
+    def units(self, progress: Progress = _noop_progress,
+              notes: ReadNotes | None = None) -> Iterator[str | list[str]]:
+        """Each unit of text: a raw string, or a token list for pre-tokenized input.
+
+        Lines skipped or repaired on the way are counted in ``notes`` when given.
+        """
+        self.check_readable()
         total = max(1, self.size_bytes)
         done = 0
         for f in self.files:
-            for unit, position in _read_file(f, self):
+            for unit, position in _read_file(f, self, notes):
                 yield unit
                 if position is not None:
                     progress(f"reading {self.name}", min(1.0, (done + position) / total))
@@ -161,6 +288,7 @@ class Corpus:
 
     def tagged_sentences(self) -> Iterator[tuple[list[str], list[str]]]:
         """(tokens, tags) for each sentence of CoNLL input; raw text has no tags."""
+        self.check_readable()
         for f in self.files:
             if self._format(f) == "conll":
                 text, _ = _open_text(f, self)
@@ -168,9 +296,9 @@ class Corpus:
                     yield from _guard(_conll_sentences(text, f.name, with_tags=True, corpus=self), self, f)
 
     def token_units(self, options: TokenizerOptions = TokenizerOptions(),
-                    progress: Progress = _noop_progress) -> Iterator[list[str]]:
+                    progress: Progress = _noop_progress, notes: ReadNotes | None = None) -> Iterator[list[str]]:
         """Normalised tokens of every non-empty unit (raw text split, pre-tokenized input kept)."""
-        for unit in self.units(progress):
+        for unit in self.units(progress, notes):
             tokens = normalise_all(split_text(unit) if isinstance(unit, str) else unit, options)
             if tokens:
                 yield tokens
@@ -270,21 +398,28 @@ def _guard(iterator: Iterator[Any], corpus: Corpus, path: Path) -> Iterator[Any]
             f"{corpus.name}: {path.name} is not valid {exc.encoding} text "
             f"(byte 0x{exc.object[exc.start]:02x}); save it as UTF-8 or give its encoding"
         ) from exc
+    except UnicodeError as exc:  # e.g. UTF-16 asked for, and no byte-order mark
+        raise CorpusError(f"{corpus.name}: {path.name} cannot be read as {corpus.encoding or 'UTF-8'} text ({exc}); "
+                          "give its encoding") from exc
     except (EOFError, OSError, lzma.LZMAError, zlib.error) as exc:
         raise CorpusError(f"{corpus.name}: {path.name} is truncated or corrupt ({exc})") from exc
+    except csv.Error as exc:
+        raise CorpusError(f"{corpus.name}: {path.name} is not a readable CSV file ({exc})") from exc
 
 
-def _read_file(path: Path, corpus: Corpus) -> Iterator[tuple[str | list[str], int | None]]:
+def _read_file(path: Path, corpus: Corpus,
+               notes: ReadNotes | None = None) -> Iterator[tuple[str | list[str], int | None]]:
     fmt = corpus._format(path)
     text, raw = _open_text(path, corpus)
-    readers = {"text": _text_units, "jsonl": _jsonl_units, "csv": _csv_units}
     with text:
         if fmt == "conll":
             units: Iterator[Any] = (
-                tokens for tokens, _ in _conll_sentences(text, path.name, with_tags=False, corpus=corpus)
+                tokens for tokens, _ in _conll_sentences(text, path.name, with_tags=False, corpus=corpus, notes=notes)
             )
+        elif fmt == "jsonl":
+            units = _jsonl_units(text, path.name, corpus, notes)
         else:
-            units = readers[fmt](text, path.name, corpus)
+            units = {"text": _text_units, "csv": _csv_units}[fmt](text, path.name, corpus)
         for number, unit in enumerate(_guard(units, corpus, path), 1):
             yield unit, (raw.tell() if number % _CHUNK_LINES == 0 else None)
 
@@ -311,14 +446,21 @@ def _split_long(line: str) -> Iterator[str]:
         start = end
 
 
-def _jsonl_units(text: IO[str], name: str, corpus: Corpus) -> Iterator[str]:
+def _jsonl_units(text: IO[str], name: str, corpus: Corpus, notes: ReadNotes | None = None) -> Iterator[str]:
     for number, line in enumerate(text, 1):
         if not line.strip():
             continue
+        if len(line) > _JSON_MAX_LINE:
+            raise CorpusError(f"{corpus.name}: {name} line {number} is over {_JSON_MAX_LINE >> 20} million characters; "
+                              "JSONL needs one record per line")
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise CorpusError(f"{corpus.name}: {name} line {number} is not JSON ({exc.msg})") from exc
+        except RecursionError:
+            raise CorpusError(f"{corpus.name}: {name} line {number} is JSON nested too deeply to read") from None
+        except ValueError as exc:  # e.g. an integer of thousands of digits
+            raise CorpusError(f"{corpus.name}: {name} line {number} is not readable JSON ({exc})") from None
         if not isinstance(record, dict) or corpus.text_field not in record:
             keys = ", ".join(map(str, record)) if isinstance(record, dict) else type(record).__name__
             raise CorpusError(
@@ -327,7 +469,19 @@ def _jsonl_units(text: IO[str], name: str, corpus: Corpus) -> Iterator[str]:
             )
         value = record[corpus.text_field]
         if isinstance(value, str) and value.strip():
+            if not _encodable(value):  # a lone surrogate escape such as "\ud800"
+                value = value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+                if notes is not None:
+                    notes.note("repaired", f"{name} line {number}: a lone surrogate replaced by U+FFFD")
             yield value
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _csv_units(text: IO[str], name: str, corpus: Corpus) -> Iterator[str]:
@@ -345,14 +499,65 @@ def _csv_units(text: IO[str], name: str, corpus: Corpus) -> Iterator[str]:
             yield value
 
 
+def _invisible(token: str) -> bool:
+    """True when a token has no visible character (spaces, zero-width and control characters)."""
+    return all(unicodedata.category(c) in _INVISIBLE for c in token)
+
+
+def _conll_columns(line: str) -> tuple[list[str], str | None]:
+    """The columns of one CoNLL line and, when the line needed a repair or must be skipped, why.
+
+    The reason starts with ``skip:`` for lines that hold no usable token.
+    """
+    content = line.rstrip("\r\n")
+    if "\t" in content:
+        fields = content.split("\t")
+        first = fields[0]
+        if len(fields) >= 2 and (not first or _invisible(first)) and any(f.strip() for f in fields[1:]):
+            return [], "skip: the token is blank or invisible"
+    columns = content.split()
+    if not columns:
+        return [], ("whitespace-only line read as a sentence break" if content else None)
+    if any(_invisible(c) for c in columns):
+        columns = [c for c in columns if not _invisible(c)]
+        if len(columns) < 2:
+            return [], "skip: the token is blank or invisible"
+        return columns, "an invisible column removed"
+    if len(columns) == 1:
+        what = "only a tag" if _TAG.match(columns[0]) else "one column"
+        return [], f"skip: {what} ({columns[0][:30]!r}), no 'token<TAB>tag'"
+    stripped = content.strip()
+    if "\t" in stripped and " " in stripped.replace("\t", "", 1).strip():
+        return columns, "mixed tab and space separators"
+    return columns, None
+
+
 def _conll_sentences(
-    text: IO[str], name: str, *, with_tags: bool, corpus: Corpus | None = None
+    text: IO[str], name: str, *, with_tags: bool, corpus: Corpus | None = None, notes: ReadNotes | None = None
 ) -> Iterator[tuple[list[str], list[str]]]:
+    """Sentences of a CoNLL file, tolerating real files' quirks and counting them in ``notes``.
+
+    A line with no usable token (blank or invisible token, a tag alone) is skipped; separators
+    mixing tabs and spaces and whitespace-only lines are read as intended. A file where more than
+    a tenth of the lines (and more than ten) must be skipped, or every line, is not CoNLL, and is refused with the first bad line named.
+    """
     tokens: list[str] = []
     tags: list[str] = []
     label = corpus.name if corpus else name
+    local = ReadNotes()
+    first_skip = ""
+    content_lines = 0
     for number, line in enumerate(text, 1):
-        columns = line.split()
+        columns, reason = _conll_columns(line)
+        if reason is not None:
+            skip = reason.startswith("skip: ")
+            local.note("skipped" if skip else "repaired", f"{name} line {number}: {reason.removeprefix('skip: ')}")
+            if skip:
+                first_skip = first_skip or f"line {number}: {reason.removeprefix('skip: ')}"
+                content_lines += 1
+                if local.skipped > 1000 and local.skipped > _MAX_SKIPPED_SHARE * content_lines:
+                    break
+                continue
         if not columns:
             if tokens:
                 yield tokens, tags
@@ -360,11 +565,7 @@ def _conll_sentences(
             continue
         if columns[0] == "-DOCSTART-":
             continue
-        if len(columns) < 2:
-            raise CorpusError(
-                f"{label}: {name} line {number} is not 'token<TAB>tag' (one column: "
-                f"{columns[0][:30]!r}); CoNLL needs a token and a tag on every line"
-            )
+        content_lines += 1
         tokens.append(columns[0])
         tags.append(columns[-1])
         if len(tokens) > _MAX_CONLL_SENTENCE:
@@ -372,6 +573,16 @@ def _conll_sentences(
                 f"{label}: {name} has a sentence of more than {_MAX_CONLL_SENTENCE:,} tokens ending near line "
                 f"{number}; CoNLL needs a blank line between sentences"
             )
+    if local.skipped and (local.skipped == content_lines
+                          or local.skipped > max(_MAX_SKIPPED_FLOOR, _MAX_SKIPPED_SHARE * content_lines)):
+        raise CorpusError(
+            f"{label}: {name} is not 'token<TAB>tag' on {local.skipped:,} of {content_lines:,} lines "
+            f"(first: {first_skip}); CoNLL needs a token and a tag on every line"
+        )
+    if notes is not None:
+        notes.skipped += local.skipped
+        notes.repaired += local.repaired
+        notes.examples.extend(local.examples[: max(0, 5 - len(notes.examples))])
     if tokens:
         yield tokens, tags
 
@@ -386,6 +597,11 @@ class TokenizedCorpus:
     n_tokens: int
     n_units: int
     meta: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def read_notes(self) -> ReadNotes:
+        """Lines the reader skipped or repaired while tokenizing (none for samples)."""
+        return ReadNotes.from_dict(self.meta.get("read_notes"))
 
     @property
     def tokens_file(self) -> Path:
@@ -455,10 +671,15 @@ def tokenize_corpus(
 
     ``raw_key`` is the corpus's :meth:`Corpus.raw_fingerprint` when the caller already has it.
     """
+    if not isinstance(corpus, Corpus):
+        raise InvalidArgument(f"tokenize_corpus needs a Corpus, not {type(corpus).__name__}")
+    if not isinstance(store, ArtefactStore):
+        raise InvalidArgument(f"tokenize_corpus needs an ArtefactStore, not {type(store).__name__}")
     key = raw_key or corpus.raw_fingerprint(options)
 
     def build(out: Path) -> dict[str, Any]:
-        text_hash, n_tokens, n_units = _write_tokens(corpus.token_units(options, progress), out)
+        notes = ReadNotes()
+        text_hash, n_tokens, n_units = _write_tokens(corpus.token_units(options, progress, notes), out)
         if n_tokens == 0:
             raise CorpusError(f"{corpus.name}: no words found in {corpus.path.name}")
         return {
@@ -466,6 +687,7 @@ def tokenize_corpus(
             "n_tokens": n_tokens,
             "n_units": n_units,
             "options": options.as_dict(),
+            "read_notes": notes.as_dict(),
         }
 
     path = store.build("tokens", key, build)

@@ -21,4 +21,20 @@ class MeasureUnavailable(SimcoreError):
 
 
 class StoreError(SimcoreError):
-    """The artefact store cannot be used (unwritable directory, full disk)."""
+    """The artefact store cannot be used (unwritable directory, not a store)."""
+
+
+class DiskFull(StoreError):
+    """The disk (or quota) holding the store or an output file is full."""
+
+
+class InvalidArgument(SimcoreError, ValueError):
+    """A value given to a simcore function or command-line option is of the wrong kind or out of range."""
+
+
+class TableError(SimcoreError):
+    """A table (matrix, results) lacks what an analysis needs: columns, rows, values."""
+
+
+class OutputError(SimcoreError):
+    """A result cannot be written where it was asked to go."""

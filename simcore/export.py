@@ -15,14 +15,32 @@ from .recommendation import PRETRAINING_LABEL, Recommendation, recommendation_ta
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
+def _needs_quote(text: str) -> bool:
+    """True for text a spreadsheet would run as a formula, or text that looks already quoted.
+
+    Quoting the second kind too makes the quoting reversible (see :func:`unescape_formula`).
+    """
+    return text.lstrip("'").startswith(_FORMULA_START)
+
+
+def escape_formula(value: Any) -> Any:
+    """One cell with an apostrophe in front when a spreadsheet would run it as a formula."""
+    return "'" + value if isinstance(value, str) and _needs_quote(value) else value
+
+
+def unescape_formula(value: Any) -> Any:
+    """The inverse of :func:`escape_formula`: the original name from a cell of simcore's own CSV."""
+    if isinstance(value, str) and value.startswith("'") and _needs_quote(value[1:]):
+        return value[1:]
+    return value
+
+
 def escape_formulas(table: pd.DataFrame) -> pd.DataFrame:
     """Prefix text cells that a spreadsheet would run as a formula with an apostrophe."""
     out = table.copy()
     for column in out.columns:
         if out[column].dtype == object or pd.api.types.is_string_dtype(out[column]):
-            out[column] = out[column].map(
-                lambda v: "'" + v if isinstance(v, str) and v.startswith(_FORMULA_START) else v
-            )
+            out[column] = out[column].map(escape_formula)
     return out
 
 
@@ -51,7 +69,7 @@ def ranking_json(ranking: pd.DataFrame, options: dict[str, Any] | None = None,
 
 def _md(text: Any) -> str:
     """Text safe inside a Markdown table cell: HTML and Markdown syntax escaped."""
-    escaped = html.escape(str(text), quote=False)
+    escaped = html.escape(" ".join(str(text).splitlines()), quote=False)  # a line break would end the row
     return "".join("\\" + c if c in "\\`*_{}[]()#+-.!|~>" else c for c in escaped)
 
 
@@ -76,7 +94,7 @@ def ranking_markdown(ranking: pd.DataFrame, options: dict[str, Any] | None = Non
         lines += [f"## {_md(target)}", "", "| measure | " + " | ".join(f"#{r}" for r in ranks) + " |"]
         lines.append("|---" * (1 + len(ranks)) + "|")
         for measure, part in group.groupby("measure", sort=False):
-            cells = [_md(", ".join(part[part["rank"] == r]["source"])) for r in ranks]
+            cells = [_md(", ".join(map(str, part[part["rank"] == r]["source"]))) for r in ranks]
             lines.append(f"| {_md(measure)} | " + " | ".join(cells) + " |")
         lines.append("")
     return "\n".join(lines)
@@ -109,7 +127,8 @@ def ranking_html(ranking: pd.DataFrame, options: dict[str, Any] | None = None, e
         parts.append(f"<h3>{html.escape(str(target))}</h3><table><tr><th>measure</th>"
                      + "".join(f"<th>#{r}</th>" for r in ranks) + "</tr>")
         for measure, part in group.groupby("measure", sort=False):
-            cells = "".join("<td>" + html.escape(", ".join(part[part["rank"] == r]["source"])) + "</td>" for r in ranks)
+            cells = "".join("<td>" + html.escape(", ".join(map(str, part[part["rank"] == r]["source"]))) + "</td>"
+                            for r in ranks)
             parts.append(f"<tr><td>{html.escape(str(measure))}</td>{cells}</tr>")
         parts.append("</table>")
     parts.append(extra_html)

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from .errors import MeasureUnavailable, SimcoreError
+from .errors import DiskFull, MeasureUnavailable, SimcoreError
 
 _PROJECT_BIN = Path(__file__).resolve().parent.parent / ".tools" / "kenlm" / "bin"
 
@@ -39,13 +39,10 @@ def estimate(text: Path, model: Path, order: int, memory: str = "1G", name: str 
     lmplz, build_binary = find_program("lmplz"), find_program("build_binary")
     arpa = model.with_suffix(".arpa")
     tmp = model.parent
-    result = subprocess.run(
-        [str(lmplz), "-o", str(order), "--discount_fallback", "-S", memory, "-T", str(tmp),
-         "--text", str(text), "--arpa", str(arpa)],
-        capture_output=True, text=True,
-    )
-    if result.returncode != 0:
-        raise SimcoreError(_explain(result.stderr, order, name))
+    result = _run([str(lmplz), "-o", str(order), "--discount_fallback", "-S", memory, "-T", str(tmp),
+                   "--text", str(text), "--arpa", str(arpa)], name)
+    if result.returncode != 0 or _disk_full(result.stderr):
+        raise _explain(result.stderr, order, name, tmp)
     counts = arpa_counts(arpa)
     if counts.get(order, 0) == 0:
         arpa.unlink(missing_ok=True)
@@ -54,22 +51,35 @@ def estimate(text: Path, model: Path, order: int, memory: str = "1G", name: str 
             f"{name}: too small for an order-{order} KenLM model (no sentence is long enough to hold a "
             f"{order}-gram; the longest n-grams are {highest}-grams); use a larger corpus or --ppl-order {max(1, highest)}"
         )
-    result = subprocess.run([str(build_binary), "-S", memory, str(arpa), str(model)], capture_output=True, text=True)
+    result = _run([str(build_binary), "-S", memory, str(arpa), str(model)], name)
     arpa.unlink(missing_ok=True)
-    if result.returncode != 0:
+    if result.returncode != 0 or _disk_full(result.stderr):
+        if _disk_full(result.stderr) or _memory(result.stderr):
+            raise _explain(result.stderr, order, name, tmp)
         raise SimcoreError(f"{name}: KenLM build_binary failed: {_last_line(result.stderr)}")
+
+
+def _run(command: list[str], name: str) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(command, capture_output=True, text=True, errors="replace")
+    except OSError as exc:
+        raise MeasureUnavailable(f"{name}: cannot run KenLM's {Path(command[0]).name} ({exc.strerror or exc}); "
+                                 "run scripts/install.sh") from exc
 
 
 def arpa_counts(arpa: Path) -> dict[int, int]:
     """The n-gram counts in an ARPA file's header."""
     counts: dict[int, int] = {}
-    with open(arpa, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            if line.startswith("ngram "):
-                n, c = line[6:].split("=")
-                counts[int(n)] = int(c)
-            elif line.startswith("\\1-grams"):
-                break
+    try:
+        with open(arpa, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("ngram "):
+                    n, c = line[6:].split("=")
+                    counts[int(n)] = int(c)
+                elif line.startswith("\\1-grams"):
+                    break
+    except (OSError, ValueError) as exc:
+        raise SimcoreError(f"KenLM wrote no readable model ({exc}); run again, or check the disk") from exc
     return counts
 
 
@@ -78,11 +88,29 @@ def _last_line(stderr: str) -> str:
     return lines[-1] if lines else "no message"
 
 
-def _explain(stderr: str, order: int, name: str) -> str:
+def _disk_full(stderr: str) -> bool:
     lowered = stderr.lower()
+    return "no space left on device" in lowered or "disk quota exceeded" in lowered
+
+
+def _memory(stderr: str) -> bool:
+    lowered = stderr.lower()
+    return "bad_alloc" in lowered or "cannot allocate memory" in lowered
+
+
+def _explain(stderr: str, order: int, name: str, where: Path | None = None) -> SimcoreError:
+    """The error for a failed KenLM run, told by the cause its messages name (disk, memory, data)."""
+    lowered = stderr.lower()
+    if _disk_full(stderr):
+        place = f" holding {where}" if where is not None else ""
+        return DiskFull(f"{name}: the disk{place} is full while KenLM builds the model; "
+                        "free space or set SIMCORE_CACHE to a larger disk")
+    if _memory(stderr):
+        return SimcoreError(f"{name}: KenLM ran out of memory ({_last_line(stderr)}); "
+                            "use smaller --sample-tokens or a lower --ppl-order")
     if "discount" in lowered or "adjusted counts" in lowered or "no n-grams" in lowered or "zero" in lowered:
-        return (
+        return SimcoreError(
             f"{name}: too small for an order-{order} KenLM model (lmplz: {_last_line(stderr)}); "
             f"use a larger corpus or a lower order (e.g. --ppl-order 3)"
         )
-    return f"{name}: KenLM lmplz failed: {_last_line(stderr)}"
+    return SimcoreError(f"{name}: KenLM lmplz failed: {_last_line(stderr)}")

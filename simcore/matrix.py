@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .corpus import Corpus, TokenizedCorpus, sample_corpus, tokenize_corpus
-from .errors import CorpusError, SimcoreError
+from .corpus import Corpus, TokenizedCorpus, corpus_name, refuse_system_path, sample_corpus, tokenize_corpus
+from .errors import CorpusError, InvalidArgument, SimcoreError, StoreError
 from .measures import MeasureOptions, PreparedSource, PreparedTarget, get_measure, parse_measures
 from .store import ArtefactStore, digest
 from .tokenize import TokenizerOptions
@@ -46,14 +46,29 @@ def _quiet(message: str, fraction: float) -> None:
 
 
 def corpora_in(directory: Path | str, **options: Any) -> list[Corpus]:
-    """Every file or subdirectory of ``directory`` as one corpus named by its stem."""
+    """Every file or subdirectory of ``directory`` as one corpus named by its stem.
+
+    An entry that cannot be listed (empty, a FIFO) is kept as an unreadable corpus, so that it
+    fails only its own cells of a matrix.
+    """
+    if not isinstance(directory, (str, os.PathLike)):
+        raise InvalidArgument(f"corpora_in needs a directory path, not {type(directory).__name__}")
     directory = Path(directory)
+    refuse_system_path(directory)
     if not directory.is_dir():
         raise CorpusError(f"{directory} is not a directory")
-    entries = sorted(p for p in directory.iterdir() if not p.name.startswith("."))
+    try:
+        entries = sorted(p for p in directory.iterdir() if not p.name.startswith("."))
+    except OSError as exc:
+        raise CorpusError(f"cannot list {directory} ({exc.strerror or exc})") from exc
     if not entries:
         raise CorpusError(f"{directory} holds no corpora")
-    corpora = [Corpus.from_path(p, **options) for p in entries]
+    corpora = []
+    for p in entries:
+        try:
+            corpora.append(Corpus.from_path(p, **options))
+        except CorpusError as exc:
+            corpora.append(Corpus.unreadable(corpus_name(p), p, str(exc)))
     names = [c.name for c in corpora]
     duplicates = {n for n in names if names.count(n) > 1}
     if duplicates:
@@ -84,18 +99,28 @@ class Workbench:
 
     def __init__(self, store: ArtefactStore | None = None, tokenizer: TokenizerOptions = TokenizerOptions(),
                  options: MeasureOptions = MeasureOptions()) -> None:
+        for label, value, kind in (("store", store, ArtefactStore), ("tokenizer", tokenizer, TokenizerOptions),
+                                   ("options", options, MeasureOptions)):
+            if value is not None and not isinstance(value, kind):
+                raise InvalidArgument(f"Workbench {label} must be a {kind.__name__}, not {type(value).__name__}")
         self.store = store or ArtefactStore()
         self.tokenizer = tokenizer
         self.options = options
         # What is kept in memory is bounded (a shared server sees many uploads); the store keeps the rest.
         self._raw_keys: OrderedDict[tuple[Corpus, tuple[Any, ...]], str] = OrderedDict()
         self._tokenized: OrderedDict[tuple[str, str], TokenizedCorpus] = OrderedDict()
-        self._sources: OrderedDict[tuple[str, int, int], list[PreparedSource]] = OrderedDict()
-        self._targets: OrderedDict[str, PreparedTarget] = OrderedDict()
+        self._sources: OrderedDict[tuple[str, str, int, int], list[PreparedSource]] = OrderedDict()
+        self._targets: OrderedDict[tuple[str, str], PreparedTarget] = OrderedDict()
 
     def tokenize(self, corpus: Corpus, progress: Progress = _quiet) -> TokenizedCorpus:
+        if not isinstance(corpus, Corpus):
+            raise InvalidArgument(f"expected a Corpus, not {type(corpus).__name__}")
+        corpus.check_readable()
         # Hashing a large corpus's bytes takes seconds: do it once per unchanged set of files.
-        stats = tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in corpus.files)
+        try:
+            stats = tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in corpus.files)
+        except OSError as exc:
+            raise CorpusError(f"{corpus.name}: cannot read {exc.filename} ({exc.strerror})") from exc
         raw_key = _remember(self._raw_keys, (corpus, stats), lambda: corpus.raw_fingerprint(self.tokenizer),
                             limit=256)
         return _remember(self._tokenized, (corpus.name, raw_key),
@@ -104,8 +129,10 @@ class Workbench:
 
     def source(self, corpus: Corpus, sample_tokens: int, samples: int,
                progress: Progress = _quiet) -> list[PreparedSource]:
+        if not _whole(sample_tokens) or not _whole(samples) or sample_tokens < 1 or samples < 1:
+            raise InvalidArgument("sample_tokens and samples must be positive whole numbers")
         tokenized = self.tokenize(corpus, progress)
-        key = (tokenized.fingerprint, sample_tokens, samples)
+        key = (corpus.name, tokenized.fingerprint, sample_tokens, samples)  # equal bytes, two names: two sources
 
         def prepare() -> list[PreparedSource]:
             drawn = [sample_corpus(tokenized, sample_tokens, i, self.store, self.options.seed) for i in range(samples)]
@@ -118,16 +145,25 @@ class Workbench:
 
     def target(self, corpus: Corpus, progress: Progress = _quiet) -> PreparedTarget:
         tokenized = self.tokenize(corpus, progress)
-        return _remember(self._targets, tokenized.fingerprint,
+        return _remember(self._targets, (corpus.name, tokenized.fingerprint),
                          lambda: PreparedTarget(tokenized, self.store, self.options, raw=corpus), limit=MEMORY_TARGETS)
 
     def default_sample_tokens(self, sources: Sequence[Corpus], measure: str = "ppl",
                               progress: Progress = _quiet) -> int:
         """Tokens per source sample for one measure (see :func:`comparison_size`)."""
+        sources = _corpus_list(sources, "sources")
+        if not sources:
+            raise InvalidArgument("give at least one source")
         return comparison_size([self.tokenize(c, progress).n_tokens for c in sources], measure)
 
     def cell(self, sources: list[PreparedSource], target: PreparedTarget, measure_name: str) -> CellResult:
         """One measure for one source (over its samples) and one target; stored once scored."""
+        if not isinstance(sources, list) or not sources or not all(isinstance(s, PreparedSource) for s in sources):
+            raise InvalidArgument("cell needs the list of prepared source samples that Workbench.source returns")
+        if not isinstance(target, PreparedTarget):
+            raise InvalidArgument("cell needs the prepared target that Workbench.target returns")
+        if not isinstance(measure_name, str):
+            raise InvalidArgument("cell needs a measure name such as 'tvc'")
         measure = get_measure(measure_name)
         key = digest("cell", CELL_VERSION, [s.sample.fingerprint for s in sources], target.fingerprint, measure.name,
                      self.options.subset(measure.option_names), self.tokenizer.as_dict(),
@@ -167,16 +203,41 @@ class Workbench:
         A measure that fails for one source (its model cannot be built, a program is missing) is
         reported in the row's ``error`` column; every other cell is still computed.
         """
+        sources, targets = _corpus_list(sources, "sources"), _corpus_list(targets, "targets")
+        if not isinstance(measures, str) and not (isinstance(measures, Sequence)
+                                                   and all(isinstance(m, str) for m in measures)):
+            raise InvalidArgument("measures must be names such as 'tvc,ppl' or ['tvc', 'ppl']")
         names = parse_measures(measures)
         if not sources or not targets:
             raise SimcoreError("give at least one source and one target")
-        if samples < 1:
-            raise SimcoreError("--samples must be at least 1")
-        if sample_tokens is not None and sample_tokens < 1:
-            raise SimcoreError("--sample-tokens must be positive")
-        sizes = {c.name: self.tokenize(c, progress).n_tokens for c in sources}
-        n_tokens = {n: sample_tokens or comparison_size(list(sizes.values()), n) for n in names}
-        prepared_targets = [self.target(t, progress) for t in targets]
+        if not _whole(samples) or samples < 1:
+            raise InvalidArgument("samples must be a whole number of at least 1")
+        if sample_tokens is not None and (not _whole(sample_tokens) or sample_tokens < 1):
+            raise InvalidArgument("sample_tokens must be a positive whole number (or None for the default)")
+        if not callable(progress):
+            raise InvalidArgument("progress must be a function (message, fraction)")
+        # One corpus that cannot be read fails only its own cells; the rest of the matrix is computed.
+        failed: dict[str, str] = {}
+
+        def attempt(role: str, corpus: Corpus, make: Callable[[], Any]) -> Any:
+            if f"{role} {corpus.name}" in failed:
+                return None
+            try:
+                return make()
+            except StoreError:
+                raise  # a full disk or an unusable store is no corpus's fault: it stops the run
+            except SimcoreError as exc:
+                failed[f"{role} {corpus.name}"] = str(exc)
+                return None
+
+        sizes = {}
+        for c in sources:
+            tokenized = attempt("source", c, lambda c=c: self.tokenize(c, progress))
+            if tokenized is not None:
+                sizes[c.name] = tokenized.n_tokens
+        n_tokens = {n: sample_tokens or (comparison_size(list(sizes.values()), n) if sizes else 1) for n in names}
+        target_of = {t.name: attempt("target", t, lambda t=t: self.target(t, progress)) for t in targets}
+        prepared_targets = [p for p in target_of.values() if p is not None]
         background = _start_background(names, prepared_targets)
         # Measures with target-side work in another process are scored last, so that work overlaps the rest.
         order = [n for n in names if not hasattr(get_measure(n), "background_work")]
@@ -186,21 +247,25 @@ class Workbench:
         rows: list[dict[str, Any]] = []
         try:
             for corpus, name in ((c, n) for n in order for c in sources):
-                source_samples = self.source(corpus, n_tokens[name], samples, progress)
+                source_samples = attempt("source", corpus,
+                                         lambda c=corpus, k=n_tokens[name]: self.source(c, k, samples, progress))
                 measure = get_measure(name)
-                failure = None
+                failure = failed.get(f"source {corpus.name}")
                 try:
-                    for s in source_samples:
+                    for s in source_samples or []:
                         progress(f"preparing {measure.label} for {corpus.name}", done / total)
                         measure.prepare(s)
                 except SimcoreError as exc:
                     failure = str(exc)
                 done += 1
-                used = min(n_tokens[name], source_samples[0].sample.n_tokens)
-                flag = size_flag(name, sizes[corpus.name], n_tokens[name], used)
-                for target in prepared_targets:
-                    progress(f"{measure.label}: {corpus.name} → {target.name}", done / total)
-                    if failure is None:
+                used = min(n_tokens[name], source_samples[0].sample.n_tokens) if source_samples else None
+                flag = size_flag(name, sizes[corpus.name], n_tokens[name], used) if used is not None else ""
+                for target_corpus in targets:
+                    target = target_of[target_corpus.name]
+                    progress(f"{measure.label}: {corpus.name} → {target_corpus.name}", done / total)
+                    if target is None:
+                        result = CellResult(float("nan"), float("nan"), [], {}, failed[f"target {target_corpus.name}"])
+                    elif failure is None:
                         try:
                             result = self.cell(source_samples, target, name)
                         except SimcoreError as exc:
@@ -209,11 +274,11 @@ class Workbench:
                         result = CellResult(float("nan"), float("nan"), [], {}, failure)
                     low, high = result.interval()
                     row = {
-                        "source": corpus.name, "target": target.name, "measure": name,
+                        "source": corpus.name, "target": target_corpus.name, "measure": name,
                         "value": result.value, "std": result.std, "ci_low": low, "ci_high": high,
-                        "n_samples": samples, "sample_tokens": used, "source_tokens": sizes[corpus.name],
-                        "used_whole": sizes[corpus.name] < n_tokens[name],
-                        "reliable": used >= measure.reliable_tokens, "flag": flag,
+                        "n_samples": samples, "sample_tokens": used, "source_tokens": sizes.get(corpus.name),
+                        "used_whole": sizes[corpus.name] < n_tokens[name] if corpus.name in sizes else None,
+                        "reliable": used is not None and used >= measure.reliable_tokens, "flag": flag,
                         "direction": measure.direction, "oov_rate": result.details.get("oov_rate"),
                         "error": result.error,
                         "options": json.dumps(
@@ -233,7 +298,27 @@ class Workbench:
         progress("done", 1.0)
         position = {(c.name, n): i for i, (c, n) in enumerate((c, n) for c in sources for n in names)}
         rows.sort(key=lambda r: position[(r["source"], r["measure"])])
-        return pd.DataFrame(rows, columns=COLUMNS)
+        table = pd.DataFrame(rows, columns=COLUMNS)
+        table.attrs["failed_corpora"] = dict(failed)  # "source NAME" / "target NAME" -> why it could not be read
+        return table
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _corpus_list(corpora: Any, label: str) -> list[Corpus]:
+    """``corpora`` as a list of Corpus with distinct names, or an InvalidArgument saying what is wrong."""
+    if isinstance(corpora, (str, bytes, Corpus)) or not isinstance(corpora, Sequence):
+        raise InvalidArgument(f"{label} must be a list of Corpus objects (see simcore.corpora_in)")
+    wrong = [type(c).__name__ for c in corpora if not isinstance(c, Corpus)]
+    if wrong:
+        raise InvalidArgument(f"{label} must hold Corpus objects, not {wrong[0]}")
+    names = [c.name for c in corpora]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise InvalidArgument(f"{label}: several corpora share the name {', '.join(map(repr, twice))}; give each its own name")
+    return list(corpora)
 
 
 def comparison_size(source_tokens: Sequence[int], measure: str, cap: int = DEFAULT_SAMPLE_CAP) -> int:

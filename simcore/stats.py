@@ -42,6 +42,8 @@ class CorpusStats:
     # Entity mentions per type, for CoNLL/BIO input (empty for raw text).
     entities: dict[str, int] = field(default_factory=dict)
     tagged_sentences: int = 0
+    # Lines the reader skipped or repaired (real-data quirks), with the first few of them.
+    read_notes: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -141,7 +143,7 @@ def corpus_statistics(corpus: Corpus, store: ArtefactStore, options: TokenizerOp
         entities, tagged = entity_counts(corpus.tagged_sentences())
         record = {**values, "entities": entities, "tagged_sentences": tagged}
         store.put_json("stats", key, record)
-    return CorpusStats.from_dict({"name": corpus.name, **record})
+    return CorpusStats.from_dict({"name": corpus.name, **record, "read_notes": tokenized.read_notes.as_dict()})
 
 
 def preview(corpus: Corpus, n: int = 10, width: int = 300) -> list[str]:

@@ -6,6 +6,11 @@ renamed into place, with a manifest written last that lists every file with its 
 SHA-256, signed with a key kept in the store (HMAC-SHA256). A directory without a valid, signed
 manifest is never read, so only what simcore itself wrote is ever loaded, and nothing in it is a
 pickle. A lock per key makes concurrent processes build an artefact once.
+
+Every file is hashed in full when it is first read by a process (streamed, so any size); the
+result is remembered for as long as the file's inode, size and change times stay the same. A
+builder killed mid-way leaves a temporary directory that the next store opened on the same root
+removes, once no live process holds that key's lock.
 """
 
 from __future__ import annotations
@@ -25,11 +30,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .errors import StoreError
+from .errors import DiskFull, InvalidArgument, StoreError
 
 MANIFEST = "manifest.json"
 MARKER = "simcore-artefact/1"
-_FULL_CHECK_BYTES = 32 * 1024 * 1024
+_STORE_ENTRIES = {"tmp", "locks", "signing.key"}
+_VERIFIED: dict[tuple[Any, ...], str] = {}  # (path, inode, size, mtime, ctime) -> sha256, this process
+_VERIFIED_LIMIT = 100_000
 
 
 def default_root() -> Path:
@@ -48,6 +55,7 @@ def digest(*parts: Any) -> str:
 
 
 def file_sha256(path: Path, limit: int | None = None) -> str:
+    """SHA-256 of a file's bytes (its first ``limit`` bytes when given), streamed in 1 MiB chunks."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         remaining = limit
@@ -67,17 +75,34 @@ class ArtefactStore:
     """Artefact directories under ``root/<kind>/<key>``."""
 
     def __init__(self, root: Path | str | None = None) -> None:
+        if root is not None and (not isinstance(root, (str, os.PathLike)) or not str(root) or "\0" in str(root)):
+            raise InvalidArgument(f"the store's root must be a directory path, not {root!r}")
         self.root = Path(root) if root is not None else default_root()
         try:
+            self._refuse_foreign_directory()
             self.root.mkdir(parents=True, exist_ok=True)
             (self.root / "tmp").mkdir(exist_ok=True)
             (self.root / "locks").mkdir(exist_ok=True)
             self._key = self._signing_key()
         except OSError as exc:
             raise StoreError(
-                f"cannot use the cache directory {self.root}: {exc.strerror}; "
+                f"cannot use the cache directory {self.root}: {exc.strerror or exc}; "
                 "set SIMCORE_CACHE to a writable directory"
             ) from exc
+        self.clean_dead_builds()
+
+    def _refuse_foreign_directory(self) -> None:
+        """Refuse to turn a directory that holds other things (``/``, a home, a project) into a store."""
+        if not self.root.exists():
+            return
+        if not self.root.is_dir():
+            raise StoreError(f"the cache {self.root} is not a directory; set SIMCORE_CACHE to a directory")
+        names = {p.name for p in self.root.iterdir()}
+        if names and "signing.key" not in names and not names <= _STORE_ENTRIES:
+            raise StoreError(
+                f"{self.root} already holds other files and is not a simcore store; give an empty or new "
+                "directory for the cache (e.g. ~/.cache/simcore)"
+            )
 
     def _signing_key(self) -> bytes:
         """The store's secret (created once, readable only by its owner) that signs manifests."""
@@ -134,16 +159,19 @@ class ArtefactStore:
             if found is not None:
                 return found
             try:
-                tmp = Path(tempfile.mkdtemp(prefix=f"{kind}-", dir=self.root / "tmp"))
+                tmp = Path(tempfile.mkdtemp(prefix=f"{kind}-{key}-", dir=self.root / "tmp"))
             except OSError as exc:
                 raise self._os_error(exc) from exc
             self._log_build(kind, key)
             try:
                 meta = builder(tmp) or {}
-                self._write_manifest(tmp, kind, key, meta)
+                files = self._write_manifest(tmp, kind, key, meta)
                 final = self.path(kind, key)
                 final.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(tmp, final)
+                for name, info in files.items():  # just hashed: the first read need not hash again
+                    with contextlib.suppress(OSError):
+                        _remember_sha256(final / name, info["sha256"])
                 return final
             except OSError as exc:
                 raise self._os_error(exc) from exc
@@ -167,6 +195,39 @@ class ArtefactStore:
                 if now - p.stat().st_mtime > older_than_s:
                     shutil.rmtree(p, ignore_errors=True)
 
+    def clean_dead_builds(self) -> int:
+        """Remove temporary directories of builders that died (no process holds their key's lock).
+
+        Returns how many were removed. A directory of a builder still at work is left alone: its
+        process holds the key's lock, which this takes only without waiting.
+        """
+        removed = 0
+        try:
+            entries = list((self.root / "tmp").iterdir())
+        except OSError:
+            return 0
+        for entry in entries:
+            parts = entry.name.split("-")
+            key = parts[1] if len(parts) >= 3 else ""
+            if len(key) != 64 or not all(c in "0123456789abcdef" for c in key):
+                continue  # not named by this version: clear_tmp removes it once old
+            try:
+                fd = os.open(self.root / "locks" / f"{key}.lock", os.O_RDONLY)
+            except OSError:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                continue  # a live builder holds it
+            try:
+                shutil.rmtree(entry, ignore_errors=True)
+                removed += not entry.exists()
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                os.close(fd)
+        return removed
+
     def _log_build(self, kind: str, key: str) -> None:
         """Append ``kind key pid`` to $SIMCORE_BUILD_LOG, when set (to audit that nothing is built twice)."""
         log = os.environ.get("SIMCORE_BUILD_LOG")
@@ -176,27 +237,34 @@ class ArtefactStore:
 
     @contextlib.contextmanager
     def _lock(self, key: str) -> Iterator[None]:
-        with open(self.root / "locks" / f"{key}.lock", "w") as handle:
+        try:
+            handle = open(self.root / "locks" / f"{key}.lock", "a")
+        except OSError as exc:
+            if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+                raise StoreError(
+                    f"the cache directory {self.root} is read-only and lacks a result that must be built; "
+                    "set SIMCORE_CACHE to a writable directory"
+                ) from exc
+            raise self._os_error(exc) from exc
+        with handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:
                 yield
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
-    def _write_manifest(self, tmp: Path, kind: str, key: str, meta: dict[str, Any]) -> None:
+    def _write_manifest(self, tmp: Path, kind: str, key: str, meta: dict[str, Any]) -> dict[str, dict[str, Any]]:
         files = {}
         for p in sorted(tmp.rglob("*")):
             if p.is_file():
                 size = p.stat().st_size
-                files[str(p.relative_to(tmp))] = {
-                    "size": size,
-                    "sha256": file_sha256(p, None if size <= _FULL_CHECK_BYTES else 1 << 20),
-                }
+                files[str(p.relative_to(tmp))] = {"size": size, "sha256": file_sha256(p)}
         manifest = {"marker": MARKER, "kind": kind, "key": key, "files": files, "meta": meta}
         manifest["signature"] = self._sign(manifest)
         part = tmp / (MANIFEST + ".part")
         part.write_text(json.dumps(manifest))
         os.replace(part, tmp / MANIFEST)
+        return files
 
     def _verify(self, path: Path, kind: str, key: str) -> bool:
         try:
@@ -211,14 +279,33 @@ class ArtefactStore:
                 p = path / name
                 if p.is_symlink() or not p.is_file() or p.stat().st_size != info["size"]:
                     return False
-                limit = None if info["size"] <= _FULL_CHECK_BYTES else 1 << 20
-                if file_sha256(p, limit) != info["sha256"]:
+                if _verified_sha256(p) != info["sha256"]:
                     return False
             return True
         except (OSError, ValueError, KeyError, TypeError):
             return False
 
     def _os_error(self, exc: OSError) -> StoreError:
-        if exc.errno == errno.ENOSPC:
-            return StoreError(f"the disk holding {self.root} is full; free space or set SIMCORE_CACHE")
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return DiskFull(f"the disk holding {self.root} is full; free space or set SIMCORE_CACHE")
         return StoreError(f"cannot write to the cache directory {self.root}: {exc}")
+
+
+def _file_key(path: Path) -> tuple[Any, ...]:
+    info = path.stat()
+    return (str(path), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def _remember_sha256(path: Path, sha256: str) -> None:
+    if len(_VERIFIED) >= _VERIFIED_LIMIT:
+        _VERIFIED.clear()
+    _VERIFIED[_file_key(path)] = sha256
+
+
+def _verified_sha256(path: Path) -> str:
+    """The file's full SHA-256, hashed once per process while its inode, size and times are unchanged."""
+    found = _VERIFIED.get(_file_key(path))
+    if found is None:
+        found = file_sha256(path)
+        _remember_sha256(path, found)
+    return found

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .errors import InvalidArgument
+
 _CLITIC_NT = re.compile(r"(?i)\b(\w+?)(n't)\b")
 _CLITIC_APOS = re.compile(r"(?i)(\w)('(?:s|re|ve|ll|d|m))\b")
 
@@ -39,6 +41,10 @@ class TokenizerOptions:
     """How raw text becomes tokens; part of every fingerprint."""
 
     lowercase: bool = True
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.lowercase, bool):
+            raise InvalidArgument(f"TokenizerOptions.lowercase must be True or False, not {self.lowercase!r}"[:200])
 
     def as_dict(self) -> dict[str, object]:
         return {"lowercase": self.lowercase}

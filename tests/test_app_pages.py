@@ -398,3 +398,16 @@ def test_open_results_rejects_a_non_table():
     assert "source and target" in at.error[0].value
     assert state(at).matrix is None
     assert rank_sources  # imported for the ranking test
+
+
+def test_corpora_page_says_which_odd_lines_were_tolerated():
+    at = go(fresh(), "pages/1_Corpora.py")
+    quirky = b"EU\tB-ORG\n \tO\nrejects\tO\n\tO\nGerman\tB-MISC\nB-PER\ncall NN\tO\n\n"
+    at.get("file_uploader")[0].upload("quirky.conll", quirky, "text/plain")
+    at.button[0].click().run()
+    no_problems(at)
+    captions = " ".join(c.value for c in at.caption)
+    # Worked by hand: lines 2 and 4 (blank token) and 6 (tag only) skipped; line 7 (tab and space) repaired.
+    assert "Odd lines tolerated: quirky: 3 lines skipped, 1 repaired" in captions
+    row = at.dataframe[0].value.iloc[0]
+    assert row["tokens"] == 4 and row["entities"] == "2"

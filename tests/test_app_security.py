@@ -97,3 +97,20 @@ def test_hostile_uploads_give_messages_and_lose_nothing_already_loaded():
     state = at.session_state["simcore_state"]
     assert (sorted(state.sources), sorted(state.targets), len(state.matrix)) == before
     assert len(outcomes) >= 12
+
+
+def test_a_symlink_loop_inside_a_data_root_is_no_crash(tmp_path):
+    root = tmp_path / "data"
+    folder = root / "corpus"
+    folder.mkdir(parents=True)
+    (folder / "a.txt").write_text("words here\n")
+    (folder / "self").symlink_to(folder / "self")
+    (folder / "ping").symlink_to(folder / "pong")
+    (folder / "pong").symlink_to(folder / "ping")
+    roots = [root.resolve()]
+    assert resolve_server_path("corpus", roots) == folder.resolve()
+    with pytest.raises(SimcoreError, match="not found"):
+        resolve_server_path("corpus/self", roots)
+    from simcore.corpus import Corpus
+
+    assert [p.name for p in Corpus.from_path(folder).files] == ["a.txt"]

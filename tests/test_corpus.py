@@ -84,8 +84,8 @@ def test_latin1_is_read_when_its_encoding_is_given(tmp_path, store):
 
 def test_malformed_inputs_name_the_line(tmp_path, store):
     conll = tmp_path / "bad.conll"
-    conll.write_text("Token\tO\nlonely\n")
-    with pytest.raises(CorpusError, match="line 2"):
+    conll.write_text("Token\tO\n" + "lonely\n" * 20)
+    with pytest.raises(CorpusError, match="20 of 21 lines .*line 2"):
         tokens_of(conll, store)
     jsonl = tmp_path / "bad.jsonl"
     jsonl.write_text('{"body": "x"}\n')
@@ -148,3 +148,38 @@ def test_uploads_are_stored_by_content_and_their_names_choose_nothing(store):
     assert other.name == "upload.txt"
     assert display_name("../../etc/passwd.conll") == "passwd"
     assert display_name("<script>.txt") == "_script_"
+
+
+QUIRKS = ["EU\tB-ORG", "rejects\tO", " \tO", "\tO", "German\tB-MISC", "\u200b\tO", "B-PER", "call\tO",
+          "\t\t", "to\tO", "boycott NN\tO", "British\tB-MISC", "lamb\tO", "\xa0\tO", ".\tO", "",
+          "Peter\tB-PER", "Blackburn\tI-PER", ""]
+
+
+def test_conll_quirks_of_real_files_are_read_and_counted(tmp_path, store):
+    conll = tmp_path / "dev.conll"
+    conll.write_text("\n".join(QUIRKS) + "\n")
+    tokenized = tokenize_corpus(Corpus.from_path(conll), store)
+    # Worked by hand: lines 3, 4, 6 (blank or invisible token), 7 (tag only), 14 (no-break space) are skipped;
+    # line 9 (tabs only) is a sentence break and line 11 (tab and space) keeps its first and last column.
+    assert list(tokenized.sentences()) == [["eu", "rejects", "german", "call"],
+                                           ["to", "boycott", "british", "lamb", "."], ["peter", "blackburn"]]
+    notes = tokenized.read_notes
+    assert (notes.skipped, notes.repaired) == (5, 2)
+    assert notes.examples[0] == "dev.conll line 3: the token is blank or invisible"
+    assert "5 lines skipped, 2 repaired" in notes.summary()
+    tagged = list(Corpus.from_path(conll).tagged_sentences())
+    assert tagged[0] == (["EU", "rejects", "German", "call"], ["B-ORG", "O", "B-MISC", "O"])
+
+
+def test_jsonl_hostile_records_are_repaired_or_refused(tmp_path, store):
+    lone = tmp_path / "lone.jsonl"
+    lone.write_text('{"text": "a \\ud800 b"}\n{"text": "c d"}\n')
+    tokenized = tokenize_corpus(Corpus.from_path(lone), store)
+    assert list(tokenized.sentences()) == [["a", "\ufffd", "b"], ["c", "d"]]
+    assert tokenized.read_notes.repaired == 1
+    for name, line, message in (("deep", "[" * 100_000, "nested too deeply"),
+                                ("digits", '{"text": "x", "n": ' + "9" * 5000 + "}", "not readable JSON")):
+        p = tmp_path / f"{name}.jsonl"
+        p.write_text(line + "\n")
+        with pytest.raises(CorpusError, match=message):
+            tokens_of(p, store)

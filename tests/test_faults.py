@@ -120,3 +120,35 @@ def test_a_full_disk_is_a_message(store):
     with pytest.raises(StoreError, match="full"):
         store.build("kind", "key", build)
     assert store.get("kind", "key") is None
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A 64 KiB tmpfs: a real full disk (needs the right to mount; skipped elsewhere)."""
+    where = tmp_path / "tiny"
+    where.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(where)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here")
+    yield where
+    subprocess.run(["umount", str(where)], capture_output=True)
+
+
+def test_lmplz_running_out_of_disk_is_reported_as_disk_full(tmp_path, tiny_disk):
+    from simcore.errors import DiskFull
+    from simcore.kenlm_tools import estimate
+
+    text = tmp_path / "text.txt"
+    words = (SAMPLE_DATA / "sources" / "news.txt").read_text().split()
+    text.write_text("\n".join(" ".join(f"{w}{i % 997}" for w in words[:40]) for i in range(20000)))
+    with pytest.raises(DiskFull, match="disk .* is full"):
+        estimate(text, tiny_disk / "model.bin", 3, memory="100M")
+
+
+def test_a_full_cache_disk_on_the_command_line_is_one_line(tmp_path, tiny_disk):
+    result = subprocess.run([sys.executable, "-m", "simcore", "matrix", "--sources", str(SAMPLE_DATA / "sources"),
+                             "--targets", str(SAMPLE_DATA / "targets"), "--out", str(tmp_path / "m.csv"),
+                             "--measures", "tvc,ttr", "--cache", str(tiny_disk / "cache"), "--quiet"],
+                            capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "full" in result.stderr and result.stderr.count("\n") <= 2

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -41,7 +42,7 @@ HOSTILE = {
     "latin1.txt": ("na\u00efve caf\u00e9\n".encode("latin-1"), "not valid utf-8"),
     "empty.txt": (b"", "empty"),
     "whitespace.txt": (b" \n\t\n\r\n" * 100, "empty"),
-    "one_column.conll": (b"Token\tO\nlonely\n", "line 2"),
+    "one_column.conll": (b"Token\tO\n" + b"lonely\n" * 20, "line 2"),
     "no_text.jsonl": (b'{"body": "x"}\n', "no 'text' field"),
     "not_json.jsonl": (b"{oops\n", "not JSON"),
     "no_text.csv": (b"a,b\n1,2\n", "no 'text' column"),
@@ -72,7 +73,9 @@ def test_hostile_files_on_the_command_line_exit_2(tmp_path, name):
                              str(targets), "--out", str(tmp_path / "m.csv"), "--cache", str(tmp_path / "c"), "--quiet"],
                             capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert result.stderr.startswith("simcore: error: ")
+    # The one bad source fails only its own cells: the table is written and the failure listed.
+    assert result.stderr.splitlines()[-1].startswith("simcore: error: 1 corpus(es) could not be read")
+    assert name in result.stderr and (tmp_path / "m.csv").is_file()
 
 
 def test_ragged_conll_uses_first_and_last_columns(tmp_path, store):
@@ -167,3 +170,104 @@ def test_well_formed_conll_round_trips(tmp_path_factory, sentences):
         assert not expected and "empty" in str(exc)
     else:
         assert got == expected
+
+
+def _dirs(tmp_path, targets: dict[str, bytes], sources=("news.txt", "tweets.jsonl")):
+    s, t = tmp_path / "s", tmp_path / "t"
+    s.mkdir()
+    t.mkdir()
+    for name in sources:
+        (s / name).write_bytes((SAMPLE_DATA / "sources" / name).read_bytes())
+    for name, data in targets.items():
+        (t / name).write_bytes(data)
+    return s, t
+
+
+NEWS_NER = (SAMPLE_DATA / "targets" / "news_ner.conll").read_bytes()
+LAB_NER = (SAMPLE_DATA / "targets" / "lab_protocol_ner.conll").read_bytes()
+
+
+def test_two_targets_with_equal_bytes_stay_two(tmp_path, store):
+    _, targets = _dirs(tmp_path, {"alpha.conll": NEWS_NER, "beta.conll": NEWS_NER, "gamma.conll": LAB_NER})
+    sources = [Corpus.from_path(SAMPLE_DATA / "sources" / "news.txt")]
+    from simcore.matrix import corpora_in
+
+    table = Workbench(store).matrix(sources, corpora_in(targets), ["tvc", "jsd"])
+    assert sorted(table["target"]) == ["alpha", "alpha", "beta", "beta", "gamma", "gamma"]
+    values = table.set_index(["target", "measure"])["value"]
+    assert values["alpha", "tvc"] == values["beta", "tvc"] and values["alpha", "tvc"] != values["gamma", "tvc"]
+
+
+def test_one_unreadable_target_costs_only_its_own_cells(tmp_path, capsys):
+    from simcore.cli import main
+
+    sources, targets = _dirs(tmp_path, {"good.conll": NEWS_NER, "empty.conll": b"",
+                                        "binary.conll": b"\x00\x01\x02" * 100,
+                                        "quirky.conll": b"a\tO\n \tO\n\tO\nb\tB-X\n\n"})
+    out = tmp_path / "out" / "m.csv"
+    code = main(["matrix", "--sources", str(sources), "--targets", str(targets), "--out", str(out),
+                 "--measures", "tvc,ttr", "--cache", str(tmp_path / "c"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert "2 corpus(es) could not be read" in err and "target empty" in err and "target binary" in err
+    assert "quirky: 2 lines skipped" in err
+    table = pd.read_csv(out, keep_default_na=False)
+    assert len(table) == 2 * 4 * 2, "every cell has a row"
+    broken = table[table["target"].isin(["empty", "binary"])]
+    assert (broken["value"] == "").all() and broken["error"].str.contains("empty|binary").all()
+    good = table[table["target"].isin(["good", "quirky"])]
+    assert (good["error"] == "").all() and pd.to_numeric(good["value"]).notna().all()
+
+
+MISSING_LOOKING = ["nan", "None", "NA", "null", "", "-2+3", "=cmd|' /C calc'!A0", "<script>alert(1)</script>",
+                   "<img src=x onerror=alert(1)>", "'+1+1", "a|b"]
+
+
+def _hostile_matrix(tmp_path):
+    rows = []
+    for i, target in enumerate(MISSING_LOOKING):
+        for j, source in enumerate(["s1", "+s2", "s3"]):
+            for measure, direction in (("tvc", 1), ("ppl", -1)):
+                rows.append({"source": source, "target": target, "measure": measure,
+                             "value": (i + 1) * (j + 2) + (0.5 if measure == "ppl" else 0), "direction": direction,
+                             "error": None, "options": '{"seed": 13}'})
+    from simcore.export import escape_formulas
+
+    path = tmp_path / "m.csv"
+    escape_formulas(pd.DataFrame(rows)).to_csv(path, index=False)
+    return path, pd.DataFrame(rows)
+
+
+def test_names_that_look_missing_or_like_formulas_stay_names(tmp_path, capsys):
+    from simcore.analysis import rank_sources, read_matrix
+    from simcore.cli import main
+
+    path, original = _hostile_matrix(tmp_path)
+    long = read_matrix(path)
+    assert sorted(set(long["target"])) == sorted(MISSING_LOOKING), "read back as written, escapes undone"
+    assert sorted(set(long["source"])) == ["+s2", "s1", "s3"]
+    ranking = rank_sources(long, ["tvc"])
+    assert len(ranking[ranking["measure"] == "tvc"]) == 3 * len(MISSING_LOOKING)
+    for suffix in (".csv", ".md", ".html", ".json"):
+        assert main(["rank", "--matrix", str(path), "--out", str(tmp_path / f"r{suffix}")]) == 0
+    md, page = (tmp_path / "r.md").read_text(), (tmp_path / "r.html").read_text()
+    for text in (md, page):
+        assert "<script>" not in text and "<img" not in text
+    assert "&lt;script&gt;alert\\(1\\)&lt;/script&gt;" in md and "a\\|b" in md
+    csv_back = pd.read_csv(tmp_path / "r.csv", keep_default_na=False, dtype=str)
+    assert "'-2+3" in set(csv_back["target"]) and "-2+3" not in set(csv_back["target"])
+    results = pd.DataFrame([{"target": t, "source": s, "f1": 50 + 3 * i + j, "baseline": 50}
+                            for i, t in enumerate(MISSING_LOOKING) for j, s in enumerate(["s1", "+s2", "s3"])])
+    results.loc[0, "f1"] = None  # one blank F1
+    results.to_csv(tmp_path / "res.csv", index=False)
+    for command in ("correlate", "regret"):
+        out = tmp_path / f"{command}.csv"
+        extra = ["--per-target"] if command == "correlate" else []
+        code = main([command, "--matrix", str(path), "--results", str(tmp_path / "res.csv"), "--out", str(out), *extra])
+        assert code == 0, capsys.readouterr().err
+    corr = pd.read_csv(tmp_path / "correlate.csv", keep_default_na=False, dtype=str)
+    from simcore.export import escape_formula
+
+    assert set(corr["scope"]) == {"all", *map(escape_formula, MISSING_LOOKING)}
+    assert "'-2+3" in set(corr["scope"]) and "''+1+1" in set(corr["scope"])
+    assert corr[corr["scope"] == "all"]["n"].astype(int).max() == 3 * len(MISSING_LOOKING) - 1, "every pair joins"

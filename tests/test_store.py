@@ -1,6 +1,11 @@
+import errno
 import json
 import multiprocessing
+import os
 import shutil
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -8,6 +13,8 @@ import pytest
 
 from simcore.errors import StoreError
 from simcore.store import MANIFEST, ArtefactStore
+
+from .conftest import ROOT
 
 
 def test_build_once_then_reuse(store):
@@ -87,3 +94,71 @@ def test_unwritable_root_gives_a_message(tmp_path):
     blocker.write_text("not a directory")
     with pytest.raises(StoreError, match="cannot use the cache directory"):
         ArtefactStore(blocker / "store")
+
+
+def test_a_directory_that_is_not_a_store_is_refused(tmp_path):
+    with pytest.raises(StoreError, match="not a simcore store"):
+        ArtefactStore(Path("/"))
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.txt").write_text("mine")
+    with pytest.raises(StoreError, match="not a simcore store"):
+        ArtefactStore(project)
+    assert sorted(p.name for p in project.iterdir()) == ["notes.txt"], "nothing was written into it"
+    (tmp_path / "empty").mkdir()
+    store = ArtefactStore(tmp_path / "empty")
+    store.put_json("cell", "k", {"v": 1})
+    assert ArtefactStore(tmp_path / "empty").get_json("cell", "k") == {"v": 1}, "a store opens again"
+
+
+KILLED_BUILDER = r"""
+import sys, time
+from simcore.store import ArtefactStore, digest
+def build(out):
+    (out / "part.bin").write_bytes(b"x" * 1000)
+    print("building", flush=True)
+    time.sleep(60)
+ArtefactStore(sys.argv[1]).build("kind", digest("killed"), build)
+"""
+
+
+def test_a_dead_builders_tmp_folder_is_removed_on_the_next_open(tmp_path):
+    root = tmp_path / "store"
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_BUILDER, str(root)], cwd=ROOT, stdout=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout.readline().strip() == "building"
+    assert len(list((root / "tmp").iterdir())) == 1
+    ArtefactStore(root)  # the builder is alive and holds its key's lock: its folder stays
+    assert len(list((root / "tmp").iterdir())) == 1
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    ArtefactStore(root)
+    assert list((root / "tmp").iterdir()) == []
+
+
+def test_integrity_is_checked_over_the_whole_file(tmp_path):
+    size = int(33.8 * 1024 * 1024)
+    for offset in (1 << 20, 20 << 20, size - 10):
+        store = ArtefactStore(tmp_path / f"store{offset}")
+        path = store.build("kind", "k", lambda out: (out / "big.bin").write_bytes(b"\x01" * size) and None)
+        assert store.get("kind", "k") == path
+        with open(path / "big.bin", "r+b") as f:
+            f.seek(offset)
+            f.write(b"\x02")
+        assert store.get("kind", "k") is None, f"a byte flipped at {offset:,} is found"
+
+
+def test_a_read_only_store_that_lacks_a_result_says_so(tmp_path, monkeypatch):
+    store = ArtefactStore(tmp_path / "store")
+    store.put_json("cell", "built", {"v": 1})
+    real_open = open
+
+    def read_only_open(path, mode="r", *args, **kwargs):
+        if any(c in mode for c in "wax+"):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+        return real_open(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", read_only_open)
+    assert store.get_json("cell", "built") == {"v": 1}, "what is built is still read"
+    with pytest.raises(StoreError, match="read-only"):
+        store.put_json("cell", "missing", {"v": 2})

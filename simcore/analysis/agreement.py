@@ -13,12 +13,13 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from ..errors import SimcoreError
-from .tables import measures_in
+from ..errors import InvalidArgument, SimcoreError
+from .tables import checked_long, measures_in
 
 
 def comparisons(long: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
     """One row per (target, first source, second source), a boolean column per measure."""
+    long = checked_long(long)
     rows = []
     for target, group in long[long["measure"].isin(measures)].groupby("target", sort=True):
         values = group.pivot_table(index="source", columns="measure", values="value", aggfunc="first")
@@ -34,7 +35,12 @@ def comparisons(long: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
 
 def fleiss_kappa(counts: np.ndarray) -> float:
     """Fleiss' kappa of an items × categories table of rater counts (equal raters per item)."""
-    counts = np.asarray(counts, dtype=float)
+    try:
+        counts = np.asarray(counts, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidArgument("Fleiss' kappa needs a table of counts (items × categories) of numbers") from None
+    if counts.ndim != 2 or not np.isfinite(counts).all() or (counts < 0).any():
+        raise InvalidArgument("Fleiss' kappa needs a 2-D table of non-negative counts (items × categories)")
     n_items = counts.shape[0]
     raters = counts.sum(axis=1)
     if n_items == 0 or not np.allclose(raters, raters[0]) or raters[0] < 2:
@@ -49,7 +55,12 @@ def fleiss_kappa(counts: np.ndarray) -> float:
 
 def cohen_kappa(a: np.ndarray, b: np.ndarray) -> float:
     """Cohen's kappa of two raters' boolean answers."""
-    a, b = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
+    try:
+        a, b = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
+    except (TypeError, ValueError):
+        raise InvalidArgument("Cohen's kappa needs two lists of yes/no answers") from None
+    if a.ndim != 1 or a.shape != b.shape or a.size == 0:
+        raise InvalidArgument("Cohen's kappa needs two non-empty lists of answers of the same length")
     observed = float(np.mean(a == b))
     expected = float(a.mean() * b.mean() + (1 - a.mean()) * (1 - b.mean()))
     return float("nan") if expected == 1 else (observed - expected) / (1 - expected)
@@ -70,6 +81,7 @@ class AgreementResult:
 
 def agreement(long: pd.DataFrame, measures: list[str] | None = None) -> AgreementResult:
     """Fleiss' kappa across measures, Cohen's kappa per pair, and the comparison items."""
+    long = checked_long(long)
     names = measures_in(long, measures)
     if len(names) < 2:
         raise SimcoreError("agreement needs at least two similarity measures")

@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..errors import SimcoreError
-from .tables import measures_in, read_csv_table
+from ..errors import InvalidArgument, SimcoreError, TableError
+from .tables import _frame, _names, checked_long, measures_in, read_csv_table
 
 
 def results_frame(table: pd.DataFrame, f1: str = "f1", baseline: str = "baseline",
@@ -23,13 +23,21 @@ def results_frame(table: pd.DataFrame, f1: str = "f1", baseline: str = "baseline
     ``improvement`` names a column that already holds F1 − baseline (the paper's ``lm_delta``);
     otherwise the improvement is ``f1 − baseline`` when a baseline column exists, else F1 itself.
     """
+    table = _frame(table, "the results table")
+    for label, column in (("f1", f1), ("baseline", baseline), ("improvement", improvement)):
+        if column is not None and (not isinstance(column, str) or not column.strip()):
+            raise InvalidArgument(f"{label} must name a column of the results table")
+    f1, baseline = f1.strip().lower(), baseline.strip().lower()
+    improvement = improvement.strip().lower() if improvement else None
     table = table.rename(columns={c: str(c).strip().lower() for c in table.columns})
+    if table.columns.duplicated().any():
+        raise TableError("the results table has two columns with the same name; rename one")
     needed = {"target", "source", f1} | ({improvement} if improvement else set())
     missing = needed - set(table.columns)
     if missing:
-        raise SimcoreError(f"the results table lacks column(s) {', '.join(sorted(missing))}; "
-                           f"it has {', '.join(table.columns)}")
-    out = pd.DataFrame({"target": table["target"].astype(str), "source": table["source"].astype(str),
+        raise TableError(f"the results table lacks column(s) {', '.join(sorted(missing))}; "
+                         f"it has {', '.join(map(str, table.columns))}")
+    out = pd.DataFrame({"target": _names(table["target"]), "source": _names(table["source"]),
                         "f1": pd.to_numeric(table[f1], errors="coerce")})
     if improvement:
         out["improvement"] = pd.to_numeric(table[improvement], errors="coerce")
@@ -41,12 +49,25 @@ def results_frame(table: pd.DataFrame, f1: str = "f1", baseline: str = "baseline
 
 
 def read_results(path: Path | str, **columns: str | None) -> pd.DataFrame:
+    """A results CSV (target, source, F1 [, baseline]) normalised by :func:`results_frame`."""
+    unknown = set(columns) - {"f1", "baseline", "improvement"}
+    if unknown:
+        raise InvalidArgument(f"read_results takes the column names f1, baseline and improvement, not "
+                              f"{', '.join(sorted(unknown))}")
     table = read_csv_table(path)
     return results_frame(table, **{k: v for k, v in columns.items() if v is not None})
 
 
 def join(long: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
     """Measures and results side by side, matching target and source names case-insensitively."""
+    long = checked_long(long)
+    results = _frame(results, "the results table")
+    missing = {"target", "source", "f1", "improvement"} - set(results.columns)
+    if missing:
+        raise TableError(f"the results table lacks column(s) {', '.join(sorted(missing))}; read it with read_results")
+    results = results.assign(target=_names(results["target"]), source=_names(results["source"]),
+                             f1=pd.to_numeric(results["f1"], errors="coerce"),
+                             improvement=pd.to_numeric(results["improvement"], errors="coerce"))
     left = long.assign(_t=long["target"].str.lower(), _s=long["source"].str.lower())
     right = results.assign(_t=results["target"].str.lower(), _s=results["source"].str.lower())
     joined = left.merge(right.drop(columns=["target", "source"]), on=["_t", "_s"]).drop(columns=["_t", "_s"])

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..errors import TableError
 from ..recommendation import PRETRAINING, recommend
-from .tables import measures_in
+from .tables import _frame, checked_long, measures_in
 
 RECOMMENDED = "recommended"
 
@@ -17,6 +18,7 @@ def rank_sources(long: pd.DataFrame, measures: list[str] | None = None, pretrain
     group ("1, 1, 3"). With ``pretraining``, ``recommended`` rows rank the sources by the share of
     bootstrap replicates each wins (its ``value``); the recommended source, or the tied ones, rank 1.
     """
+    long = checked_long(long)
     names = measures_in(long, measures)
     parts = []
     for name in names:
@@ -53,6 +55,10 @@ def _recommended(long: pd.DataFrame, pretraining: str) -> pd.DataFrame:
 
 def first_choices(ranking: pd.DataFrame) -> pd.DataFrame:
     """The top-ranked source per target and measure (ties listed together)."""
-    top = ranking[ranking["rank"] == 1]
+    ranking = _frame(ranking, "the ranking")
+    missing = {"target", "measure", "rank", "source"} - set(ranking.columns)
+    if missing:
+        raise TableError(f"the ranking lacks column(s) {', '.join(sorted(missing))}; make it with rank_sources")
+    top = ranking[pd.to_numeric(ranking["rank"], errors="coerce") == 1].astype({"source": str})
     return (top.groupby(["target", "measure"], sort=False)["source"].agg(", ".join)
             .unstack("measure").reset_index())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..errors import TableError
 from .correlation import join
 from .ranking import rank_sources
 
@@ -16,6 +17,9 @@ def regret(long: pd.DataFrame, results: pd.DataFrame, measures: list[str] | None
     """
     ranking = rank_sources(long, measures)
     joined = join(ranking.assign(direction=0), results)[["target", "measure", "rank", "source", "f1"]]
+    joined = joined[joined["f1"].notna()]  # a pair without an F1 cannot be chosen or be best
+    if joined.empty:
+        raise TableError("no (target, source) pair of the matrix has an F1 in the results table")
     rows = []
     for (target, measure), group in joined.groupby(["target", "measure"], sort=True):
         best = group.loc[group["f1"].idxmax()]

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from ..corpus import TokenizedCorpus
 from ..counts import NgramCounts, TokenHasher, count_sentences, prepare_counts
 from ..errors import SimcoreError
+from ..option_checks import check_dataclass_fields
 from ..store import ArtefactStore
 from ..uncertainty import DEFAULT_REPLICATES
 
@@ -42,6 +43,9 @@ class MeasureOptions:
     tvcc_tag_source: bool = False
     seed: int = 13
     bootstrap: int = DEFAULT_REPLICATES  # replicates over the target's sentences (0: none)
+
+    def __post_init__(self) -> None:
+        check_dataclass_fields(self)
 
     def subset(self, names: tuple[str, ...]) -> dict[str, Any]:
         values = asdict(self)
@@ -158,6 +162,8 @@ def register(measure: Measure) -> Measure:
 
 def get_measure(name: str) -> Measure:
     _load_builtin()
+    if not isinstance(name, str):
+        raise SimcoreError(f"a measure is named by text such as 'tvc', not {type(name).__name__}")
     try:
         return REGISTRY[name.lower()]
     except KeyError:

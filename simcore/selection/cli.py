@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .. import cli_options as opt
 from ..cli_progress import ProgressBar
 from ..corpus import Corpus
 from ..errors import SimcoreError
@@ -14,30 +15,8 @@ from ..store import ArtefactStore
 from .driver import select
 from .options import DESCRIPTIONS, METHODS, TAGGERS, SelectionOptions
 
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
-
-
-def _fraction(text: str) -> float:
-    value_text = text.strip()
-    percent = value_text.endswith("%")
-    try:
-        value = float(value_text.rstrip("%"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if percent:
-        value /= 100
-    if not 0 < value <= 1:
-        hint = f" (for {value:g}% write {value / 100:g} or {value:g}%)" if 1 < value <= 100 else ""
-        raise argparse.ArgumentTypeError(f"must be above 0 and at most 1{hint}")
-    return value
+_count = opt.whole_number(1, 10**9, allow_float_text=False)
+_fraction = opt.fraction
 
 
 def cmd_select(args: argparse.Namespace) -> int:
@@ -53,11 +32,9 @@ def cmd_select(args: argparse.Namespace) -> int:
             raise SimcoreError(f"{flag} is only used by --method encoder")
     if args.adapt_steps and not args.adapt:
         raise SimcoreError("--adapt-steps is only used with --adapt")
-    out = Path(args.out)
-    if not out.name.lower().endswith((".gz", ".txt")):
-        raise SimcoreError(f"--out {args.out}: give a .txt.gz (or .txt) file name")
-    if args.scores and not args.scores.lower().endswith(".csv"):
-        raise SimcoreError(f"--scores {args.scores}: give a .csv file name")
+    out = opt.check_out(args.out, (".txt.gz", ".txt"))
+    if args.scores is not None:
+        opt.check_out(args.scores, (".csv",), flag="--scores")
     reader: dict[str, Any] = {"text_field": args.text_field}
     pool = Corpus.from_path(args.pool, **reader)
     target = Corpus.from_path(args.target, **reader)
@@ -87,14 +64,14 @@ def add_select_command(subparsers: Any) -> None:
     s = subparsers.add_parser(
         "select", help="keep the pool sentences closest to a target (for continued pretraining)",
         description=f"Score every pool sentence against the target and keep the best. Methods: {methods}.")
-    s.add_argument("--pool", required=True, help="the large unlabeled corpus to select from (any format simcore reads)")
-    s.add_argument("--target", required=True, help="the task-level corpus (e.g. the NER training set)")
+    s.add_argument("--pool", required=True, type=opt.path_text, help="the large unlabeled corpus to select from (any format simcore reads)")
+    s.add_argument("--target", required=True, type=opt.path_text, help="the task-level corpus (e.g. the NER training set)")
     s.add_argument("--method", required=True, choices=METHODS)
     amount = s.add_mutually_exclusive_group(required=True)
     amount.add_argument("--top", type=_count, default=None, help="keep this many sentences")
     amount.add_argument("--fraction", type=_fraction, default=None,
                         help="keep this fraction of the pool's sentences (0.1 or 10%%)")
-    s.add_argument("--out", required=True, help="SELECTED.txt.gz: the kept sentences, one per line")
+    s.add_argument("--out", required=True, type=opt.path_text, help="SELECTED.txt.gz: the kept sentences, one per line")
     s.add_argument("--scores", default=None, help="SCORES.csv: index, score, kept, duplicate_of_target, text")
     s.add_argument("--pipeline", default=None, help="--method entities: a spaCy pipeline directory with NER "
                                                     "(default: a tagger trained on the target's labels)")
@@ -122,10 +99,10 @@ def add_select_command(subparsers: Any) -> None:
                    help="pool sentences used to train the pool-side models (default 100000)")
     s.add_argument("--target-tokens", type=_count, default=None, help="use a sample of the target of this many tokens")
     s.add_argument("--order", type=_count, default=3, help="KenLM n-gram order for ppl and xent (default 3)")
-    s.add_argument("--seed", type=int, default=13)
+    s.add_argument("--seed", type=opt.whole_number(0, 2**32 - 1, allow_float_text=False), default=13)
     s.add_argument("--workers", type=_count, default=2, help="word2vec threads")
     s.add_argument("--keep-case", action="store_true", help="do not lower-case tokens")
-    s.add_argument("--text-field", default="text", help="JSONL field or CSV column holding the text")
-    s.add_argument("--cache", default=None, help="artefact store (default $SIMCORE_CACHE or ~/.cache/simcore)")
+    s.add_argument("--text-field", type=opt.field_name, default="text", help="JSONL field or CSV column holding the text")
+    s.add_argument("--cache", type=opt.path_text, default=None, help="artefact store (default $SIMCORE_CACHE or ~/.cache/simcore)")
     s.add_argument("--quiet", action="store_true")
     s.set_defaults(run=cmd_select)

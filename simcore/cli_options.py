@@ -1,0 +1,155 @@
+"""Shared pieces of the command line: the progress bar and the checks every option goes through.
+
+Every option is parsed here into a value in its allowed range, so a bad value ends with one line
+from argparse (exit 2) before any work starts; output paths are checked before a long run, and
+written so that a full disk or an unwritable place is reported as such.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import math
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import NoReturn
+
+from .cli_progress import ProgressBar
+from .corpus import check_encoding
+from .errors import DiskFull, OutputError, SimcoreError
+from .measures import parse_measures
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (``simcore: error: ...``) and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.removeprefix("python -m simcore").strip()
+        where = f"{command}: " if command else ""
+        self.exit(2, f"simcore: error: {where}{' '.join(message.split())} (see --help)\n")
+
+
+Bar = ProgressBar  # the progress bar every command shows (simcore.cli_progress)
+
+
+def whole_number(low: int, high: int, *, allow_float_text: bool = True) -> Callable[[str], int]:
+    """An argparse type: a whole number in [low, high] (``1e6`` accepted where allow_float_text)."""
+
+    def parse(text: str) -> int:
+        value: float | int
+        try:
+            value = int(text)
+        except ValueError:
+            if not allow_float_text:
+                raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+            try:
+                value = float(text)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+            if not math.isfinite(value) or value != int(value):
+                raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be from {low:,} to {high:,} (got {text})")
+        return int(value)
+
+    return parse
+
+
+def fraction(text: str) -> float:
+    """An argparse type: a fraction in (0, 1], written 0.1 or 10%."""
+    value_text = text.strip()
+    percent = value_text.endswith("%")
+    try:
+        value = float(value_text.rstrip("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number")
+    if percent:
+        value /= 100
+    if not 0 < value <= 1:
+        hint = f" (for {value:g}% write {value / 100:g} or {value:g}%)" if 1 < value <= 100 else ""
+        raise argparse.ArgumentTypeError(f"must be above 0 and at most 1{hint}")
+    return value
+
+
+def encoding(text: str) -> str:
+    """An argparse type: a text encoding Python knows."""
+    try:
+        return check_encoding(text)
+    except SimcoreError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def measures(text: str) -> list[str]:
+    """An argparse type: a comma-separated list of known measures."""
+    try:
+        return parse_measures(text)
+    except SimcoreError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def field_name(text: str) -> str:
+    """An argparse type: a JSONL field or CSV column name."""
+    if not text.strip() or "\0" in text or len(text) > 1000:
+        raise argparse.ArgumentTypeError("give the name of the field or column holding the text")
+    return text
+
+
+def path_text(text: str) -> str:
+    """An argparse type: a non-empty path without NUL characters."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("give a path (it is empty)")
+    if "\0" in text:
+        raise argparse.ArgumentTypeError("the path contains a NUL character")
+    return text
+
+
+def check_out(path: str, suffixes: tuple[str, ...] = (), flag: str = "--out") -> Path:
+    """An output file that can be written: not a directory, parent created, suffix one of ``suffixes``.
+
+    Checked before any work starts, so a long run is never lost to a typo in the output name.
+    """
+    out = Path(path)
+    if not path.strip() or out.name in ("", ".", ".."):
+        raise OutputError(f"{flag} {path!r}: give a file name")
+    if suffixes and not out.name.lower().endswith(suffixes):
+        names = ", ".join(suffixes[:-1]) + (" or " if len(suffixes) > 1 else "") + suffixes[-1]
+        raise OutputError(f"{flag} {path}: use a {names} file name")
+    if out.is_dir():
+        raise OutputError(f"{flag} {path} is a directory; give a file name inside it")
+    if out.exists() and not out.is_file():
+        raise OutputError(f"{flag} {path} is not a regular file (a device or FIFO); give a file name")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"{flag} {path}: cannot create its folder ({exc.strerror or exc})") from None
+    if not os.access(out.parent, os.W_OK):
+        raise OutputError(f"{flag} {path}: the folder {out.parent} is not writable")
+    return out
+
+
+def write_text(path: Path | str, text: str) -> None:
+    """Write a whole file at once (a temporary file renamed into place): never half a file."""
+    path = Path(path)
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:50]}.", suffix=".part", dir=path.parent)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as exc:
+        raise output_error(exc, path) from None
+    finally:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+
+
+def output_error(exc: OSError, path: Path | str) -> SimcoreError:
+    """A one-line message for an OSError met while writing ``path``."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return DiskFull(f"the disk holding {path} is full; free some space and run again")
+    return OutputError(f"cannot write {path} ({exc.strerror or exc})")
