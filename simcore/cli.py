@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from .cli_progress import ProgressBar as _Bar
+from .distributed.cluster import add_cluster_options, matrix_runner
 from .errors import SimcoreError
 from .export import escape_formulas, write_ranking, write_recommendations
 from .matrix import DEFAULT_MEASURES, Workbench, corpora_in
@@ -49,8 +50,8 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     sources, targets = corpora_in(args.sources, **reader), corpora_in(args.targets, **reader)
     bar = _Bar(not args.quiet)
     try:
-        table = bench.matrix(sources, targets, parse_measures(args.measures), samples=args.samples,
-                             sample_tokens=args.sample_tokens, progress=bar)
+        table = matrix_runner(args, bench)(sources, targets, parse_measures(args.measures), samples=args.samples,
+                                           sample_tokens=args.sample_tokens, progress=bar)
     finally:
         bar.close()
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
@@ -193,6 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--encoding", default=None, help="input encoding (default: UTF-8, UTF-16 by BOM)")
     m.add_argument("--cache", default=None, help="artefact store (default $SIMCORE_CACHE or ~/.cache/simcore)")
     m.add_argument("--quiet", action="store_true")
+    add_cluster_options(m)
     m.set_defaults(run=cmd_matrix)
 
     r = commands.add_parser("rank", help="rank sources per target by each measure and by the recommendation")
