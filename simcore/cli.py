@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from .cli_progress import ProgressBar as _Bar
-from .distributed.cluster import add_cluster_options, matrix_runner
+from .distributed.cluster import add_cluster_options, matrix_runner, scheduler_address
 from .errors import SimcoreError
 from .export import escape_formulas, write_ranking, write_recommendations
 from .matrix import DEFAULT_MEASURES, Workbench, corpora_in
@@ -50,8 +50,9 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     sources, targets = corpora_in(args.sources, **reader), corpora_in(args.targets, **reader)
     bar = _Bar(not args.quiet)
     try:
-        table = matrix_runner(args, bench)(sources, targets, parse_measures(args.measures), samples=args.samples,
-                                           sample_tokens=args.sample_tokens, progress=bar)
+        run = matrix_runner(bench, scheduler_address(args), args.local_cluster)
+        table = run(sources, targets, parse_measures(args.measures), samples=args.samples,
+                    sample_tokens=args.sample_tokens, progress=bar)
     finally:
         bar.close()
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

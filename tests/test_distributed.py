@@ -244,3 +244,26 @@ def test_workers_that_cannot_reach_the_store_are_named(client, tmp_path):
 
     with pytest.raises(SimcoreError, match="2 of 2 Dask workers cannot run simcore.*artefact store"):
         cluster_module.check_workers(client, tmp_path / "not-a-store")
+
+
+def test_dashboard_computes_on_the_cluster_when_one_is_set(client, app_environment, tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from .conftest import ROOT
+
+    monkeypatch.setenv("SIMCORE_SCHEDULER", client.scheduler.address)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.run()
+    at.button(key="load_sample").click().run()
+    at.switch_page(str(ROOT / "pages/2_Similarity.py")).run()
+    at.multiselect(key="f_sources").set_value(["news", "tweets"])
+    at.multiselect(key="f_targets").set_value(["news_ner"])
+    at.multiselect(key="f_measures").set_value(["tvc", "ppl"])
+    at.button[0].click().run()
+    assert not at.exception and not at.error, [e.value for e in (*at.exception, *at.error)]
+    long = at.session_state["simcore_state"].matrix
+    assert (app_environment / "tokens-part").is_dir(), "tokenized on the cluster"
+    sources = [Corpus.from_path(SAMPLE_DATA / "sources" / n) for n in ("news.txt", "tweets.jsonl")]
+    expected = Workbench(ArtefactStore(tmp_path / "a")).matrix(
+        sources, [Corpus.from_path(SAMPLE_DATA / "targets" / "news_ner.conll")], ["tvc", "ppl"])
+    pd.testing.assert_frame_equal(expected.reset_index(drop=True), long.reset_index(drop=True))

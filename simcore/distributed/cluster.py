@@ -113,16 +113,20 @@ def check_workers(client: Any, store_root: Path | str) -> int:
     return len(reports)
 
 
-def matrix_runner(args: argparse.Namespace, bench: Any) -> Callable[..., Any]:
+def scheduler_from_env() -> str | None:
+    """``$SIMCORE_SCHEDULER``, where the dashboard sends its computations when set."""
+    return os.environ.get(SCHEDULER_ENV) or None
+
+
+def matrix_runner(bench: Any, scheduler: str | None = None, local_workers: int | None = None) -> Callable[..., Any]:
     """``bench.matrix`` itself when no cluster is asked for, else the same call run on the cluster."""
-    scheduler, local = scheduler_address(args), getattr(args, "local_cluster", None)
-    if not scheduler and not local:
+    if not scheduler and not local_workers:
         return bench.matrix
 
     def run(*matrix_args: Any, **matrix_kwargs: Any) -> Any:
         from .prepare import cluster_matrix
 
-        with open_client(scheduler, local) as client:
+        with open_client(scheduler, local_workers) as client:
             return cluster_matrix(client, bench, *matrix_args, **matrix_kwargs)
 
     return run

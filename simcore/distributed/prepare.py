@@ -159,7 +159,7 @@ def _run(tracker: Tracker, bench: Workbench, settings: Settings, sources: list[C
     for sharded in sharded_sources:
         name, source_samples = sharded.corpus.name, drawn[sharded.corpus.name]
         for group in measure_groups(names):
-            prepared = tracker.submit("prepare", f"prepared {'/'.join(group).upper()} for {name}",
+            prepared = tracker.submit("prepare-" + "-".join(group), f"prepared {'/'.join(group).upper()} for {name}",
                                       prepare_source, settings, group, *source_samples)
             for measure in group:
                 for target in targets:
