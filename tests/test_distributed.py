@@ -35,11 +35,6 @@ from simcore.store import ArtefactStore, digest
 
 from .conftest import SAMPLE_DATA
 
-EXACT = ["tvc", "tvcc", "ppl", "jsd", "ttr"]
-# WVV: gensim trains with several threads and seeds its vectors with Python's per-process string
-# hash, so two runs differ a little even in one process; it is compared within this tolerance.
-WVV_RTOL = 0.25
-
 
 def _shard(source_dir: Path, out: Path, pieces: int = 3) -> Path:
     """The bundled text sources cut into shards (plain and gzip, mixed formats kept), as one corpus."""
@@ -130,18 +125,13 @@ def test_sharded_source_on_the_cluster_gives_the_same_samples(client, tmp_path):
 
 
 def _compare(expected: pd.DataFrame, got: pd.DataFrame) -> None:
-    assert list(expected.columns) == list(got.columns)
-    keys = ["source", "target", "measure"]
-    assert expected[keys].equals(got[keys])
-    assert expected["error"].isna().all() and got["error"].isna().all()
-    exact = expected["measure"].isin(EXACT)
-    pd.testing.assert_frame_equal(expected[exact].reset_index(drop=True), got[exact].reset_index(drop=True))
-    wvv = expected["measure"] == "wvv"
-    np.testing.assert_allclose(got.loc[wvv, "value"], expected.loc[wvv, "value"], rtol=WVV_RTOL)
+    """Every column equal, values exactly (WVV included: it trains with one thread, so it is reproducible)."""
+    assert expected["error"].isna().all()
+    pd.testing.assert_frame_equal(expected, got, check_exact=True)
 
 
 def test_the_cluster_gives_the_same_matrix_on_the_sample(client, tmp_path):
-    sources = corpora_in(SAMPLE_DATA / "sources")[:4]
+    sources = corpora_in(SAMPLE_DATA / "sources")[:3]
     targets = corpora_in(SAMPLE_DATA / "targets")[:2]
     expected = Workbench(ArtefactStore(tmp_path / "a")).matrix(sources, targets)
     messages = []
@@ -160,7 +150,7 @@ def test_the_cluster_gives_the_same_matrix_on_shared_data(client, shared_data, t
     sources = []
     for name in ("news_1bwb", "biomed_ohsumed_medline"):
         with gzip.open(shared_data / "sources" / f"{name}.txt.gz", "rt", encoding="utf-8") as f:
-            lines = [next(f) for _ in range(4000)]
+            lines = [next(f) for _ in range(2000)]
         folder = tmp_path / "sources" / name
         folder.mkdir(parents=True)
         for i in range(4):
@@ -168,11 +158,11 @@ def test_the_cluster_gives_the_same_matrix_on_shared_data(client, shared_data, t
         sources.append(Corpus.from_path(folder))
     target = Corpus.from_path(shared_data / "targets" / "conll2003" / "dev.conll", name="conll2003")
     measures = ["tvc", "ppl", "jsd"]
-    expected = Workbench(ArtefactStore(tmp_path / "a")).matrix(sources, [target], measures, sample_tokens=50_000)
+    expected = Workbench(ArtefactStore(tmp_path / "a")).matrix(sources, [target], measures, sample_tokens=20_000)
     got = cluster_matrix(client, Workbench(ArtefactStore(tmp_path / "b")), sources, [target], measures,
-                         sample_tokens=50_000)
+                         sample_tokens=20_000)
     _compare(expected, got)
-    assert (got["sample_tokens"] == 50_000).all()
+    assert (got["sample_tokens"] == 20_000).all()
 
 
 def test_a_worker_killed_mid_run_loses_only_its_task(client, tmp_path, monkeypatch):

@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..corpus import Corpus, TokenizedCorpus
 from ..errors import SimcoreError
-from ..matrix import DEFAULT_MEASURES, DEFAULT_SAMPLE_CAP, Workbench
+from ..matrix import DEFAULT_MEASURES, Workbench, comparison_size
 from ..measures import PreparedSource, get_measure, parse_measures
 from .cluster import check_workers
 from .shards import Failed, Settings, ShardedCorpus, Tracker, sample_sharded, tokenize_sharded, unwrap
@@ -120,6 +120,8 @@ def cluster_matrix(
         raise SimcoreError("give at least one source and one target")
     if samples < 1:
         raise SimcoreError("--samples must be at least 1")
+    if sample_tokens is not None and sample_tokens < 1:
+        raise SimcoreError("--sample-tokens must be positive")
     settings = Settings(str(bench.store.root.resolve()), bench.tokenizer, bench.options)
     workers = check_workers(client, settings.store_root)
     progress(f"running on {workers} Dask workers", 0.0)
@@ -130,12 +132,11 @@ def cluster_matrix(
         raise
     except Exception as exc:  # the cluster gave up on a task (a worker killed too often, a lost scheduler)
         raise SimcoreError(f"the Dask cluster failed: {type(exc).__name__}: {exc}") from exc
-    n_tokens = sample_tokens or bench.default_sample_tokens(sources)
 
     def local(message: str, fraction: float) -> None:
         progress(message, CLUSTER_SHARE + (1 - CLUSTER_SHARE) * fraction)
 
-    return bench.matrix(sources, targets, names, samples=samples, sample_tokens=n_tokens, progress=local,
+    return bench.matrix(sources, targets, names, samples=samples, sample_tokens=sample_tokens, progress=local,
                         on_row=on_row)
 
 
@@ -144,28 +145,32 @@ def _run(tracker: Tracker, bench: Workbench, settings: Settings, sources: list[C
     sharded_sources = [tokenize_sharded(tracker, settings, c) for c in sources]
     sharded_targets = [tokenize_sharded(tracker, settings, c) for c in targets]
     tokenized = [unwrap(t) for t in tracker.wait([s.joined for s in sharded_sources])]
-    n_tokens = sample_tokens or min([DEFAULT_SAMPLE_CAP] + [t.n_tokens for t in tokenized])
-    if n_tokens < 1:
-        raise SimcoreError("--sample-tokens must be positive")
-    drawn = {}
+    # the same size per measure as Workbench.matrix chooses
+    size_of = {n: sample_tokens or comparison_size([t.n_tokens for t in tokenized], n) for n in names}
+    sizes = sorted(set(size_of.values()))
+    drawn: dict[tuple[str, int], list[Any]] = {}
     for sharded, whole in zip(sharded_sources, tokenized):
-        part_units = [unwrap(p).n_units for p in tracker.wait(sharded.parts)] if n_tokens < whole.n_tokens else []
-        drawn[sharded.corpus.name] = [sample_sharded(tracker, settings, sharded, whole, part_units, n_tokens, i)
-                                      for i in range(samples)]
+        part_units = [unwrap(p).n_units for p in tracker.wait(sharded.parts)] if min(sizes) < whole.n_tokens else []
+        for size in sizes:
+            drawn[sharded.corpus.name, size] = [
+                sample_sharded(tracker, settings, sharded, whole, part_units, size, i) for i in range(samples)]
     for t in tracker.wait([s.joined for s in sharded_targets]):
         unwrap(t)
     side_work = _target_work(tracker, bench, names, sharded_targets)
     cells = []
     for sharded in sharded_sources:
-        name, source_samples = sharded.corpus.name, drawn[sharded.corpus.name]
-        for group in measure_groups(names):
-            prepared = tracker.submit("prepare-" + "-".join(group), f"prepared {'/'.join(group).upper()} for {name}",
-                                      prepare_source, settings, group, *source_samples)
-            for measure in group:
-                for target in targets:
-                    cells.append(tracker.submit(
-                        "score", f"{measure.upper()}: {name} → {target.name}", score_cell, settings, target, measure,
-                        prepared, side_work.get(measure, []), *source_samples))
+        name = sharded.corpus.name
+        for size in sizes:
+            source_samples = drawn[name, size]
+            for group in measure_groups([n for n in names if size_of[n] == size]):
+                prepared = tracker.submit("prepare-" + "-".join(group),
+                                          f"prepared {'/'.join(group).upper()} for {name}",
+                                          prepare_source, settings, group, *source_samples)
+                for measure in group:
+                    for target in targets:
+                        cells.append(tracker.submit(
+                            "score", f"{measure.upper()}: {name} → {target.name}", score_cell, settings, target,
+                            measure, prepared, side_work.get(measure, []), *source_samples))
     tracker.wait(cells)
 
 
