@@ -174,8 +174,9 @@ def main() -> None:
     for label, r in results.items():
         peaks = r["peak"]
         rows.append([label, f"{r['wall']:.1f}", f"{r.get('startup', 0):.1f}",
-                     " / ".join(f"{p[0]:,.0f}" for p in peaks), " / ".join(f"{p[1]:,.0f}" for p in peaks)])
-    print(table(rows, ["run", "wall s", "cluster start s", "peak MB per worker", "peak MB of its programs"]))
+                     " / ".join(f"{max(p):,.0f}" for p in peaks)])
+    # a process's peak, or that of a KenLM program it ran (Linux counts a child's peak from its parent's size at exec)
+    print(table(rows, ["run", "wall s", "cluster start s", "peak MB per worker (incl. its KenLM programs)"]))
     print()
     busy: dict[str, list[float]] = {}
     for name, (seconds, first, last) in cluster["stages"].items():

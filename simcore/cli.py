@@ -15,6 +15,7 @@ import pandas as pd
 
 from .cli_progress import ProgressBar as _Bar
 from .distributed.cluster import add_cluster_options, matrix_runner, scheduler_address
+from .distributed.shards import add_source_glob_option, with_glob_sources
 from .errors import SimcoreError
 from .export import escape_formulas, write_ranking, write_recommendations
 from .matrix import DEFAULT_MEASURES, Workbench, corpora_in
@@ -48,6 +49,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     bench = Workbench(ArtefactStore(args.cache), TokenizerOptions(lowercase=not args.keep_case), options)
     reader = {"text_field": args.text_field, "encoding": args.encoding}
     sources, targets = corpora_in(args.sources, **reader), corpora_in(args.targets, **reader)
+    sources = with_glob_sources(sources, args.source_glob, **reader)
     bar = _Bar(not args.quiet)
     try:
         run = matrix_runner(bench, scheduler_address(args), args.local_cluster)
@@ -196,6 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--cache", default=None, help="artefact store (default $SIMCORE_CACHE or ~/.cache/simcore)")
     m.add_argument("--quiet", action="store_true")
     add_cluster_options(m)
+    add_source_glob_option(m)
     m.set_defaults(run=cmd_matrix)
 
     r = commands.add_parser("rank", help="rank sources per target by each measure and by the recommendation")

@@ -257,3 +257,21 @@ def test_dashboard_computes_on_the_cluster_when_one_is_set(client, app_environme
     expected = Workbench(ArtefactStore(tmp_path / "a")).matrix(
         sources, [Corpus.from_path(SAMPLE_DATA / "targets" / "news_ner.conll")], ["tvc", "ppl"])
     pd.testing.assert_frame_equal(expected.reset_index(drop=True), long.reset_index(drop=True))
+
+
+def test_cli_source_glob_adds_a_sharded_source(tmp_path, capsys):
+    _shard(SAMPLE_DATA / "sources", tmp_path / "shards")
+    sources, targets = tmp_path / "s", tmp_path / "t"
+    sources.mkdir(), targets.mkdir()
+    (sources / "tweets.jsonl").symlink_to(SAMPLE_DATA / "sources" / "tweets.jsonl")
+    (targets / "news_ner.conll").symlink_to(SAMPLE_DATA / "targets" / "news_ner.conll")
+    base = ["matrix", "--sources", str(sources), "--targets", str(targets), "--measures", "tvc", "--quiet",
+            "--cache", str(tmp_path / "c"), "--out", str(tmp_path / "m.csv")]
+    assert main([*base, "--source-glob", f"newsparts={tmp_path / 'shards' / 'news-*'}"]) == 0
+    table = pd.read_csv(tmp_path / "m.csv").set_index("source")
+    direct = Workbench(ArtefactStore(tmp_path / "d")).matrix(
+        [Corpus.from_path(SAMPLE_DATA / "sources" / "news.txt")], corpora_in(targets), ["tvc"])
+    assert table.loc["newsparts", "value"] == direct["value"].iloc[0]
+    capsys.readouterr()
+    assert main([*base, "--source-glob", "tweets=" + str(tmp_path / "shards" / "tweets-*")]) == 2
+    assert "several sources share the name tweets" in capsys.readouterr().err

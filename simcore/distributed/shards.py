@@ -10,6 +10,7 @@ each shard writes its chosen units, and the pieces are joined into what
 
 from __future__ import annotations
 
+import argparse
 import functools
 import glob
 import os
@@ -87,6 +88,27 @@ def corpus_from_glob(pattern: str, name: str | None = None, **options: Any) -> C
             raise CorpusError(f"{name or pattern}: {f.name} is empty")
     parent = Path(os.path.commonpath([f.parent for f in files]))
     return Corpus(name=name or parent.name, path=parent, files=tuple(files), **options)
+
+
+def add_source_glob_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--source-glob", action="append", default=[], metavar="NAME=GLOB",
+                        help="one more source made of every file matching GLOB (quote it), e.g. "
+                             "crawl='/data/crawl/part-*.gz'; repeatable")
+
+
+def with_glob_sources(sources: list[Corpus], specs: Sequence[str], **options: Any) -> list[Corpus]:
+    """``sources`` and one corpus per ``NAME=GLOB``; names must stay unique."""
+    out = list(sources)
+    for spec in specs:
+        name, sep, pattern = spec.partition("=")
+        if not sep or not name.strip() or not pattern.strip():
+            raise CorpusError(f"--source-glob {spec!r}: write NAME=GLOB, e.g. crawl='/data/crawl/part-*.gz'")
+        out.append(corpus_from_glob(pattern.strip(), name=name.strip(), **options))
+    names = [c.name for c in out]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise CorpusError(f"several sources share the name {', '.join(duplicates)}")
+    return out
 
 
 # Tasks (run on the workers). Each returns a small picklable value; the text stays in the store.
