@@ -31,7 +31,7 @@ PYTHON = sys.executable
 MEASURES = "tvc,jsd,ppl,wvv"
 
 COMMON = r"""
-import json, resource, sys, time
+import json, os, resource, sys, time
 from pathlib import Path
 from simcore.corpus import Corpus
 from simcore.matrix import Workbench
@@ -43,15 +43,20 @@ target = Corpus.from_path(target_path, name="target")
 bench = Workbench(ArtefactStore(store_root))
 def peak_mb(who):
     return resource.getrusage(who).ru_maxrss / 1024
+def cpu_s():
+    return sum(r.ru_utime + r.ru_stime for r in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))
+load_before = os.getloadavg()[0]
 """
 
 SINGLE = COMMON + r"""
 from simcore.measures import get_measure
-stages, start = {}, time.perf_counter()
+stages, start, cpu_start = {}, time.perf_counter(), cpu_s()
+cpu = {}
 def timed(stage, work):
-    t = time.perf_counter()
+    t, c = time.perf_counter(), cpu_s()
     result = work()
     stages[stage] = stages.get(stage, 0.0) + time.perf_counter() - t
+    cpu[stage] = cpu.get(stage, 0.0) + cpu_s() - c
     return result
 tokenized = timed("tokenize", lambda: bench.tokenize(source))
 sample = timed("sample", lambda: bench.source(source, n_sample, 1))[0]
@@ -62,7 +67,8 @@ for stage, names in groups.items():
             timed(stage, lambda: get_measure(name).prepare(sample))
 timed("tokenize", lambda: bench.target(target))
 table = timed("score", lambda: bench.matrix([source], [target], measures, sample_tokens=n_sample))
-print(json.dumps({"wall": time.perf_counter() - start, "stages": stages, "tokens": tokenized.n_tokens,
+print(json.dumps({"wall": time.perf_counter() - start, "stages": stages, "cpu": cpu, "cpu_total": cpu_s() - cpu_start,
+                  "load": [load_before, os.getloadavg()[0]], "tokens": tokenized.n_tokens,
                   "sample": sample.sample.n_tokens, "target": bench.tokenize(target).n_tokens,
                   "values": dict(zip(table["measure"], table["value"])),
                   "peak": [[peak_mb(resource.RUSAGE_SELF), peak_mb(resource.RUSAGE_CHILDREN)]]}))
@@ -76,11 +82,14 @@ from simcore.distributed.prepare import cluster_matrix
 started = time.perf_counter()
 with open_client(local_workers=workers) as client:
     startup = time.perf_counter() - started
+    cpu_before = sum(client.run(cpu_s).values()) + cpu_s()
     start = time.perf_counter()
     with get_task_stream(client) as stream:
         table = cluster_matrix(client, bench, [source], [target], measures, sample_tokens=n_sample)
     wall = time.perf_counter() - start
     peaks = list(client.run(lambda: [peak_mb(resource.RUSAGE_SELF), peak_mb(resource.RUSAGE_CHILDREN)]).values())
+    # measured before the cluster closes: afterwards this process's children's CPU would include the workers'
+    cpu_run = sum(client.run(cpu_s).values()) + cpu_s() - cpu_before
 stages = {}
 for task in stream.data:
     stage = task["key"][len("simcore-"):-33] if str(task["key"]).startswith("simcore-") else "other"
@@ -88,7 +97,8 @@ for task in stream.data:
         if part["action"] == "compute":
             busy, first, last = stages.get(stage, (0.0, part["start"], part["stop"]))
             stages[stage] = (busy + part["stop"] - part["start"], min(first, part["start"]), max(last, part["stop"]))
-print(json.dumps({"wall": wall, "startup": startup, "stages": stages, "tokens": bench.tokenize(source).n_tokens,
+print(json.dumps({"wall": wall, "startup": startup, "stages": stages, "cpu_total": cpu_run,
+                  "load": [load_before, os.getloadavg()[0]], "tokens": bench.tokenize(source).n_tokens,
                   "target": bench.tokenize(target).n_tokens,
                   "values": dict(zip(table["measure"], table["value"])), "peak": peaks}))
 """
@@ -173,10 +183,11 @@ def main() -> None:
     rows = []
     for label, r in results.items():
         peaks = r["peak"]
-        rows.append([label, f"{r['wall']:.1f}", f"{r.get('startup', 0):.1f}",
-                     " / ".join(f"{max(p):,.0f}" for p in peaks)])
+        rows.append([label, f"{r['wall']:.1f}", f"{r.get('startup', 0):.1f}", f"{r['cpu_total']:.1f}",
+                     " / ".join(f"{max(p):,.0f}" for p in peaks), " → ".join(f"{v:.1f}" for v in r["load"])])
     # a process's peak, or that of a KenLM program it ran (Linux counts a child's peak from its parent's size at exec)
-    print(table(rows, ["run", "wall s", "cluster start s", "peak MB per worker (incl. its KenLM programs)"]))
+    print(table(rows, ["run", "wall s", "cluster start s", "CPU s (all processes)",
+                       "peak MB per worker (incl. its KenLM programs)", "load average (start → end)"]))
     print()
     busy: dict[str, list[float]] = {}
     for name, (seconds, first, last) in cluster["stages"].items():
@@ -187,13 +198,15 @@ def main() -> None:
     rows = []
     for stage in STAGES:
         n = stage_tokens(stage, single["tokens"], single["sample"], single["target"], cells)
-        one = single["stages"].get(stage)
+        one, cpu = single["stages"].get(stage), single["cpu"].get(stage)
         many = busy.get(stage)
         rows.append([stage, f"{n:,}", f"{one:.1f}" if one else "-", f"{n / one:,.0f}" if one else "-",
+                     f"{cpu:.1f}" if cpu else "-", f"{n / cpu:,.0f}" if cpu else "-",
                      f"{many[0]:.1f}" if many else "-", f"{n / many[0]:,.0f}" if many else "-",
-                     f"{many[2] - many[1]:.1f}" if many else "-", f"{n / (many[2] - many[1]):,.0f}" if many else "-"])
-    print(table(rows, ["stage", "tokens", "1 proc s", "1 proc tok/s", "cluster busy s", "tok/busy s",
-                       "cluster span s", "tok/span s"]))
+                     f"{many[2] - many[1]:.1f}" if many else "-"])
+    # tok/CPU s: the rate of one core of its own, what the machine's load does not change much
+    print(table(rows, ["stage", "tokens", "1 proc s", "1 proc tok/s", "1 proc CPU s", "tok/CPU s",
+                       "cluster busy s", "tok/busy s", "cluster span s"]))
     same = {m: (single["values"][m], cluster["values"][m]) for m in single["values"]}
     print("\nvalues (1 process, cluster): " + ", ".join(f"{m} {a:.6g} {b:.6g}" for m, (a, b) in same.items()))
 

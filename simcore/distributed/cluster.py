@@ -96,8 +96,23 @@ def worker_report(store_root: str) -> str | None:
     return None
 
 
+def one_line(exc: BaseException) -> str:
+    """An exception as one short line (Dask's own messages run over several)."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:300]}"
+
+
+def scheduler_report() -> None:
+    """Run on the scheduler: that it can import simcore is the check (it unpickles simcore's tasks)."""
+
+
 def check_workers(client: Any, store_root: Path | str) -> int:
     """The number of workers; a clear error when there are none or one cannot use the store."""
+    try:
+        client.run_on_scheduler(scheduler_report)
+    except Exception as exc:  # whatever the scheduler's unpickling raises when simcore is missing there
+        raise SimcoreError(f"the Dask scheduler cannot import simcore ({one_line(exc)}); start it in the same "
+                           "environment as the workers (see the README)") from exc
     workers = client.scheduler_info().get("workers", {})
     if not workers:
         raise SimcoreError("the Dask cluster has no workers; start some with `dask worker ADDRESS`")

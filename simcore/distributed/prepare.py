@@ -22,7 +22,7 @@ from ..corpus import Corpus, TokenizedCorpus
 from ..errors import SimcoreError
 from ..matrix import DEFAULT_MEASURES, Workbench, comparison_size
 from ..measures import PreparedSource, get_measure, parse_measures
-from .cluster import check_workers
+from .cluster import check_workers, one_line
 from .shards import Failed, Settings, ShardedCorpus, Tracker, sample_sharded, tokenize_sharded, unwrap
 
 Progress = Callable[[str, float], None]
@@ -131,7 +131,7 @@ def cluster_matrix(
     except SimcoreError:
         raise
     except Exception as exc:  # the cluster gave up on a task (a worker killed too often, a lost scheduler)
-        raise SimcoreError(f"the Dask cluster failed: {type(exc).__name__}: {exc}") from exc
+        raise SimcoreError(f"the Dask cluster failed: {one_line(exc)}") from exc
 
     def local(message: str, fraction: float) -> None:
         progress(message, CLUSTER_SHARE + (1 - CLUSTER_SHARE) * fraction)
@@ -165,7 +165,8 @@ def _run(tracker: Tracker, bench: Workbench, settings: Settings, sources: list[C
             for group in measure_groups([n for n in names if size_of[n] == size]):
                 prepared = tracker.submit("prepare-" + "-".join(group),
                                           f"prepared {'/'.join(group).upper()} for {name}",
-                                          prepare_source, settings, group, *source_samples)
+                                          prepare_source, settings, group, *source_samples,
+                                          priority=1 if set(group) & set(OWN_TASK) else 0)  # longest first
                 for measure in group:
                     for target in targets:
                         cells.append(tracker.submit(

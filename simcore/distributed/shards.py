@@ -167,8 +167,9 @@ class Tracker:
     labels: dict[str, str] = field(default_factory=dict)
     reported: set[str] = field(default_factory=set)
 
-    def submit(self, stage: str, label: str, function: Callable[..., Any], *args: Any) -> Any:
-        future = self.client.submit(function, *args, key=f"simcore-{stage}-{uuid.uuid4().hex}", retries=RETRIES)
+    def submit(self, stage: str, label: str, function: Callable[..., Any], *args: Any, priority: int = 0) -> Any:
+        future = self.client.submit(function, *args, key=f"simcore-{stage}-{uuid.uuid4().hex}", retries=RETRIES,
+                                    priority=priority)
         self.futures.append(future)
         self.labels[future.key] = label
         return future
