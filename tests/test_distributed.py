@@ -59,6 +59,16 @@ def _shard(source_dir: Path, out: Path, pieces: int = 3) -> Path:
 def client():
     with cluster_module.open_client(local_workers=2) as c:
         yield c
+    # distributed keeps one thread for the rest of the process; later tests (test_matrix) start a
+    # process by fork only while there is a single thread, so it is replaced by an idle executor.
+    import concurrent.futures
+
+    import distributed.utils
+
+    distributed.utils._offload_executor.shutdown(wait=True)
+    distributed.utils._offload_executor = concurrent.futures.ThreadPoolExecutor(
+        max_workers=1, thread_name_prefix="Dask-Offload")
+    assert threading.active_count() == 1, [t.name for t in threading.enumerate()]
 
 
 def _assert_same_artefact(a, b) -> None:
