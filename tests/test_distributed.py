@@ -285,3 +285,27 @@ def test_cli_source_glob_adds_a_sharded_source(tmp_path, capsys):
     capsys.readouterr()
     assert main([*base, "--source-glob", "tweets=" + str(tmp_path / "shards" / "tweets-*")]) == 2
     assert "several sources share the name tweets" in capsys.readouterr().err
+
+
+def test_an_unreadable_source_is_reported_as_without_a_cluster(client, tmp_path):
+    """Whatever the one-process path does with a corpus it cannot read, the cluster path does too."""
+    from simcore.errors import SimcoreError
+
+    folder = tmp_path / "sources"
+    folder.mkdir()
+    (folder / "news.txt").symlink_to(SAMPLE_DATA / "sources" / "news.txt")
+    (folder / "broken.txt.gz").write_bytes(b"\x1f\x8b not really gzip")
+    sources, target = corpora_in(folder), Corpus.from_path(SAMPLE_DATA / "targets" / "news_ner.conll")
+
+    def outcome(run):
+        try:
+            return run()
+        except SimcoreError as exc:
+            return str(exc)
+
+    expected = outcome(lambda: Workbench(ArtefactStore(tmp_path / "a")).matrix(sources, [target], ["tvc"]))
+    got = outcome(lambda: cluster_matrix(client, Workbench(ArtefactStore(tmp_path / "b")), sources, [target], ["tvc"]))
+    if isinstance(expected, str):
+        assert got == expected and "broken" in got
+    else:
+        pd.testing.assert_frame_equal(expected, got)

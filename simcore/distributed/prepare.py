@@ -23,7 +23,7 @@ from ..errors import SimcoreError
 from ..matrix import DEFAULT_MEASURES, Workbench, comparison_size
 from ..measures import PreparedSource, get_measure, parse_measures
 from .cluster import check_workers, one_line
-from .shards import Failed, Settings, ShardedCorpus, Tracker, sample_sharded, tokenize_sharded, unwrap
+from .shards import Failed, Settings, ShardedCorpus, Tracker, sample_sharded, tokenize_sharded
 
 Progress = Callable[[str, float], None]
 OWN_TASK = ("ppl", "wvv")  # measures whose model is worth a task (and a worker) of its own
@@ -142,23 +142,28 @@ def cluster_matrix(
 
 def _run(tracker: Tracker, bench: Workbench, settings: Settings, sources: list[Corpus], targets: list[Corpus],
          names: list[str], samples: int, sample_tokens: int | None) -> None:
+    """Everything but the assembly; a corpus that cannot be read is left to the assembly, which
+    reports it exactly as it does without a cluster."""
     sharded_sources = [tokenize_sharded(tracker, settings, c) for c in sources]
     sharded_targets = [tokenize_sharded(tracker, settings, c) for c in targets]
-    tokenized = [unwrap(t) for t in tracker.wait([s.joined for s in sharded_sources])]
+    readable = [(s, t) for s, t in zip(sharded_sources, tracker.wait([s.joined for s in sharded_sources]))
+                if not isinstance(t, Failed)]
+    if not readable:
+        return
     # the same size per measure as Workbench.matrix chooses
-    size_of = {n: sample_tokens or comparison_size([t.n_tokens for t in tokenized], n) for n in names}
+    size_of = {n: sample_tokens or comparison_size([t.n_tokens for _, t in readable], n) for n in names}
     sizes = sorted(set(size_of.values()))
     drawn: dict[tuple[str, int], list[Any]] = {}
-    for sharded, whole in zip(sharded_sources, tokenized):
-        part_units = [unwrap(p).n_units for p in tracker.wait(sharded.parts)] if min(sizes) < whole.n_tokens else []
+    for sharded, whole in readable:
+        part_units = [p.n_units for p in tracker.wait(sharded.parts)] if min(sizes) < whole.n_tokens else []
         for size in sizes:
             drawn[sharded.corpus.name, size] = [
                 sample_sharded(tracker, settings, sharded, whole, part_units, size, i) for i in range(samples)]
-    for t in tracker.wait([s.joined for s in sharded_targets]):
-        unwrap(t)
-    side_work = _target_work(tracker, bench, names, sharded_targets)
+    good_targets = [s for s, t in zip(sharded_targets, tracker.wait([s.joined for s in sharded_targets]))
+                    if not isinstance(t, Failed)]
+    side_work = _target_work(tracker, bench, names, good_targets)
     cells = []
-    for sharded in sharded_sources:
+    for sharded, _ in readable:
         name = sharded.corpus.name
         for size in sizes:
             source_samples = drawn[name, size]
@@ -168,10 +173,10 @@ def _run(tracker: Tracker, bench: Workbench, settings: Settings, sources: list[C
                                           prepare_source, settings, group, *source_samples,
                                           priority=1 if set(group) & set(OWN_TASK) else 0)  # longest first
                 for measure in group:
-                    for target in targets:
+                    for target in good_targets:
                         cells.append(tracker.submit(
-                            "score", f"{measure.upper()}: {name} → {target.name}", score_cell, settings, target,
-                            measure, prepared, side_work.get(measure, []), *source_samples))
+                            "score", f"{measure.upper()}: {name} → {target.corpus.name}", score_cell, settings,
+                            target.corpus, measure, prepared, side_work.get(measure, []), *source_samples))
     tracker.wait(cells)
 
 

@@ -58,13 +58,6 @@ class Failed:
     message: str
 
 
-def unwrap(value: Any) -> Any:
-    """A task's result, or its input error raised again as a :class:`CorpusError`."""
-    if isinstance(value, Failed):
-        raise CorpusError(value.message)
-    return value
-
-
 def _guarded(function: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(function)
     def run(*args: Any, **kwargs: Any) -> Any:
