@@ -12,7 +12,8 @@ from typing import Any
 
 import pandas as pd
 
-from simcore.distributed.cluster import matrix_runner, scheduler_from_env
+from simcore.distributed.cluster import scheduler_from_env
+from simcore.distributed.prepare import matrix_runner
 from simcore.errors import SimcoreError
 from simcore.matrix import COLUMNS
 from simcore.measures import MeasureOptions, all_measures, get_measure

@@ -14,7 +14,8 @@ from pathlib import Path
 import pandas as pd
 
 from .cli_progress import ProgressBar as _Bar
-from .distributed.cluster import add_cluster_options, matrix_runner, scheduler_address
+from .distributed.cluster import add_cluster_options, scheduler_address
+from .distributed.prepare import matrix_runner
 from .distributed.shards import add_source_glob_option, with_glob_sources
 from .errors import SimcoreError
 from .export import escape_formulas, write_ranking, write_recommendations

@@ -259,9 +259,14 @@ def test_dashboard_computes_on_the_cluster_when_one_is_set(client, app_environme
     at.multiselect(key="f_sources").set_value(["news", "tweets"])
     at.multiselect(key="f_targets").set_value(["news_ner"])
     at.multiselect(key="f_measures").set_value(["tvc", "ppl"])
-    at.button[0].click().run()
+    at.button(key="compute").click().run()
+    session = at.session_state["simcore_state"]
+    jobs = list(session.jobs.values())
+    assert jobs and all(job.wait(180) for job in jobs)
+    at.run()
     assert not at.exception and not at.error, [e.value for e in (*at.exception, *at.error)]
-    long = at.session_state["simcore_state"].matrix
+    assert jobs[0].error is None and jobs[0].message == "done"
+    long = session.matrix
     assert (app_environment / "tokens-part").is_dir(), "tokenized on the cluster"
     sources = [Corpus.from_path(SAMPLE_DATA / "sources" / n) for n in ("news.txt", "tweets.jsonl")]
     expected = Workbench(ArtefactStore(tmp_path / "a")).matrix(

@@ -12,7 +12,7 @@ import argparse
 import contextlib
 import logging
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -131,17 +131,3 @@ def check_workers(client: Any, store_root: Path | str) -> int:
 def scheduler_from_env() -> str | None:
     """``$SIMCORE_SCHEDULER``, where the dashboard sends its computations when set."""
     return os.environ.get(SCHEDULER_ENV) or None
-
-
-def matrix_runner(bench: Any, scheduler: str | None = None, local_workers: int | None = None) -> Callable[..., Any]:
-    """``bench.matrix`` itself when no cluster is asked for, else the same call run on the cluster."""
-    if not scheduler and not local_workers:
-        return bench.matrix
-
-    def run(*matrix_args: Any, **matrix_kwargs: Any) -> Any:
-        from .prepare import cluster_matrix
-
-        with open_client(scheduler, local_workers) as client:
-            return cluster_matrix(client, bench, *matrix_args, **matrix_kwargs)
-
-    return run

@@ -22,7 +22,7 @@ from ..corpus import Corpus, TokenizedCorpus
 from ..errors import SimcoreError
 from ..matrix import DEFAULT_MEASURES, Workbench, comparison_size
 from ..measures import PreparedSource, get_measure, parse_measures
-from .cluster import check_workers, one_line
+from .cluster import check_workers, open_client
 from .shards import Failed, Settings, ShardedCorpus, Tracker, sample_sharded, tokenize_sharded
 
 Progress = Callable[[str, float], None]
@@ -126,18 +126,25 @@ def cluster_matrix(
     workers = check_workers(client, settings.store_root)
     progress(f"running on {workers} Dask workers", 0.0)
     tracker = Tracker(client, progress, (0.0, CLUSTER_SHARE))
-    try:
-        _run(tracker, bench, settings, list(sources), list(targets), names, samples, sample_tokens)
-    except SimcoreError:
-        raise
-    except Exception as exc:  # the cluster gave up on a task (a worker killed too often, a lost scheduler)
-        raise SimcoreError(f"the Dask cluster failed: {one_line(exc)}") from exc
+    _run(tracker, bench, settings, list(sources), list(targets), names, samples, sample_tokens)
 
     def local(message: str, fraction: float) -> None:
         progress(message, CLUSTER_SHARE + (1 - CLUSTER_SHARE) * fraction)
 
     return bench.matrix(sources, targets, names, samples=samples, sample_tokens=sample_tokens, progress=local,
                         on_row=on_row)
+
+
+def matrix_runner(bench: Any, scheduler: str | None = None, local_workers: int | None = None) -> Callable[..., Any]:
+    """``bench.matrix`` itself when no cluster is asked for, else the same call run on the cluster."""
+    if not scheduler and not local_workers:
+        return bench.matrix
+
+    def run(*matrix_args: Any, **matrix_kwargs: Any) -> Any:
+        with open_client(scheduler, local_workers) as client:
+            return cluster_matrix(client, bench, *matrix_args, **matrix_kwargs)
+
+    return run
 
 
 def _run(tracker: Tracker, bench: Workbench, settings: Settings, sources: list[Corpus], targets: list[Corpus],

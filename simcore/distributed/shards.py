@@ -28,6 +28,7 @@ from ..errors import CorpusError, SimcoreError
 from ..measures import MeasureOptions
 from ..store import ArtefactStore, digest
 from ..tokenize import TokenizerOptions
+from .cluster import one_line
 
 Progress = Callable[[str, float], None]
 RETRIES = 1  # for exceptions other than simcore's own; a lost worker's task is rescheduled by Dask itself
@@ -177,13 +178,20 @@ class Tracker:
                     self.reported.add(future.key)
                     low, high = self.span
                     self.progress(self.labels[future.key], low + (high - low) * len(self.reported) / len(self.futures))
+            # Only the cluster's own failures become a SimcoreError; the progress callback's exceptions
+            # (a user's Cancel) pass through untouched.
             if all(f.done() for f in wanted):
-                return self.client.gather(list(wanted))
+                try:
+                    return self.client.gather(list(wanted))
+                except Exception as exc:  # a task given up on (its worker killed too often), a lost scheduler
+                    raise SimcoreError(f"the Dask cluster failed: {one_line(exc)}") from exc
             pending = [f for f in self.futures if not f.done()]
             try:
                 wait(pending, timeout=0.5, return_when="FIRST_COMPLETED")
             except TimeoutError:
                 pass
+            except Exception as exc:
+                raise SimcoreError(f"the Dask cluster failed: {one_line(exc)}") from exc
             time.sleep(0.01)
 
 
