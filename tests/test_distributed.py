@@ -68,6 +68,9 @@ def client():
     distributed.utils._offload_executor.shutdown(wait=True)
     distributed.utils._offload_executor = concurrent.futures.ThreadPoolExecutor(
         max_workers=1, thread_name_prefix="Dask-Offload")
+    for thread in threading.enumerate():  # the client's event loop stops a moment after it closed
+        if thread is not threading.main_thread():
+            thread.join(timeout=30)
     assert threading.active_count() == 1, [t.name for t in threading.enumerate()]
 
 
