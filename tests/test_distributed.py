@@ -68,9 +68,13 @@ def client():
     distributed.utils._offload_executor.shutdown(wait=True)
     distributed.utils._offload_executor = concurrent.futures.ThreadPoolExecutor(
         max_workers=1, thread_name_prefix="Dask-Offload")
-    for thread in threading.enumerate():  # the client's event loop stops a moment after it closed
+    # A Client whose connection failed (the CLI test's bad address) leaves its event loop running.
+    for _count, runner in list(distributed.utils.LoopRunner._all_loops.values()):
+        if runner is not None:
+            runner._real_stop(10)
+    for thread in threading.enumerate():
         if thread is not threading.main_thread():
-            thread.join(timeout=30)
+            thread.join(timeout=10)
     assert threading.active_count() == 1, [t.name for t in threading.enumerate()]
 
 
