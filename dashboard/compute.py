@@ -12,6 +12,8 @@ from typing import Any
 
 import pandas as pd
 
+from simcore.distributed.cluster import scheduler_from_env
+from simcore.distributed.prepare import matrix_runner
 from simcore.errors import SimcoreError
 from simcore.matrix import COLUMNS
 from simcore.measures import MeasureOptions, all_measures, get_measure
@@ -51,9 +53,9 @@ def start_matrix(state: AppState, job: Job) -> jobs.BackgroundJob:
         while not bench.lock.acquire(timeout=0.5):
             task.progress("waiting for another computation on this server to finish", 0.0)
         try:
-            return bench.workbench.matrix(sources, targets, job.measures, samples=job.samples,
-                                          sample_tokens=job.sample_tokens, progress=task.progress,
-                                          on_row=lambda row: (task.check(), task.partial.append(row)))
+            return matrix_runner(bench.workbench, scheduler_from_env())(  # on the Dask cluster when one is set
+                sources, targets, job.measures, samples=job.samples, sample_tokens=job.sample_tokens,
+                progress=task.progress, on_row=lambda row: (task.check(), task.partial.append(row)))
         finally:
             bench.lock.release()
 

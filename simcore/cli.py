@@ -16,6 +16,9 @@ from typing import Any
 import pandas as pd
 
 from . import cli_options as opt
+from .distributed.cluster import add_cluster_options, scheduler_address
+from .distributed.prepare import matrix_runner
+from .distributed.shards import add_source_glob_option, with_glob_sources
 from .errors import SimcoreError
 from .export import escape_formulas, write_ranking, write_recommendations
 from .matrix import DEFAULT_MEASURES, Workbench, corpora_in
@@ -47,10 +50,12 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     bench = Workbench(ArtefactStore(args.cache), TokenizerOptions(lowercase=not args.keep_case), options)
     reader = {"text_field": args.text_field, "encoding": args.encoding}
     sources, targets = corpora_in(args.sources, **reader), corpora_in(args.targets, **reader)
+    sources = with_glob_sources(sources, args.source_glob, **reader)
     bar = opt.Bar(not args.quiet)
     try:
-        table = bench.matrix(sources, targets, args.measures, samples=args.samples,
-                             sample_tokens=args.sample_tokens, progress=bar)
+        run = matrix_runner(bench, scheduler_address(args), args.local_cluster)
+        table = run(sources, targets, args.measures, samples=args.samples,
+                    sample_tokens=args.sample_tokens, progress=bar)
     finally:
         bar.close()
     opt.write_text(out, escape_formulas(table).to_csv(index=False))
@@ -216,6 +221,8 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--cache", type=opt.path_text, default=None,
                    help="artefact store (default $SIMCORE_CACHE or ~/.cache/simcore)")
     m.add_argument("--quiet", action="store_true")
+    add_cluster_options(m)
+    add_source_glob_option(m)
     m.set_defaults(run=cmd_matrix)
 
     r = commands.add_parser("rank", help="rank sources per target by each measure and by the recommendation")

@@ -23,7 +23,7 @@ import unicodedata
 import zlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -712,12 +712,7 @@ def sample_corpus(
     key = digest("sample", tokenized.fingerprint, n_tokens, index, seed)
 
     def build(out: Path) -> dict[str, Any]:
-        lengths = tokenized.lengths()
-        order = np.random.default_rng([seed, index]).permutation(len(lengths))
-        cumulative = np.cumsum(lengths[order])
-        take = int(np.searchsorted(cumulative, n_tokens)) + 1
-        keep = np.zeros(len(lengths), dtype=bool)
-        keep[order[:take]] = True
+        keep = sample_units(tokenized.lengths(), n_tokens, index, seed)
 
         def lines() -> Iterator[list[str]]:
             with open(tokenized.tokens_file, encoding="utf-8") as f:
@@ -737,6 +732,114 @@ def sample_corpus(
 
     path = store.build("sample", key, build)
     return _from_artefact(tokenized.name, path, store)
+
+
+def sample_units(lengths: np.ndarray, n_tokens: int, index: int, seed: int) -> np.ndarray:
+    """Which units sub-corpus ``index`` keeps (a boolean mask): a seeded permutation of all units,
+    taken until it holds ``n_tokens`` tokens. It depends only on the lengths, never on who reads them."""
+    order = np.random.default_rng([seed, index]).permutation(len(lengths))
+    cumulative = np.cumsum(lengths[order])
+    take = int(np.searchsorted(cumulative, n_tokens)) + 1
+    keep = np.zeros(len(lengths), dtype=bool)
+    keep[order[:take]] = True
+    return keep
+
+
+# Sharded corpora: each file of a corpus is tokenized (and sampled) on its own, possibly in other
+# processes or on other machines, and the parts are joined into exactly the artefacts that
+# tokenize_corpus and sample_corpus make of the whole (same bytes, same fingerprints, same keys).
+
+
+def part_corpus(corpus: Corpus, file: Path) -> Corpus:
+    """One file of a corpus as a corpus of its own, read with the same options."""
+    return replace(corpus, path=file, files=(file,))
+
+
+def tokenize_part(corpus: Corpus, file: Path, store: ArtefactStore,
+                  options: TokenizerOptions = TokenizerOptions(),
+                  progress: Progress = _noop_progress) -> TokenizedCorpus:
+    """One file (shard) of ``corpus`` tokenized and stored under its own fingerprint; it may hold no words."""
+    part = part_corpus(corpus, file)
+
+    def build(out: Path) -> dict[str, Any]:
+        text_hash, n_tokens, n_units = _write_tokens(part.token_units(options, progress), out)
+        return {"fingerprint": digest("tokens", text_hash, options.as_dict()), "n_tokens": n_tokens,
+                "n_units": n_units, "options": options.as_dict()}
+
+    return _from_artefact(corpus.name, store.build("tokens-part", part.raw_fingerprint(options), build), store)
+
+
+def _concatenate(parts: Iterable[TokenizedCorpus], out: Path) -> tuple[str, int, int]:
+    """Join the parts' token files and lengths; return (sha256 of the text, tokens, units)."""
+    h = hashlib.sha256()
+    with open(out / "tokens.txt", "wb") as f:
+        lengths = []
+        for part in parts:
+            with open(part.tokens_file, "rb") as handle:
+                for chunk in iter(lambda: handle.read(1 << 20), b""):
+                    h.update(chunk)
+                    f.write(chunk)
+            lengths.append(part.lengths())
+    counts = np.concatenate(lengths).astype(np.int32) if lengths else np.zeros(0, dtype=np.int32)
+    np.save(out / "lengths.npy", counts)
+    return h.hexdigest(), int(counts.sum(dtype=np.int64)), len(counts)
+
+
+def join_parts(corpus: Corpus, parts: list[TokenizedCorpus], store: ArtefactStore,
+               options: TokenizerOptions = TokenizerOptions(), raw_key: str | None = None) -> TokenizedCorpus:
+    """The tokenized corpus from its files' parts, in file order: what :func:`tokenize_corpus` makes."""
+    key = raw_key or corpus.raw_fingerprint(options)
+
+    def build(out: Path) -> dict[str, Any]:
+        text_hash, n_tokens, n_units = _concatenate(parts, out)
+        if n_tokens == 0:
+            raise CorpusError(f"{corpus.name}: no words found in {corpus.path.name}")
+        return {"fingerprint": digest("tokens", text_hash, options.as_dict()), "n_tokens": n_tokens,
+                "n_units": n_units, "options": options.as_dict()}
+
+    return _from_artefact(corpus.name, store.build("tokens", key, build), store)
+
+
+def sample_part(part: TokenizedCorpus, position: int, rows: np.ndarray, key: str,
+                store: ArtefactStore) -> TokenizedCorpus:
+    """The units ``rows`` (indices) of the part at ``position``, for the sample ``key`` of the whole corpus."""
+    part_key = digest(key, position, part.fingerprint)
+
+    def build(out: Path) -> dict[str, Any]:
+        wanted = np.zeros(part.n_units, dtype=bool)
+        wanted[rows] = True
+
+        def lines() -> Iterator[list[str]]:
+            with open(part.tokens_file, encoding="utf-8") as f:
+                for selected, line in zip(wanted, f):
+                    if selected:
+                        yield line.split()
+
+        _, count, units = _write_tokens(lines(), out)
+        return {"fingerprint": part_key, "n_tokens": count, "n_units": units}
+
+    return _from_artefact(part.name, store.build("sample-part", part_key, build), store)
+
+
+def join_sample(tokenized: TokenizedCorpus, parts: list[TokenizedCorpus], n_tokens: int, index: int,
+                store: ArtefactStore, seed: int = 13) -> TokenizedCorpus:
+    """Sub-corpus ``index`` from its parts (see :func:`sample_part`): what :func:`sample_corpus` makes."""
+    if n_tokens >= tokenized.n_tokens:
+        return tokenized
+    key = digest("sample", tokenized.fingerprint, n_tokens, index, seed)
+
+    def build(out: Path) -> dict[str, Any]:
+        _, count, units = _concatenate(parts, out)
+        return {
+            "fingerprint": key,
+            "n_tokens": count,
+            "n_units": units,
+            "parent": tokenized.fingerprint,
+            "options": tokenized.meta.get("options", {}),
+            "sample": {"n_tokens": n_tokens, "index": index, "seed": seed},
+        }
+
+    return _from_artefact(tokenized.name, store.build("sample", key, build), store)
 
 
 def save_upload(data: bytes, filename: str, store: ArtefactStore) -> Path:

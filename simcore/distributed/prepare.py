@@ -1,0 +1,203 @@
+"""The similarity matrix on a cluster: sources prepared and cells scored as Dask tasks.
+
+Every source is tokenized and sampled shard by shard (:mod:`.shards`); then each source sample
+gets its n-gram counts, its KenLM model and its skip-gram vectors as separate tasks (so several
+sources, and several models of one source, are built at once on several workers); the targets'
+slow side work (tagging for TVcC) runs as tasks too; and every cell is scored as a task calling
+:meth:`simcore.matrix.Workbench.cell`. All of it lands in the shared artefact store, and the
+table is finally assembled by :meth:`simcore.matrix.Workbench.matrix` in the calling process,
+which finds every artefact and cell stored: the same table as without a cluster, by construction.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pandas as pd
+
+from ..corpus import Corpus, TokenizedCorpus
+from ..errors import SimcoreError
+from ..matrix import DEFAULT_MEASURES, Workbench, comparison_size
+from ..measures import PreparedSource, get_measure, parse_measures
+from .cluster import check_workers, open_client
+from .shards import Failed, Settings, ShardedCorpus, Tracker, sample_sharded, tokenize_sharded
+
+Progress = Callable[[str, float], None]
+OWN_TASK = ("ppl", "wvv")  # measures whose model is worth a task (and a worker) of its own
+CLUSTER_SHARE = 0.97  # of the progress bar; the rest is the local assembly from the store
+MEMORY_SOURCES = 4  # prepared source samples (their loaded models) kept per worker process
+
+
+def _quiet(message: str, fraction: float) -> None:
+    pass
+
+
+@functools.lru_cache(maxsize=4)
+def _workbench(settings: Settings) -> Workbench:
+    return Workbench(settings.store, settings.tokenizer, settings.options)
+
+
+_PREPARED: OrderedDict[tuple[str, ...], list[PreparedSource]] = OrderedDict()
+
+
+def _prepared(settings: Settings, samples: Sequence[TokenizedCorpus]) -> list[PreparedSource]:
+    """The source samples with their loaded models, kept for the next task on this worker."""
+    key = (settings.store_root, repr(settings.options), *(s.fingerprint for s in samples))
+    if key in _PREPARED:
+        _PREPARED.move_to_end(key)
+    else:
+        _PREPARED[key] = [PreparedSource(s, settings.store, settings.options) for s in samples]
+        while len(_PREPARED) > MEMORY_SOURCES:
+            _PREPARED.popitem(last=False)
+    return _PREPARED[key]
+
+
+def measure_groups(names: Sequence[str]) -> list[tuple[str, ...]]:
+    """Measures grouped by preparation task: the models in :data:`OWN_TASK` alone, the rest (counts) together."""
+    shared = tuple(n for n in names if n not in OWN_TASK)
+    return ([shared] if shared else []) + [(n,) for n in names if n in OWN_TASK]
+
+
+# Tasks (run on the workers)
+
+def prepare_source(settings: Settings, measures: tuple[str, ...], *samples: TokenizedCorpus) -> dict[str, str]:
+    """Build what ``measures`` need from every sample of one source; {measure: error} for those that cannot."""
+    failed = next((s for s in samples if isinstance(s, Failed)), None)
+    if failed is not None:
+        return dict.fromkeys(measures, failed.message)
+    errors = {}
+    for name in measures:
+        try:
+            for source in _prepared(settings, samples):
+                get_measure(name).prepare(source)
+        except SimcoreError as exc:
+            errors[name] = str(exc)
+    return errors
+
+
+def target_work(function: Callable[..., Any], args: tuple[Any, ...]) -> str | None:
+    """A measure's target-side work (tagging); its result lands in the store."""
+    try:
+        function(*args)
+    except SimcoreError as exc:
+        return str(exc)
+    return None
+
+
+def score_cell(settings: Settings, target: Corpus, measure: str, errors: dict[str, str],
+               after: list[Any], *samples: TokenizedCorpus) -> str | None:
+    """Score (and store) one cell; None, or why it has no value."""
+    if measure in errors:
+        return errors[measure]
+    bench = _workbench(settings)
+    try:
+        bench.cell(_prepared(settings, samples), bench.target(target), measure)
+    except SimcoreError as exc:
+        return str(exc)
+    return None
+
+
+# Client side
+
+def cluster_matrix(
+    client: Any,
+    bench: Workbench,
+    sources: Sequence[Corpus],
+    targets: Sequence[Corpus],
+    measures: Sequence[str] | str = DEFAULT_MEASURES,
+    *,
+    samples: int = 1,
+    sample_tokens: int | None = None,
+    progress: Progress = _quiet,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
+) -> pd.DataFrame:
+    """:meth:`Workbench.matrix` with the work done on the cluster behind ``client``; the same table."""
+    names = parse_measures(measures)
+    if not sources or not targets:
+        raise SimcoreError("give at least one source and one target")
+    if samples < 1:
+        raise SimcoreError("--samples must be at least 1")
+    if sample_tokens is not None and sample_tokens < 1:
+        raise SimcoreError("--sample-tokens must be positive")
+    settings = Settings(str(bench.store.root.resolve()), bench.tokenizer, bench.options)
+    workers = check_workers(client, settings.store_root)
+    progress(f"running on {workers} Dask workers", 0.0)
+    tracker = Tracker(client, progress, (0.0, CLUSTER_SHARE))
+    _run(tracker, bench, settings, list(sources), list(targets), names, samples, sample_tokens)
+
+    def local(message: str, fraction: float) -> None:
+        progress(message, CLUSTER_SHARE + (1 - CLUSTER_SHARE) * fraction)
+
+    return bench.matrix(sources, targets, names, samples=samples, sample_tokens=sample_tokens, progress=local,
+                        on_row=on_row)
+
+
+def matrix_runner(bench: Any, scheduler: str | None = None, local_workers: int | None = None) -> Callable[..., Any]:
+    """``bench.matrix`` itself when no cluster is asked for, else the same call run on the cluster."""
+    if not scheduler and not local_workers:
+        return bench.matrix
+
+    def run(*matrix_args: Any, **matrix_kwargs: Any) -> Any:
+        with open_client(scheduler, local_workers) as client:
+            return cluster_matrix(client, bench, *matrix_args, **matrix_kwargs)
+
+    return run
+
+
+def _run(tracker: Tracker, bench: Workbench, settings: Settings, sources: list[Corpus], targets: list[Corpus],
+         names: list[str], samples: int, sample_tokens: int | None) -> None:
+    """Everything but the assembly; a corpus that cannot be read is left to the assembly, which
+    reports it exactly as it does without a cluster."""
+    sharded_sources = [tokenize_sharded(tracker, settings, c) for c in sources]
+    sharded_targets = [tokenize_sharded(tracker, settings, c) for c in targets]
+    readable = [(s, t) for s, t in zip(sharded_sources, tracker.wait([s.joined for s in sharded_sources]))
+                if not isinstance(t, Failed)]
+    if not readable:
+        return
+    # the same size per measure as Workbench.matrix chooses
+    size_of = {n: sample_tokens or comparison_size([t.n_tokens for _, t in readable], n) for n in names}
+    sizes = sorted(set(size_of.values()))
+    drawn: dict[tuple[str, int], list[Any]] = {}
+    for sharded, whole in readable:
+        part_units = [p.n_units for p in tracker.wait(sharded.parts)] if min(sizes) < whole.n_tokens else []
+        for size in sizes:
+            drawn[sharded.corpus.name, size] = [
+                sample_sharded(tracker, settings, sharded, whole, part_units, size, i) for i in range(samples)]
+    good_targets = [s for s, t in zip(sharded_targets, tracker.wait([s.joined for s in sharded_targets]))
+                    if not isinstance(t, Failed)]
+    side_work = _target_work(tracker, bench, names, good_targets)
+    cells = []
+    for sharded, _ in readable:
+        name = sharded.corpus.name
+        for size in sizes:
+            source_samples = drawn[name, size]
+            for group in measure_groups([n for n in names if size_of[n] == size]):
+                prepared = tracker.submit("prepare-" + "-".join(group),
+                                          f"prepared {'/'.join(group).upper()} for {name}",
+                                          prepare_source, settings, group, *source_samples,
+                                          priority=1 if set(group) & set(OWN_TASK) else 0)  # longest first
+                for measure in group:
+                    for target in good_targets:
+                        cells.append(tracker.submit(
+                            "score", f"{measure.upper()}: {name} → {target.corpus.name}", score_cell, settings,
+                            target.corpus, measure, prepared, side_work.get(measure, []), *source_samples))
+    tracker.wait(cells)
+
+
+def _target_work(tracker: Tracker, bench: Workbench, names: list[str],
+                 targets: list[ShardedCorpus]) -> dict[str, list[Any]]:
+    """Each measure's target-side work (see ``background_work`` in :mod:`simcore.measures`) as tasks."""
+    futures: dict[str, list[Any]] = {}
+    for name in names:
+        measure = get_measure(name)
+        if not hasattr(measure, "background_work"):
+            continue
+        for sharded in targets:
+            job = measure.background_work(bench.target(sharded.corpus))
+            if job is not None:
+                futures.setdefault(name, []).append(
+                    tracker.submit("target", f"{measure.label}: prepared {sharded.corpus.name}", target_work, *job))
+    return futures

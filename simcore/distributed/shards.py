@@ -1,0 +1,234 @@
+"""Sharded corpora on a cluster: each file read, tokenized, fingerprinted and sampled as a task.
+
+A source given as a directory or a glob of many (plain or compressed) files is tokenized file by
+file on the workers; the parts are joined, in file order, into the same tokenized corpus (bytes,
+fingerprint, store key) that :func:`simcore.corpus.tokenize_corpus` makes in one process. A
+sample is chosen from the lengths of all units with the seed alone (:func:`simcore.corpus.sample_units`),
+each shard writes its chosen units, and the pieces are joined into what
+:func:`simcore.corpus.sample_corpus` makes: the same sample however many workers run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import glob
+import os
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..corpus import Corpus, TokenizedCorpus, join_parts, join_sample, sample_part, sample_units, tokenize_part
+from ..errors import CorpusError, SimcoreError
+from ..measures import MeasureOptions
+from ..store import ArtefactStore, digest
+from ..tokenize import TokenizerOptions
+from .cluster import one_line
+
+Progress = Callable[[str, float], None]
+RETRIES = 1  # for exceptions other than simcore's own; a lost worker's task is rescheduled by Dask itself
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every task needs to rebuild the caller's workbench on a worker (small and picklable)."""
+
+    store_root: str
+    tokenizer: TokenizerOptions = TokenizerOptions()
+    options: MeasureOptions = MeasureOptions()
+
+    @property
+    def store(self) -> ArtefactStore:
+        return _store(self.store_root)
+
+
+@functools.lru_cache(maxsize=8)
+def _store(root: str) -> ArtefactStore:
+    return ArtefactStore(root)
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A task's result when the input is at fault: returned, not raised, so Dask does not retry it."""
+
+    message: str
+
+
+def _guarded(function: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(function)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        failed = next((a for a in args if isinstance(a, Failed)), None)
+        if failed is not None:
+            return failed
+        try:
+            return function(*args, **kwargs)
+        except SimcoreError as exc:
+            return Failed(str(exc))
+    return run
+
+
+def corpus_from_glob(pattern: str, name: str | None = None, **options: Any) -> Corpus:
+    """One corpus made of every file matching a glob (``**`` included), in sorted order."""
+    files = sorted(Path(p) for p in glob.glob(os.path.expanduser(pattern), recursive=True) if Path(p).is_file())
+    if not files:
+        raise CorpusError(f"no files match {pattern}")
+    for f in files:
+        if f.stat().st_size == 0:
+            raise CorpusError(f"{name or pattern}: {f.name} is empty")
+    parent = Path(os.path.commonpath([f.parent for f in files]))
+    return Corpus(name=name or parent.name, path=parent, files=tuple(files), **options)
+
+
+def add_source_glob_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--source-glob", action="append", default=[], metavar="NAME=GLOB",
+                        help="one more source made of every file matching GLOB (quote it), e.g. "
+                             "crawl='/data/crawl/part-*.gz'; repeatable")
+
+
+def with_glob_sources(sources: list[Corpus], specs: Sequence[str], **options: Any) -> list[Corpus]:
+    """``sources`` and one corpus per ``NAME=GLOB``; names must stay unique."""
+    out = list(sources)
+    for spec in specs:
+        name, sep, pattern = spec.partition("=")
+        if not sep or not name.strip() or not pattern.strip():
+            raise CorpusError(f"--source-glob {spec!r}: write NAME=GLOB, e.g. crawl='/data/crawl/part-*.gz'")
+        out.append(corpus_from_glob(pattern.strip(), name=name.strip(), **options))
+    names = [c.name for c in out]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise CorpusError(f"several sources share the name {', '.join(duplicates)}")
+    return out
+
+
+# Tasks (run on the workers). Each returns a small picklable value; the text stays in the store.
+
+@_guarded
+def tokenize_shard(settings: Settings, corpus: Corpus, file: Path) -> TokenizedCorpus:
+    return tokenize_part(corpus, file, settings.store, settings.tokenizer)
+
+
+@_guarded
+def fingerprint_corpus(settings: Settings, corpus: Corpus) -> str:
+    return corpus.raw_fingerprint(settings.tokenizer)
+
+
+@_guarded
+def join_shards(settings: Settings, corpus: Corpus, raw_key: str, *parts: TokenizedCorpus) -> TokenizedCorpus:
+    return join_parts(corpus, list(parts), settings.store, settings.tokenizer, raw_key)
+
+
+@_guarded
+def plan_sample(tokenized: TokenizedCorpus, part_units: list[int], n_tokens: int, index: int,
+                seed: int) -> list[np.ndarray]:
+    """The chosen units of each part (indices within the part)."""
+    keep = sample_units(tokenized.lengths(), n_tokens, index, seed)
+    bounds = np.concatenate([[0], np.cumsum(part_units)]).astype(np.int64)
+    return [np.flatnonzero(keep[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+@_guarded
+def pick(plan: list[np.ndarray], position: int) -> np.ndarray:
+    return plan[position]
+
+
+@_guarded
+def sample_shard(settings: Settings, part: TokenizedCorpus, position: int, rows: np.ndarray,
+                 key: str) -> TokenizedCorpus:
+    return sample_part(part, position, rows, key, settings.store)
+
+
+@_guarded
+def join_sample_shards(settings: Settings, tokenized: TokenizedCorpus, n_tokens: int, index: int,
+                       *parts: TokenizedCorpus) -> TokenizedCorpus:
+    return join_sample(tokenized, list(parts), n_tokens, index, settings.store, settings.options.seed)
+
+
+# Client side: submitting the tasks, and following them.
+
+@dataclass
+class Tracker:
+    """Submits tasks with a stage name and reports (message, fraction) as they finish."""
+
+    client: Any
+    progress: Progress
+    span: tuple[float, float] = (0.0, 1.0)
+    futures: list[Any] = field(default_factory=list)
+    labels: dict[str, str] = field(default_factory=dict)
+    reported: set[str] = field(default_factory=set)
+
+    def submit(self, stage: str, label: str, function: Callable[..., Any], *args: Any, priority: int = 0) -> Any:
+        future = self.client.submit(function, *args, key=f"simcore-{stage}-{uuid.uuid4().hex}", retries=RETRIES,
+                                    priority=priority)
+        self.futures.append(future)
+        self.labels[future.key] = label
+        return future
+
+    def wait(self, wanted: Sequence[Any]) -> list[Any]:
+        """Results of ``wanted``, reporting every task that finishes meanwhile."""
+        from distributed import wait
+
+        while True:
+            for future in self.futures:
+                if future.done() and future.key not in self.reported:
+                    self.reported.add(future.key)
+                    low, high = self.span
+                    self.progress(self.labels[future.key], low + (high - low) * len(self.reported) / len(self.futures))
+            # Only the cluster's own failures become a SimcoreError; the progress callback's exceptions
+            # (a user's Cancel) pass through untouched.
+            if all(f.done() for f in wanted):
+                try:
+                    return self.client.gather(list(wanted))
+                except Exception as exc:  # a task given up on (its worker killed too often), a lost scheduler
+                    raise SimcoreError(f"the Dask cluster failed: {one_line(exc)}") from exc
+            pending = [f for f in self.futures if not f.done()]
+            try:
+                wait(pending, timeout=0.5, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                pass
+            except Exception as exc:
+                raise SimcoreError(f"the Dask cluster failed: {one_line(exc)}") from exc
+            time.sleep(0.01)
+
+
+@dataclass
+class ShardedCorpus:
+    """A corpus whose files are being tokenized as tasks: the parts and the joined whole (futures)."""
+
+    corpus: Corpus
+    parts: list[Any]
+    joined: Any
+
+
+def tokenize_sharded(tracker: Tracker, settings: Settings, corpus: Corpus) -> ShardedCorpus:
+    """Submit one task per file, one that fingerprints the raw bytes, and one that joins them."""
+    n = len(corpus.files)
+    parts = [tracker.submit("tokenize", f"tokenized {corpus.name} shard {i + 1}/{n}", tokenize_shard,
+                            settings, corpus, f) for i, f in enumerate(corpus.files)]
+    raw_key = tracker.submit("fingerprint", f"fingerprinted {corpus.name}", fingerprint_corpus, settings, corpus)
+    joined = tracker.submit("join", f"joined the {n} shards of {corpus.name}", join_shards,
+                            settings, corpus, raw_key, *parts)
+    return ShardedCorpus(corpus, parts, joined)
+
+
+def sample_sharded(tracker: Tracker, settings: Settings, sharded: ShardedCorpus, tokenized: TokenizedCorpus,
+                   part_units: list[int], n_tokens: int, index: int) -> Any:
+    """Submit the tasks that draw sub-corpus ``index``; the joined sample (a future), or the corpus itself."""
+    if n_tokens >= tokenized.n_tokens:
+        return sharded.joined
+    seed = settings.options.seed
+    key = digest("sample", tokenized.fingerprint, n_tokens, index, seed)
+    name = sharded.corpus.name
+    plan = tracker.submit("sample-plan", f"chose sample {index + 1} of {name}", plan_sample,
+                          tokenized, part_units, n_tokens, index, seed)
+    pieces = []
+    for position, part in enumerate(sharded.parts):
+        rows = tracker.submit("sample-rows", f"sample {index + 1} of {name}", pick, plan, position)
+        pieces.append(tracker.submit("sample", f"sampled {name} shard {position + 1}/{len(sharded.parts)}",
+                                     sample_shard, settings, part, position, rows, key))
+    return tracker.submit("sample-join", f"joined sample {index + 1} of {name}", join_sample_shards,
+                          settings, tokenized, n_tokens, index, *pieces)
