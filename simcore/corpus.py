@@ -762,9 +762,10 @@ def tokenize_part(corpus: Corpus, file: Path, store: ArtefactStore,
     part = part_corpus(corpus, file)
 
     def build(out: Path) -> dict[str, Any]:
-        text_hash, n_tokens, n_units = _write_tokens(part.token_units(options, progress), out)
+        notes = ReadNotes()
+        text_hash, n_tokens, n_units = _write_tokens(part.token_units(options, progress, notes), out)
         return {"fingerprint": digest("tokens", text_hash, options.as_dict()), "n_tokens": n_tokens,
-                "n_units": n_units, "options": options.as_dict()}
+                "n_units": n_units, "options": options.as_dict(), "read_notes": notes.as_dict()}
 
     return _from_artefact(corpus.name, store.build("tokens-part", part.raw_fingerprint(options), build), store)
 
@@ -794,8 +795,14 @@ def join_parts(corpus: Corpus, parts: list[TokenizedCorpus], store: ArtefactStor
         text_hash, n_tokens, n_units = _concatenate(parts, out)
         if n_tokens == 0:
             raise CorpusError(f"{corpus.name}: no words found in {corpus.path.name}")
+        notes = ReadNotes()
+        for part in parts:
+            found = part.read_notes
+            notes.skipped += found.skipped
+            notes.repaired += found.repaired
+            notes.examples = (notes.examples + found.examples)[:5]
         return {"fingerprint": digest("tokens", text_hash, options.as_dict()), "n_tokens": n_tokens,
-                "n_units": n_units, "options": options.as_dict()}
+                "n_units": n_units, "options": options.as_dict(), "read_notes": notes.as_dict()}
 
     return _from_artefact(corpus.name, store.build("tokens", key, build), store)
 
