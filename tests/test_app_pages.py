@@ -107,6 +107,7 @@ def test_home_gives_the_answer_once_a_matrix_is_computed(computed):
     for rec in recommend(state(at).matrix, "lm"):
         assert answer.loc[rec.target, "pretrain on"] == " or ".join(rec.recommended)
     assert answer.loc["news_ner", "pretrain on"] == "news"
+    go(computed, "pages/2_Similarity.py")  # the module's later tests expect the Similarity page
 
 
 def test_compute_matches_the_library_and_colours_point_to_the_most_similar(computed, cache):
