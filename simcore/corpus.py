@@ -694,6 +694,14 @@ def tokenize_corpus(
     return _from_artefact(corpus.name, path, store)
 
 
+def _selected_units(tokens_file: Path, keep: np.ndarray) -> Iterator[list[str]]:
+    """The units (lines) of a stored token file where ``keep`` is true, in file order."""
+    with open(tokens_file, encoding="utf-8") as f:
+        for selected, line in zip(keep, f):
+            if selected:
+                yield line.split()
+
+
 def sample_corpus(
     tokenized: TokenizedCorpus,
     n_tokens: int,
@@ -713,14 +721,7 @@ def sample_corpus(
 
     def build(out: Path) -> dict[str, Any]:
         keep = sample_units(tokenized.lengths(), n_tokens, index, seed)
-
-        def lines() -> Iterator[list[str]]:
-            with open(tokenized.tokens_file, encoding="utf-8") as f:
-                for selected, line in zip(keep, f):
-                    if selected:
-                        yield line.split()
-
-        _, count, units = _write_tokens(lines(), out)
+        _, count, units = _write_tokens(_selected_units(tokenized.tokens_file, keep), out)
         return {
             "fingerprint": key,
             "n_tokens": count,
@@ -815,14 +816,7 @@ def sample_part(part: TokenizedCorpus, position: int, rows: np.ndarray, key: str
     def build(out: Path) -> dict[str, Any]:
         wanted = np.zeros(part.n_units, dtype=bool)
         wanted[rows] = True
-
-        def lines() -> Iterator[list[str]]:
-            with open(part.tokens_file, encoding="utf-8") as f:
-                for selected, line in zip(wanted, f):
-                    if selected:
-                        yield line.split()
-
-        _, count, units = _write_tokens(lines(), out)
+        _, count, units = _write_tokens(_selected_units(part.tokens_file, wanted), out)
         return {"fingerprint": part_key, "n_tokens": count, "n_units": units}
 
     return _from_artefact(part.name, store.build("sample-part", part_key, build), store)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections import Counter
 
 import numpy as np
 import pytest
@@ -17,6 +16,7 @@ from simcore.measures import get_measure
 from simcore.uncertainty import centred, interval, pool_samples, sentence_weights
 
 from .conftest import ROOT, SAMPLE_DATA
+from .test_measures import _ngrams
 
 SOURCE = SAMPLE_DATA / "sources" / "news.txt"
 TARGET = SAMPLE_DATA / "targets" / "news_ner.conll"
@@ -65,15 +65,6 @@ def test_tvc_replicates_equal_set_arithmetic_on_the_resampled_target(store):
     for r in (0, 11):
         types = {t for s in _resampled(target, r) for t in s}
         assert result.replicates[r] == pytest.approx(len(types & vocabulary) / len(types))
-
-
-def _ngrams(sentences, max_n=3):
-    counts = Counter()
-    for s in sentences:
-        for n in range(1, max_n + 1):
-            for i in range(len(s) - n + 1):
-                counts[tuple(s[i:i + n])] += 1
-    return counts
 
 
 def test_jsd_replicates_equal_scipy_on_the_resampled_target(store):
