@@ -26,6 +26,8 @@ __all__ = ["AppState", "Job", "LoadedCorpus", "NamedMatrix", "get_state", "get_s
            "workbench_lock", "setup_page", "pick_matrix", "keep_choices", "save_choices", "changed", "md"]
 
 STATE_KEY = "simcore_state"
+# How often a running job's progress is redrawn: each redraw is a script run on the server, for every session.
+REFRESH_SECONDS = 2.0
 
 # Page paths for st.page_link / st.switch_page (pages-directory mode).
 HOME = "app.py"
@@ -192,7 +194,7 @@ def _sidebar(state: AppState) -> None:
             st.page_link(page, label=text, icon=icon)
         st.divider()
         running = any(j.running for j in state.jobs.values())
-        st.fragment(_jobs_panel, run_every=1.0 if running else None)()
+        st.fragment(_jobs_panel, run_every=REFRESH_SECONDS if running else None)()
         _loaded_now(state)
 
 

@@ -8,19 +8,18 @@ when the job is cancelled. When it ends the matrix is kept under a new name (not
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
 import pandas as pd
 
-from simcore.distributed.cluster import scheduler_from_env
-from simcore.distributed.prepare import matrix_runner
 from simcore.errors import SimcoreError
 from simcore.matrix import COLUMNS
 from simcore.measures import MeasureOptions, all_measures, get_measure
 from simcore.tokenize import TokenizerOptions
 
-from . import jobs
-from .resources import get_bench
+from . import jobs, work
+from .resources import get_bench, get_store
 from .state import AppState, Job, NamedMatrix
 
 KIND = "matrix"
@@ -48,19 +47,12 @@ def start_matrix(state: AppState, job: Job) -> jobs.BackgroundJob:
     targets = [state.targets[n].corpus for n in job.targets]
     options, tokenizer = job_options(job)
     bench = get_bench(options, tokenizer)  # in the page's thread: cache_resource needs the script context
-
-    def work(task: jobs.BackgroundJob) -> pd.DataFrame:
-        while not bench.lock.acquire(timeout=0.5):
-            task.progress("waiting for another computation on this server to finish", 0.0)
-        try:
-            return matrix_runner(bench.workbench, scheduler_from_env())(  # on the Dask cluster when one is set
-                sources, targets, job.measures, samples=job.samples, sample_tokens=job.sample_tokens,
-                progress=task.progress, on_row=lambda row: (task.check(), task.partial.append(row)))
-        finally:
-            bench.lock.release()
-
+    task = partial(work.matrix, root=str(get_store().root), options=job.options, tokenizer=job.tokenizer,
+                   sources=sources, targets=targets, measures=list(job.measures), samples=job.samples,
+                   sample_tokens=job.sample_tokens)
     total = len(job.sources) * len(job.targets) * len(job.measures)
-    return jobs.start(state, KIND, f"Similarity matrix ({total} values)", work, _finished, params=job)
+    return jobs.start(state, KIND, f"Similarity matrix ({total} values)", task, _finished, params=job,
+                      lock=bench.lock)
 
 
 def _finished(state: AppState, task: jobs.BackgroundJob) -> None:

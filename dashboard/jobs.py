@@ -1,22 +1,35 @@
 """Long work that belongs to the session, not to a page script.
 
-A page starts a job (``start``); the work runs in a thread, so it goes on while the user opens other
-pages. The worker never calls Streamlit: it updates the job's progress, checks the cancel flag each
-time it reports progress, and leaves its result on the job. The next run of any page hands finished
-jobs to their ``on_done`` callback (``collect``), which files the result in the session's state.
+A page starts a job (``start``). The work runs in a child process of its own, watched by a thread of
+the session, so it goes on while the user opens other pages and never competes for the server's
+interpreter lock with the page scripts of other sessions (in one process, ten sessions' refreshing
+pages starved a computation of it). The work reports progress and finished rows through a pipe; the
+watcher copies them onto the job, which the sidebar of any page shows. Cancel sets a flag that the
+work sees at its next progress report, so it stops cleanly between steps; what it had stored stays in
+simcore's store. The next run of any page hands ended jobs to their ``on_done`` callback (``collect``),
+which files the result in the session's state.
+
+``work`` must be picklable (a module-level function, or ``functools.partial`` of one): it runs as
+``work(task)`` in a freshly started interpreter, with ``task.progress``, ``task.check`` and
+``task.partial.append`` as in the page process.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
 from typing import Any
 
 from simcore.errors import SimcoreError
 
 from .state import AppState
+
+_CONTEXT = multiprocessing.get_context("spawn")  # a clean child: the server process has many threads
+_CANCEL_GRACE = 30.0  # seconds the work has, after Cancel, to reach its next progress report
 
 RUNNING, DONE, FAILED, CANCELLED = "running", "done", "failed", "cancelled"
 
@@ -83,30 +96,136 @@ def running(state: AppState, kind: str) -> BackgroundJob | None:
     return job if job is not None and job.running else None
 
 
-def start(state: AppState, kind: str, title: str, work: Callable[[BackgroundJob], Any],
-          on_done: Callable[[AppState, BackgroundJob], None], params: Any = None) -> BackgroundJob:
-    """Run ``work(job)`` in a thread owned by this session; one job of a kind at a time."""
+def start(state: AppState, kind: str, title: str, work: Callable[[Any], Any],
+          on_done: Callable[[AppState, BackgroundJob], None], params: Any = None,
+          lock: threading.Lock | None = None) -> BackgroundJob:
+    """Run ``work(task)`` in a child process owned by this session; one job of a kind at a time.
+
+    With ``lock`` (shared by the sessions of this server) the job waits for it before it starts, so
+    computations on the same artefacts run one after another instead of all at once on a few cores.
+    """
     if running(state, kind) is not None:
         raise SimcoreError(f"a {kind} computation is already running; wait for it or cancel it in the sidebar")
     job = BackgroundJob(kind=kind, title=title, params=params, on_done=on_done)
-    job._thread = threading.Thread(target=_run, args=(job, work), name=f"simcore-{kind}-job", daemon=True)
+    job._thread = threading.Thread(target=_watch, args=(job, work, lock), name=f"simcore-{kind}-job", daemon=True)
     state.jobs[kind] = job
     job._thread.start()
     return job
 
 
-def _run(job: BackgroundJob, work: Callable[[BackgroundJob], Any]) -> None:
+def _watch(job: BackgroundJob, work: Callable[[Any], Any], lock: threading.Lock | None) -> None:
+    """The session's side of a job: wait for the lock, start the child, copy its reports onto the job."""
     try:
-        job.result = work(job)
-        job.fraction, job.message, job.status = 1.0, "done", DONE
+        if lock is not None:
+            while not lock.acquire(timeout=0.5):
+                job.progress("waiting for another computation on this server to finish", 0.0)
+        try:
+            _supervise(job, work)
+        finally:
+            if lock is not None:
+                lock.release()
     except JobCancelled:
         job.status, job.message = CANCELLED, "cancelled"
-    except SimcoreError as exc:
-        job.status, job.error = FAILED, str(exc)
-    except Exception as exc:  # noqa: BLE001 - a worker's failure becomes a message, never a dead thread
+    except Exception as exc:  # noqa: BLE001 - a failure becomes a message, never a dead thread
         job.status, job.error = FAILED, f"Something went wrong: {exc}"
     finally:
         job.finished = time.time()
+
+
+def _supervise(job: BackgroundJob, work: Callable[[Any], Any]) -> None:
+    receive, send = _CONTEXT.Pipe(duplex=False)
+    cancel = _CONTEXT.Event()
+    child = _CONTEXT.Process(target=_child, args=(work, send, cancel), name=f"simcore-{job.kind}", daemon=True)
+    child.start()
+    send.close()  # the child holds the only writing end: end of file once it exits
+    cancel_sent: float | None = None
+    try:
+        while True:
+            if job.cancel_requested and cancel_sent is None:
+                cancel.set()
+                cancel_sent = time.time()
+            if cancel_sent is not None and time.time() - cancel_sent > _CANCEL_GRACE:
+                child.terminate()  # its stored artefacts are whole: the store writes atomically
+                job.status, job.message = CANCELLED, "cancelled"
+                return
+            if not receive.poll(0.25):
+                continue
+            try:
+                message = receive.recv()
+            except EOFError:
+                child.join(5)
+                job.status = FAILED
+                job.error = f"the computation stopped unexpectedly (exit code {child.exitcode})"
+                return
+            if _record(job, message):
+                return
+    finally:
+        receive.close()
+        child.join(5)
+        if child.is_alive():
+            child.kill()
+
+
+def _record(job: BackgroundJob, message: tuple[Any, ...]) -> bool:
+    """Copy one report of the child onto the job; True once the work has ended."""
+    what = message[0]
+    if what == "progress":
+        job.message, job.fraction = message[1], message[2]
+    elif what == "row":
+        job.partial.append(message[1])
+    elif what == DONE:
+        job.result = message[1]
+        job.fraction, job.message, job.status = 1.0, "done", DONE
+    elif what == CANCELLED:
+        job.status, job.message = CANCELLED, "cancelled"
+    elif what == FAILED:
+        job.status, job.error = FAILED, message[1]
+    return what in (DONE, CANCELLED, FAILED)
+
+
+class _Rows:
+    """``task.partial`` in the child: appended rows go to the session."""
+
+    def __init__(self, send: Connection) -> None:
+        self._send = send
+
+    def append(self, row: Any) -> None:
+        self._send.send(("row", row))
+
+
+class ChildTask:
+    """What ``work`` gets in the child process: progress reports, the cancel check, finished rows."""
+
+    def __init__(self, send: Connection, cancel: Any) -> None:
+        self._send, self._cancel = send, cancel
+        self.partial = _Rows(send)
+
+    def progress(self, message: str, fraction: float) -> None:
+        """Report progress; raises JobCancelled once the user asked to stop."""
+        self.check()
+        self._send.send(("progress", str(message)[:160], max(0.0, min(1.0, float(fraction)))))
+
+    def check(self) -> None:
+        if self._cancel.is_set():
+            raise JobCancelled
+
+
+def _child(work: Callable[[Any], Any], send: Connection, cancel: Any) -> None:
+    task = ChildTask(send, cancel)
+    try:
+        result = work(task)
+        message: tuple[Any, ...] = (DONE, result)
+    except JobCancelled:
+        message = (CANCELLED,)
+    except SimcoreError as exc:
+        message = (FAILED, str(exc))
+    except Exception as exc:  # noqa: BLE001 - reported to the session as a message, never a traceback
+        message = (FAILED, f"Something went wrong: {exc}")
+    try:
+        send.send(message)
+    except Exception as exc:  # noqa: BLE001 - a result that cannot be sent back is a failure, said as one
+        send.send((FAILED, f"Something went wrong: the result could not be passed back ({exc})"))
+    send.close()
 
 
 def collect(state: AppState) -> None:

@@ -31,7 +31,7 @@ FORM_KEYS = {"f_sources": None, "f_targets": None, "f_measures": list(DEFAULT_ME
              "f_jsd": MeasureOptions().jsd_max_n, "f_wvv": "shared", "f_propn": False, "f_seed": MeasureOptions().seed}
 
 
-@st.fragment(run_every=1.0)
+@st.fragment(run_every=c.REFRESH_SECONDS)
 def running_job() -> None:
     """Progress of the running computation, with the values finished so far (refreshed every second)."""
     current = jobs.running(state, KIND)

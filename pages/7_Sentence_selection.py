@@ -1,11 +1,13 @@
 """Sentence selection: keep the pool sentences closest to a target sample, for continued pretraining."""
 
+from functools import partial
+
 import altair as alt
 import pandas as pd
 import streamlit as st
 
 from dashboard import common as c
-from dashboard import jobs
+from dashboard import jobs, work
 from dashboard.common import get_state, get_store, setup_page
 from dashboard.corpus_view import corpus_stats
 from dashboard.paths import resolve_server_path
@@ -13,7 +15,7 @@ from dashboard.selection_chart import clipped_histogram, short_selection_warning
 from dashboard.state import unique_name
 from simcore.corpus import Corpus, display_name, save_upload
 from simcore.errors import SimcoreError
-from simcore.selection import DESCRIPTIONS, METHODS, SelectionOptions, choose, jaccard, kept_indices, score_pool
+from simcore.selection import DESCRIPTIONS, METHODS, SelectionOptions, jaccard, kept_indices
 from simcore.selection.encoder_model import INSTALL_HINT, encoder_installed
 from simcore.selection.view import examples_table, selection_files
 
@@ -116,15 +118,9 @@ if submitted:
         by_top = amount.startswith("top")
         amount_label = f"top {int(top):,}" if by_top else f"top {percent}%"
         label = f"{method} · {pool.name} → {target.name} · {amount_label}"
-        store = get_store()
-
-        def work(job: jobs.BackgroundJob, pool=pool, target=target, options=options, by_top=by_top,
-                 keep_duplicates=keep_duplicates, top=int(top), percent=percent):
-            scores = score_pool(pool, target, options, store, job.progress)
-            cutoff = choose(scores, top=top if by_top else None, fraction=None if by_top else percent / 100,
-                            keep_duplicates=keep_duplicates)
-            return {"pool": pool, "scores": scores, "cutoff": cutoff, "keep_duplicates": keep_duplicates,
-                    "method": options.method, "target": target.name}
+        task = partial(work.selection, root=str(get_store().root), pool=pool, target=target, options=options,
+                       top=int(top) if by_top else None, fraction=None if by_top else percent / 100,
+                       keep_duplicates=keep_duplicates)
 
         def done(state, job: jobs.BackgroundJob, label=label) -> None:
             name = unique_name(label, state.extra.setdefault("selection_runs", {}))
@@ -133,13 +129,13 @@ if submitted:
             state.extra["selection_new"] = name
             state.say("success", f"Selection done: {name}.")
 
-        jobs.start(state, KIND, f"Sentence selection ({method})", work, done, params=label)
+        jobs.start(state, KIND, f"Sentence selection ({method})", task, done, params=label)
         c.changed(state)
     except SimcoreError as exc:
         st.error(str(exc))
 
 
-@st.fragment(run_every=1.0)
+@st.fragment(run_every=c.REFRESH_SECONDS)
 def selection_progress() -> None:
     current = jobs.running(state, KIND)
     if current is None:

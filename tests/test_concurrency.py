@@ -38,9 +38,6 @@ def nav(page, label: str) -> None:
     page.locator(SIDEBAR_LINK, has_text=label).first.click()
 
 
-@pytest.mark.skip(reason="known regression, left open: since matrices run as session jobs (background "
-                         "threads), ten sessions computing at once stall (no heatmap in 300 s, CPU idle); "
-                         "one session works (test_browser)")
 def test_ten_sessions_at_once(browser, tmp_path, monkeypatch):  # noqa: F811  (the fixture imported above)
     cache, log = tmp_path / "store", tmp_path / "builds.log"
     monkeypatch.setenv("SIMCORE_BUILD_LOG", str(log))

@@ -3,7 +3,9 @@ kappa in words and the disagreements that change the first choice, the sentence-
 
 from __future__ import annotations
 
+import os
 import threading
+import time
 
 import numpy as np
 import pandas as pd
@@ -150,38 +152,79 @@ def test_scatter_colours_labels_and_a_line_per_target():
     assert len(layers) == 4  # points, names, per-target lines, the pooled dashed line
 
 
-def test_job_runs_in_the_background_and_can_be_cancelled():
+def _until_cancelled(task) -> int:
+    task.progress("half", 0.5)
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        time.sleep(0.05)
+        task.check()  # raises once Cancel was pressed
+    return 42
+
+
+def _seven(task) -> int:
+    task.partial.append({"cell": 1})
+    task.progress("almost", 0.9)
+    return 7
+
+
+def _fails(task) -> None:
+    raise SimcoreError("no such file")
+
+
+def _dies(task) -> None:
+    os._exit(3)
+
+
+def _pid(task) -> int:
+    return os.getpid()
+
+
+def _wait_for(job, message: str, seconds: float = 30) -> None:
+    deadline = time.time() + seconds
+    while job.message != message and time.time() < deadline:
+        time.sleep(0.05)
+    assert job.message == message, job.message
+
+
+def test_job_runs_in_its_own_process_and_can_be_cancelled():
     state = AppState()
-    gate = threading.Event()
-
-    def work(job):
-        job.progress("half", 0.5)
-        gate.wait(10)
-        job.progress("almost", 0.9)  # raises once cancelled
-        return 42
-
     filed = []
-    job = jobs.start(state, "x", "Test job", work, lambda s, j: filed.append(j.result))
-    assert job.running
+    job = jobs.start(state, "x", "Test job", _until_cancelled, lambda s, j: filed.append(j.result))
+    _wait_for(job, "half")  # reported from the child through the pipe
+    assert job.running and job.fraction == 0.5
     with pytest.raises(SimcoreError, match="already running"):
-        jobs.start(state, "x", "Again", work, lambda s, j: None)
+        jobs.start(state, "x", "Again", _until_cancelled, lambda s, j: None)
     job.cancel()
-    gate.set()
-    assert job.wait(10) and job.status == jobs.CANCELLED
+    assert job.wait(15) and job.status == jobs.CANCELLED
     jobs.collect(state)
     assert not filed and any("cancelled" in text for _, text in state.flash)
 
-    done = jobs.start(state, "x", "Test job", lambda j: 7, lambda s, j: filed.append(j.result))
-    assert done.wait(10)
+    done = jobs.start(state, "x", "Test job", _seven, lambda s, j: filed.append(j.result))
+    assert done.wait(30) and done.status == jobs.DONE
+    assert done.partial == [{"cell": 1}]
     jobs.collect(state)
     jobs.collect(state)  # filed once
     assert filed == [7]
 
-    failing = jobs.start(state, "y", "Bad job", lambda j: (_ for _ in ()).throw(SimcoreError("no such file")),
-                         lambda s, j: None)
-    failing.wait(10)
+    other = jobs.start(state, "pid", "Where", _pid, lambda s, j: None)
+    assert other.wait(30) and other.result != os.getpid(), "the work ran in another process"
+
+    failing = jobs.start(state, "y", "Bad job", _fails, lambda s, j: None)
+    dead = jobs.start(state, "z", "Dead job", _dies, lambda s, j: None)
+    assert failing.wait(30) and dead.wait(30)
     jobs.collect(state)
     assert ("error", "Bad job stopped: no such file") in state.flash
+    assert dead.status == jobs.FAILED and "exit code 3" in dead.error
+
+
+def test_a_job_waits_for_the_servers_lock():
+    state, lock = AppState(), threading.Lock()
+    lock.acquire()
+    job = jobs.start(state, "x", "Queued", _seven, lambda s, j: None, lock=lock)
+    _wait_for(job, "waiting for another computation on this server to finish")
+    lock.release()
+    assert job.wait(30) and job.result == 7
+    assert lock.acquire(timeout=1), "released when the job ended"
 
 
 def test_dashboard_imports_go_one_way():

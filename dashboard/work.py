@@ -1,0 +1,41 @@
+"""The work of the dashboard's jobs, as module-level functions a child process can run.
+
+:mod:`dashboard.jobs` starts each in a fresh interpreter (``functools.partial`` of these, pickled),
+so this module imports no Streamlit: the child loads only simcore and what the work needs. Each
+opens simcore's on-disk store itself; artefacts built here are the ones the pages read.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from simcore.corpus import Corpus
+from simcore.distributed.cluster import scheduler_from_env
+from simcore.distributed.prepare import matrix_runner
+from simcore.matrix import Workbench
+from simcore.measures import MeasureOptions
+from simcore.selection import SelectionOptions, choose, score_pool
+from simcore.store import ArtefactStore
+from simcore.tokenize import TokenizerOptions
+
+
+def matrix(task: Any, root: str, options: dict[str, Any], tokenizer: dict[str, Any], sources: list[Corpus],
+           targets: list[Corpus], measures: list[str], samples: int, sample_tokens: int | None) -> pd.DataFrame:
+    """The long similarity matrix of these corpora, each finished cell reported as a row."""
+    bench = Workbench(ArtefactStore(root), tokenizer=TokenizerOptions(**tokenizer),
+                      options=MeasureOptions.from_dict(options))
+    return matrix_runner(bench, scheduler_from_env())(  # on the Dask cluster when one is set
+        sources, targets, measures, samples=samples, sample_tokens=sample_tokens,
+        progress=task.progress, on_row=lambda row: (task.check(), task.partial.append(row)))
+
+
+def selection(task: Any, root: str, pool: Corpus, target: Corpus, options: SelectionOptions, top: int | None,
+              fraction: float | None, keep_duplicates: bool) -> dict[str, Any]:
+    """Pool scores and the cut-off of a sentence selection, for the Sentence selection page."""
+    scores = score_pool(pool, target, options, ArtefactStore(Path(root)), task.progress)
+    cutoff = choose(scores, top=top, fraction=fraction, keep_duplicates=keep_duplicates)
+    return {"pool": pool, "scores": scores, "cutoff": cutoff, "keep_duplicates": keep_duplicates,
+            "method": options.method, "target": target.name}
