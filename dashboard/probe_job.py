@@ -88,13 +88,18 @@ def resolve_target(state: AppState, where: str, *, loaded: str | None = None, se
     return TargetSplits(display_name(upload_name or "my_target"), saved["train"], saved["test"], saved.get("dev"))
 
 
-def start_probe(state: AppState, request: ProbeRequest) -> jobs.BackgroundJob:
-    """Start the probe in the background (SimcoreError, before anything starts, when the choices do not make sense)."""
-    if not request.sources:
+def check_sources(state: AppState, sources: tuple[str, ...] | list[str]) -> None:
+    """At least one source, each still loaded (checked before the target, whose uploads are then saved)."""
+    if not sources:
         raise SimcoreError("choose at least one source")
-    missing = [n for n in request.sources if n not in state.sources]
+    missing = [n for n in sources if n not in state.sources]
     if missing:
         raise SimcoreError(f"not loaded any more: {', '.join(missing)}")
+
+
+def start_probe(state: AppState, request: ProbeRequest) -> jobs.BackgroundJob:
+    """Start the probe in the background (SimcoreError, before anything starts, when the choices do not make sense)."""
+    check_sources(state, request.sources)
     seeds = seed_list(request.seeds)
     corpora = [state.sources[n].corpus for n in request.sources]
     bench = get_bench()  # in the page's thread: cache_resource needs the script context

@@ -77,6 +77,7 @@ with st.form("probe_form"):
 if submitted:
     c.save_choices(state, "probe", FORM_KEYS)
     try:
+        pj.check_sources(state, sources)
         uploads = {split: (f.name, f.getvalue()) for split, f in
                    (("train", train_file), ("dev", dev_file), ("test", test_file)) if f is not None}
         target = pj.resolve_target(state, where, loaded=loaded, server=server, uploads=uploads,

@@ -159,3 +159,34 @@ def test_cancel_stops_the_probe_and_keeps_the_finished_runs(tmp_path: Path, monk
     assert again.partial[0] == job.partial[0]  # the baseline's stored score, read back
     table = _state(at).extra["probe_results"]
     assert list(table["source"]) == ["news"] and table["baseline"].iloc[0] == job.partial[0]["f1"]
+
+
+def test_bad_choices_are_one_line_errors_and_start_nothing(tmp_path: Path, monkeypatch):
+    no_test = tmp_path / "no_test"
+    no_test.mkdir()
+    _write_conll(no_test / "train.conll", [_sentence(random.Random(3))])
+    monkeypatch.setenv("SIMCORE_DATA_ROOTS", f"{SAMPLE_DATA}:{tmp_path}")
+    at = _open()
+    at.button(key="load_sample").click().run()
+    at.switch_page(str(ROOT / PAGE)).run()
+
+    def errors() -> str:
+        assert not at.exception, [e.value for e in at.exception]
+        return " ".join(e.value for e in at.error)
+
+    at.multiselect(key="probe_sources").set_value([])
+    at.button(key="probe_run").click().run()
+    assert "choose at least one source" in errors()
+    at.multiselect(key="probe_sources").set_value(["news"])
+    at.radio(key="probe_where").set_value("a directory on the server")
+    at.text_input(key="probe_server").set_value(str(no_test))
+    at.button(key="probe_run").click().run()
+    assert "has no test file" in errors()
+    at.text_input(key="probe_server").set_value("/etc")
+    at.button(key="probe_run").click().run()
+    assert errors() and "/etc" in errors()  # outside the data folders this app may read
+    at.radio(key="probe_where").set_value("files I upload")
+    next(u for u in at.get("file_uploader") if u.label == "train").upload("train.conll", b"John\tB-PER\n", "text/plain")
+    at.button(key="probe_run").click().run()
+    assert "upload at least a train file and a test file" in errors()
+    assert "probe" not in _state(at).jobs
