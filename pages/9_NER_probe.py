@@ -25,16 +25,21 @@ if not state.sources and task is None:
     st.stop()
 
 loaded_dirs = pj.loaded_target_dirs(state)
-NO_DIR = "(none is a directory)"
 where_options = [pj.LOADED, pj.SERVER, pj.UPLOAD] if loaded_dirs else [pj.SERVER, pj.UPLOAD]
 defaults = ProbeCaps()
-FORM_KEYS = {"probe_sources": sorted(state.sources), "probe_where": where_options[0],
-             "probe_loaded": (loaded_dirs or [NO_DIR])[0], "probe_server": "", "probe_up_name": "my_target",
-             "probe_train_n": defaults.train_sentences or 0, "probe_test_n": 0, "probe_epochs": defaults.epochs,
-             "probe_seconds": int(defaults.seconds), "probe_seeds": 1, "probe_source_tokens": 0}
+FORM_KEYS = {"probe_sources": sorted(state.sources), "probe_where": where_options[0], "probe_server": "",
+             "probe_up_name": "my_target", "probe_train_n": defaults.train_sentences or 0, "probe_test_n": 0,
+             "probe_epochs": defaults.epochs, "probe_seconds": int(defaults.seconds), "probe_seeds": 1,
+             "probe_source_tokens": 0, **({"probe_loaded": loaded_dirs[0]} if loaded_dirs else {})}
+# sources loaded since the form was last run are chosen too (the kept choice predates them)
+forms = state.extra.setdefault("forms", {})
+added = [n for n in sorted(state.sources) if n not in forms.get("probe_known", state.sources)]
+if added and "probe" in forms:
+    forms["probe"]["probe_sources"] = [*forms["probe"].get("probe_sources", []), *added]
+    st.session_state.pop("probe_sources", None)
+forms["probe_known"] = list(state.sources)
 c.keep_choices(state, "probe", FORM_KEYS, allowed={"probe_sources": state.sources, "probe_where": where_options,
-                                                   "probe_loaded": loaded_dirs or [NO_DIR]})
-
+                                                   "probe_loaded": loaded_dirs})
 
 @st.fragment(run_every=1.0)
 def running_probe() -> None:
@@ -52,8 +57,18 @@ def running_probe() -> None:
 with st.form("probe_form"):
     left, right = st.columns(2)
     sources = left.multiselect("Sources (their word vectors are probed)", sorted(state.sources), key="probe_sources")
+    caps_rows = [left.columns(3), left.columns(3)]
+    train_n = caps_rows[0][0].number_input("Train sentences (0 = all)", 0, 10**7, step=500, key="probe_train_n")
+    test_n = caps_rows[0][1].number_input("Test sentences (0 = all)", 0, 10**7, step=500, key="probe_test_n")
+    epochs = caps_rows[0][2].number_input("Epochs", 1, 1000, key="probe_epochs")
+    seconds = caps_rows[1][0].number_input("Seconds per run", 5, 24 * 3600, key="probe_seconds")
+    seeds = caps_rows[1][1].number_input("Seeds", 1, 20, key="probe_seeds")
+    source_tokens = caps_rows[1][2].number_input("Source tokens (0 = as the matrix)", 0, 10**10, step=100_000,
+                                                 key="probe_source_tokens",
+                                                 help="the sample each source's vectors are trained on; by default "
+                                                      "the size the matrix trains WVV's vectors at")
     where = right.radio("Target with train and test splits (dev optional)", where_options, key="probe_where")
-    loaded = right.selectbox("Loaded target", loaded_dirs or [NO_DIR], key="probe_loaded")
+    loaded = right.selectbox("Loaded target", loaded_dirs, key="probe_loaded") if loaded_dirs else None
     server = right.text_input("Directory on the server", key="probe_server",
                               help="inside the data folders this app may read; it holds train.conll and test.conll")
     up = right.columns(3)
@@ -61,16 +76,6 @@ with st.form("probe_form"):
     dev_file = up[1].file_uploader("dev (optional)", key="probe_up_dev")
     test_file = up[2].file_uploader("test", key="probe_up_test")
     upload_name = right.text_input("Target name (for uploads; match the matrix's target name)", key="probe_up_name")
-    caps_cols = st.columns(6)
-    train_n = caps_cols[0].number_input("Train sentences (0 = all)", 0, 10**7, step=500, key="probe_train_n")
-    test_n = caps_cols[1].number_input("Test sentences (0 = all)", 0, 10**7, step=500, key="probe_test_n")
-    epochs = caps_cols[2].number_input("Epochs", 1, 1000, key="probe_epochs")
-    seconds = caps_cols[3].number_input("Seconds per run", 5, 24 * 3600, key="probe_seconds")
-    seeds = caps_cols[4].number_input("Seeds", 1, 20, key="probe_seeds")
-    source_tokens = caps_cols[5].number_input("Source tokens (0 = as the matrix)", 0, 10**10, step=100_000,
-                                              key="probe_source_tokens",
-                                              help="the sample each source's vectors are trained on; by default the "
-                                                   "size the matrix trains WVV's vectors at")
     submitted = st.form_submit_button("Run the probe", type="primary", key="probe_run", disabled=task is not None,
                                       help="Runs in the background: you can open other pages meanwhile")
 

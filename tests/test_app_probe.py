@@ -12,6 +12,8 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dashboard.state import LoadedCorpus
+from simcore.corpus import Corpus
 from simcore.matrix import Workbench, corpora_in
 from simcore.probe import ProbeCaps, TargetSplits, probe
 from simcore.probe import train as probe_train
@@ -190,3 +192,12 @@ def test_bad_choices_are_one_line_errors_and_start_nothing(tmp_path: Path, monke
     at.button(key="probe_run").click().run()
     assert "upload at least a train file and a test file" in errors()
     assert "probe" not in _state(at).jobs
+
+    # the form keeps its choices across pages; a source loaded meanwhile is chosen too
+    state = _state(at)
+    state.sources["extra"] = LoadedCorpus(Corpus.from_path(SAMPLE_DATA / "sources" / "news.txt", name="extra"), "test")
+    at.switch_page(str(ROOT / CORPORA)).run()
+    at.switch_page(str(ROOT / PAGE)).run()
+    assert at.multiselect(key="probe_sources").value == ["news", "extra"]
+    assert at.radio(key="probe_where").value == "files I upload"
+    assert at.text_input(key="probe_server").value == "/etc"
