@@ -201,3 +201,18 @@ def test_bad_choices_are_one_line_errors_and_start_nothing(tmp_path: Path, monke
     assert at.multiselect(key="probe_sources").value == ["news", "extra"]
     assert at.radio(key="probe_where").value == "files I upload"
     assert at.text_input(key="probe_server").value == "/etc"
+
+
+def test_a_probe_that_fails_in_the_background_says_why(tmp_path: Path, monkeypatch):
+    target = _toy_target(tmp_path / "toy_empty_test", seed=13)
+    (target / "test.conll").write_text("-DOCSTART-\tO\n\n")  # found, but it holds no sentence
+    monkeypatch.setenv("SIMCORE_DATA_ROOTS", f"{SAMPLE_DATA}:{tmp_path}")
+    at = _open()
+    at.button(key="load_sample").click().run()
+    _start(at, ["news"], target, epochs=2)
+    job = _state(at).jobs["probe"]
+    assert job.wait(120) and job.status == "failed"
+    at.run()
+    assert not at.exception
+    assert "toy_empty_test: the test file holds no tagged sentences" in " ".join(e.value for e in at.error)
+    assert at.button(key="probe_run").disabled is False  # a new probe can be started
