@@ -1,0 +1,133 @@
+"""The NER probe as a session job: it goes on while the user opens other pages.
+
+``start_probe`` checks the choices in the page's thread (sources still loaded, a target with its
+splits, uploads saved in the store) and starts a :mod:`dashboard.jobs` worker that runs
+:func:`simcore.probe.probe`. Every finished training run is in simcore's store and on the job
+(``partial``), so Cancel loses at most the run in progress: the next probe reads the others back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from simcore.corpus import display_name, save_upload
+from simcore.errors import SimcoreError
+from simcore.probe import ProbeCaps, TargetSplits, probe, seed_list
+from simcore.store import ArtefactStore
+
+from . import jobs
+from .paths import resolve_server_path
+from .resources import get_bench
+from .state import AppState
+
+KIND = "probe"
+RESULTS, LABEL = "probe_results", "probe_label"  # keys in state.extra
+RUN_COLUMNS = ["target", "source", "seed", "f1", "epochs", "seconds", "stopped_by"]
+# Where the target's splits come from (the page's radio shows these words).
+LOADED, SERVER, UPLOAD = "a loaded target (a directory of splits)", "a directory on the server", "files I upload"
+
+
+@dataclass(frozen=True)
+class ProbeRequest:
+    """The checked choices of one probe (kept on the job as its params)."""
+
+    sources: tuple[str, ...]
+    target: TargetSplits
+    caps: ProbeCaps
+    seeds: int = 1
+    source_tokens: int | None = None
+
+    @property
+    def label(self) -> str:
+        return f"NER probe: {self.target.name}, {len(self.sources)} sources, {self.seeds} seed(s)"
+
+    @property
+    def runs(self) -> int:
+        """Training runs this probe asks for: the baseline and each source, per seed."""
+        return (1 + len(self.sources)) * self.seeds
+
+
+def loaded_target_dirs(state: AppState) -> list[str]:
+    """The loaded targets that are directories of splits (the ones a probe can use)."""
+    return sorted(name for name, t in state.targets.items() if t.corpus.path.is_dir())
+
+
+def resolve_target(state: AppState, where: str, *, loaded: str | None = None, server: str = "",
+                   uploads: dict[str, tuple[str, bytes]] | None = None, upload_name: str = "",
+                   store: ArtefactStore | None = None) -> TargetSplits:
+    """The target's splits from the form: a loaded directory, a server directory, or uploaded files.
+
+    ``uploads`` maps a split (train, dev, test) to the uploaded file's name and bytes; they are saved in
+    the store under their hash (the name only gives the format).
+    """
+    if where == LOADED:
+        if loaded not in loaded_target_dirs(state):
+            raise SimcoreError("no loaded target is a directory of splits; choose a server directory or upload files")
+        return TargetSplits.from_directory(state.targets[loaded].corpus.path, name=loaded)
+    if where == SERVER:
+        if not server.strip():
+            raise SimcoreError("type the server directory that holds train.conll and test.conll")
+        return TargetSplits.from_directory(resolve_server_path(server))
+    if where != UPLOAD:
+        raise SimcoreError(f"unknown target choice: {where}")
+    uploads = uploads or {}
+    if "train" not in uploads or "test" not in uploads:
+        raise SimcoreError("upload at least a train file and a test file")
+    if store is None:
+        raise SimcoreError("no store to keep the uploaded files in")
+    saved = {}
+    for split in ("train", "dev", "test"):
+        if split in uploads:
+            filename, data = uploads[split]
+            if not data.strip():
+                raise SimcoreError(f"{display_name(filename)}: the uploaded {split} file is empty")
+            saved[split] = save_upload(data, filename, store)
+    return TargetSplits(display_name(upload_name or "my_target"), saved["train"], saved["test"], saved.get("dev"))
+
+
+def check_sources(state: AppState, sources: tuple[str, ...] | list[str]) -> None:
+    """At least one source, each still loaded (checked before the target, whose uploads are then saved)."""
+    if not sources:
+        raise SimcoreError("choose at least one source")
+    missing = [n for n in sources if n not in state.sources]
+    if missing:
+        raise SimcoreError(f"not loaded any more: {', '.join(missing)}")
+
+
+def start_probe(state: AppState, request: ProbeRequest) -> jobs.BackgroundJob:
+    """Start the probe in the background (SimcoreError, before anything starts, when the choices do not make sense)."""
+    check_sources(state, request.sources)
+    seeds = seed_list(request.seeds)
+    corpora = [state.sources[n].corpus for n in request.sources]
+    bench = get_bench()  # in the page's thread: cache_resource needs the script context
+
+    def on_run(run: dict[str, Any], task: jobs.BackgroundJob) -> None:
+        task.partial.append({k: run[k] for k in RUN_COLUMNS})
+        task.check()  # Cancel lands between runs (and inside a run, at its next progress report)
+
+    def work(task: jobs.BackgroundJob) -> pd.DataFrame:
+        while not bench.lock.acquire(timeout=0.5):
+            task.progress("waiting for another computation on this server to finish", 0.0)
+        try:
+            return probe(corpora, [request.target], workbench=bench.workbench, caps=request.caps, seeds=seeds,
+                         source_tokens=request.source_tokens, progress=task.progress,
+                         on_run=lambda run: on_run(run, task))
+        finally:
+            bench.lock.release()
+
+    return jobs.start(state, KIND, f"NER probe ({request.runs} training runs)", work, _finished, params=request)
+
+
+def _finished(state: AppState, task: jobs.BackgroundJob) -> None:
+    request: ProbeRequest = task.params
+    state.extra[RESULTS] = task.result
+    state.extra[LABEL] = request.label
+    state.say("success", f"{request.label}: {len(task.partial)} training runs done.")
+
+
+def runs_table(task: jobs.BackgroundJob) -> pd.DataFrame:
+    """The training runs a probe job finished so far, one row each."""
+    return pd.DataFrame(list(task.partial), columns=RUN_COLUMNS)
