@@ -9,18 +9,18 @@ splits, uploads saved in the store) and starts a :mod:`dashboard.jobs` worker th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
 
 import pandas as pd
 
 from simcore.corpus import display_name, save_upload
 from simcore.errors import SimcoreError
-from simcore.probe import ProbeCaps, TargetSplits, probe, seed_list
+from simcore.probe import ProbeCaps, TargetSplits, seed_list
 from simcore.store import ArtefactStore
 
-from . import jobs
+from . import jobs, work
 from .paths import resolve_server_path
-from .resources import get_bench
+from .resources import get_bench, get_store
 from .state import AppState
 
 KIND = "probe"
@@ -100,25 +100,12 @@ def check_sources(state: AppState, sources: tuple[str, ...] | list[str]) -> None
 def start_probe(state: AppState, request: ProbeRequest) -> jobs.BackgroundJob:
     """Start the probe in the background (SimcoreError, before anything starts, when the choices do not make sense)."""
     check_sources(state, request.sources)
-    seeds = seed_list(request.seeds)
-    corpora = [state.sources[n].corpus for n in request.sources]
     bench = get_bench()  # in the page's thread: cache_resource needs the script context
-
-    def on_run(run: dict[str, Any], task: jobs.BackgroundJob) -> None:
-        task.partial.append({k: run[k] for k in RUN_COLUMNS})
-        task.check()  # Cancel lands between runs (and inside a run, at its next progress report)
-
-    def work(task: jobs.BackgroundJob) -> pd.DataFrame:
-        while not bench.lock.acquire(timeout=0.5):
-            task.progress("waiting for another computation on this server to finish", 0.0)
-        try:
-            return probe(corpora, [request.target], workbench=bench.workbench, caps=request.caps, seeds=seeds,
-                         source_tokens=request.source_tokens, progress=task.progress,
-                         on_run=lambda run: on_run(run, task))
-        finally:
-            bench.lock.release()
-
-    return jobs.start(state, KIND, f"NER probe ({request.runs} training runs)", work, _finished, params=request)
+    task = partial(work.probe, root=str(get_store().root), sources=[state.sources[n].corpus for n in request.sources],
+                   target=request.target, caps=request.caps, seeds=seed_list(request.seeds),
+                   source_tokens=request.source_tokens, columns=RUN_COLUMNS)
+    return jobs.start(state, KIND, f"NER probe ({request.runs} training runs)", task, _finished, params=request,
+                      lock=bench.lock)
 
 
 def _finished(state: AppState, task: jobs.BackgroundJob) -> None:

@@ -17,6 +17,8 @@ from simcore.distributed.cluster import scheduler_from_env
 from simcore.distributed.prepare import matrix_runner
 from simcore.matrix import Workbench
 from simcore.measures import MeasureOptions
+from simcore.probe import ProbeCaps, TargetSplits
+from simcore.probe import probe as run_probe
 from simcore.selection import SelectionOptions, choose, score_pool
 from simcore.store import ArtefactStore
 from simcore.tokenize import TokenizerOptions
@@ -39,3 +41,15 @@ def selection(task: Any, root: str, pool: Corpus, target: Corpus, options: Selec
     cutoff = choose(scores, top=top, fraction=fraction, keep_duplicates=keep_duplicates)
     return {"pool": pool, "scores": scores, "cutoff": cutoff, "keep_duplicates": keep_duplicates,
             "method": options.method, "target": target.name}
+
+
+def probe(task: Any, root: str, sources: list[Corpus], target: TargetSplits, caps: ProbeCaps, seeds: list[int],
+          source_tokens: int | None, columns: list[str]) -> pd.DataFrame:
+    """The NER probe's results table; each finished training run is reported as a row (``columns``)."""
+
+    def on_run(run: dict[str, Any]) -> None:
+        task.partial.append({k: run[k] for k in columns})
+        task.check()  # Cancel lands between runs (and inside a run, at its next progress report)
+
+    return run_probe(sources, [target], workbench=Workbench(ArtefactStore(root)), caps=caps, seeds=seeds,
+                     source_tokens=source_tokens, progress=task.progress, on_run=on_run)

@@ -5,7 +5,7 @@ Predictiveness page), and Cancel (the runs finished before it are stored and rea
 from __future__ import annotations
 
 import random
-import threading
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -16,7 +16,6 @@ from dashboard.state import LoadedCorpus
 from simcore.corpus import Corpus
 from simcore.matrix import Workbench, corpora_in
 from simcore.probe import ProbeCaps, TargetSplits, probe
-from simcore.probe import train as probe_train
 from simcore.store import ArtefactStore
 
 from .conftest import ROOT, SAMPLE_DATA
@@ -117,36 +116,25 @@ def test_cancel_stops_the_probe_and_keeps_the_finished_runs(tmp_path: Path, monk
     monkeypatch.setenv("SIMCORE_DATA_ROOTS", f"{SAMPLE_DATA}:{tmp_path}")
     log = tmp_path / "builds.log"
     monkeypatch.setenv("SIMCORE_BUILD_LOG", str(log))
-    real = probe_train.train_and_score
-    reached, gate, trained = threading.Event(), threading.Event(), []
-
-    def gated(**kwargs):
-        """spaCy's real training; the second run waits for the test, then reports progress (Cancel lands)."""
-        if trained:
-            reached.set()
-            assert gate.wait(60)
-            kwargs["progress"]("training", 0.0)
-        trained.append(kwargs["vectors"])
-        return real(**kwargs)
-
-    monkeypatch.setattr(probe_train, "train_and_score", gated)
     at = _open()
     at.button(key="load_sample").click().run()
-    _start(at, ["news"], target, epochs=2)
+    _start(at, ["news"], target, epochs=30)  # runs of some seconds each, so Cancel lands inside the second
     job = _state(at).jobs["probe"]
     at.switch_page(str(ROOT / CORPORA)).run()
-    assert reached.wait(120), "the second training run never started"  # the first one is finished and stored
+    deadline = time.time() + 180
+    while not job.partial and job.running and time.time() < deadline:
+        time.sleep(0.1)
+    assert [r["source"] for r in job.partial] == ["(none)"], "the baseline finished first"
     at.run()
     assert job.running
     assert len(at.sidebar.get("progress")) == 1  # any page's sidebar shows the probe, with its Cancel button
     next(b for b in at.sidebar.button if b.key == "cancel_probe").click().run()
-    gate.set()
-    assert job.wait(60) and job.status == "cancelled"
+    assert job.wait(60) and job.status == "cancelled", (job.status, job.error)
     at.run()
     assert any("cancelled" in i.value for i in at.info)
     assert "probe_results" not in _state(at).extra
-    assert len(trained) == 1 and [r["source"] for r in job.partial] == ["(none)"]  # the baseline finished
-    assert log.read_text().count("probe-run ") == 1  # and is stored
+    assert [r["source"] for r in job.partial] == ["(none)"]
+    assert log.read_text().count("probe-run ") == 1  # the finished run is stored, the cancelled one is not
     at.switch_page(str(ROOT / PAGE)).run()
     assert not at.exception
     assert any(list(d.value["source"]) == ["(none)"] for d in at.dataframe)  # the runs finished before Cancel
@@ -154,10 +142,9 @@ def test_cancel_stops_the_probe_and_keeps_the_finished_runs(tmp_path: Path, monk
     # a second probe reads the baseline back and trains only the source's run
     at.button(key="probe_run").click().run()
     again = _state(at).jobs["probe"]
-    assert again is not job and again.wait(180) and again.status == "done", again.error
+    assert again is not job and again.wait(240) and again.status == "done", again.error
     at.run()
-    assert len(trained) == 2 and trained[1] is not None  # the one new training run has the source's vectors
-    assert log.read_text().count("probe-run ") == 2
+    assert log.read_text().count("probe-run ") == 2  # one new training run
     assert again.partial[0] == job.partial[0]  # the baseline's stored score, read back
     table = _state(at).extra["probe_results"]
     assert list(table["source"]) == ["news"] and table["baseline"].iloc[0] == job.partial[0]["f1"]
