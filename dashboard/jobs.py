@@ -16,6 +16,7 @@ which files the result in the session's state.
 
 from __future__ import annotations
 
+import atexit
 import multiprocessing
 import threading
 import time
@@ -30,6 +31,13 @@ from .state import AppState
 
 _CONTEXT = multiprocessing.get_context("spawn")  # a clean child: the server process has many threads
 _CANCEL_GRACE = 30.0  # seconds the work has, after Cancel, to reach its next progress report
+_children: set[Any] = set()  # running job processes, stopped when the server exits
+
+
+@atexit.register
+def _stop_children() -> None:
+    for child in list(_children):
+        child.terminate()
 
 RUNNING, DONE, FAILED, CANCELLED = "running", "done", "failed", "cancelled"
 
@@ -135,8 +143,10 @@ def _watch(job: BackgroundJob, work: Callable[[Any], Any], lock: threading.Lock 
 def _supervise(job: BackgroundJob, work: Callable[[Any], Any]) -> None:
     receive, send = _CONTEXT.Pipe(duplex=False)
     cancel = _CONTEXT.Event()
-    child = _CONTEXT.Process(target=_child, args=(work, send, cancel), name=f"simcore-{job.kind}", daemon=True)
+    # not daemonic, so the work may start processes of its own (spaCy workers, TVcC's tagging)
+    child = _CONTEXT.Process(target=_child, args=(work, send, cancel), name=f"simcore-{job.kind}", daemon=False)
     child.start()
+    _children.add(child)
     send.close()  # the child holds the only writing end: end of file once it exits
     cancel_sent: float | None = None
     try:
@@ -164,6 +174,7 @@ def _supervise(job: BackgroundJob, work: Callable[[Any], Any]) -> None:
         child.join(5)
         if child.is_alive():
             child.kill()
+        _children.discard(child)
 
 
 def _record(job: BackgroundJob, message: tuple[Any, ...]) -> bool:
