@@ -38,11 +38,12 @@ def cmd_select(args: argparse.Namespace) -> int:
     reader: dict[str, Any] = {"text_field": args.text_field}
     pool = Corpus.from_path(args.pool, **reader)
     target = Corpus.from_path(args.target, **reader)
+    processes = {"ner_processes": args.ner_processes} if args.ner_processes else {}
     options = SelectionOptions(method=args.method, pool_sample=args.pool_sample, order=args.order,
                                pipeline=args.pipeline, entity_labels=args.entity_labels, encoder=args.encoder,
                                adapt=args.adapt, adapt_steps=args.adapt_steps or 100,
                                tagger=args.tagger or "target", tagger_steps=args.tagger_steps or 400,
-                               ner_processes=args.ner_processes or 2,
+                               **processes,
                                seed=args.seed, workers=args.workers, target_tokens=args.target_tokens,
                                lowercase=not args.keep_case)
     bar = ProgressBar(not args.quiet)

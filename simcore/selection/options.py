@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ..errors import SimcoreError
@@ -49,7 +50,7 @@ class SelectionOptions:
     entity_labels: str = "auto"       # auto (the trained tagger's types; generic: over-represented ones) | all | L1,L2
     tagger: str = "target"            # entities: train on the target's labels (generic when it has none) | generic
     tagger_steps: int = 400           # entities: spaCy training steps for the target's tagger
-    ner_processes: int = 1            # entities: processes tagging the pool (nlp.pipe n_process)
+    ner_processes: int = field(default_factory=lambda: min(2, os.cpu_count() or 1))  # entities: tagging processes
     seed: int = 13
     batch: int = 2000
     lowercase: bool = True

@@ -48,13 +48,16 @@ class PoolPosition:
         self.value = fraction
 
 
-def pool_batches(pool: Corpus, options: TokenizerOptions, size: int, where: PoolPosition | None = None) -> Iterator[Batch]:
+def pool_batches(pool: Corpus, options: TokenizerOptions, size: int, where: PoolPosition | None = None,
+                 with_tokens: bool = True) -> Iterator[Batch]:
+    """The pool in batches of ``size`` units (``tokens`` left empty without ``with_tokens``)."""
     texts: list[str] = []
     tokens: list[list[str]] = []
     start = 0
     for unit in pool.units(where or quiet):
         texts.append(unit_text(unit))
-        tokens.append(unit_tokens(unit, options))
+        if with_tokens:
+            tokens.append(unit_tokens(unit, options))
         if len(texts) >= size:
             yield Batch(start, texts, tokens)
             start += len(texts)

@@ -21,7 +21,7 @@ def test_entities_picks_entity_rich_register(tmp_path, store):
     assert scores.meta["details"]["labels"], "the target's entity types are reported"
 
 
-def test_user_pipeline_counts_its_entities(tmp_path, store):
+def test_user_pipeline_counts_its_entities(tmp_path, store, monkeypatch):
     """A pipeline directory with an entity ruler: each sentence's score is its number of matches."""
     import spacy
 
@@ -42,8 +42,11 @@ def test_user_pipeline_counts_its_entities(tmp_path, store):
     only_genes = score_pool(Corpus.from_path(pool), Corpus.from_path(target),
                             options("entities", pipeline=str(tmp_path / "pipeline"), entity_labels="GENE"), store)
     assert list(only_genes.scores()) == [2, 0, 1, 1]
-    # Tagged in two processes (one nlp.pipe stream, n_process=2): the same counts, in pool order.
+    # Tagged in two processes, chunks of two units: the same counts, in pool order.
+    from simcore.selection.methods import entities
     from simcore.store import ArtefactStore
+
+    monkeypatch.setattr(entities, "_CHUNK", 2)
 
     two = score_pool(Corpus.from_path(pool), Corpus.from_path(target),
                      options("entities", pipeline=str(tmp_path / "pipeline"), entity_labels="all", ner_processes=2),
