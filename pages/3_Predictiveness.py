@@ -120,7 +120,10 @@ what = ("F1 − " + state.results_columns["baseline"] if state.results_columns["
 st.caption(f"Similarity: {c.md(shown_matrix.name)}. Improvement: {what}. {joined[['target', 'source']].drop_duplicates().shape[0]} "
            "(target, source) pairs matched.")
 targets = sorted(joined["target"].unique())
+c.keep_choices(state, "predictiveness", {"pred_scope": "all targets pooled"},
+               allowed={"pred_scope": ["all targets pooled", *targets]})
 scope = st.radio("View", ["all targets pooled", *targets], horizontal=True, key="pred_scope")
+c.save_choices(state, "predictiveness", ["pred_scope"])
 scope_key = "all" if scope == "all targets pooled" else scope
 shown = joined if scope_key == "all" else joined[joined["target"] == scope_key]
 

@@ -28,8 +28,11 @@ if shown_matrix is None:
 long = shown_matrix.long
 present = c.similarity_measures(long)
 paper = [m for m in ("ppl", "wvv", "tvc") if m in present]
-chosen = st.multiselect("Measures", present, default=paper if len(paper) >= 2 else present, format_func=label,
-                        key="agree_measures", help="The paper's measures (PPL, WVV, TVC) are chosen by default")
+c.keep_choices(state, "agreement", {"agree_measures": paper if len(paper) >= 2 else present},
+               allowed={"agree_measures": present})
+chosen = st.multiselect("Measures", present, format_func=label, key="agree_measures",
+                        help="The paper's measures (PPL, WVV, TVC) are chosen by default")
+c.save_choices(state, "agreement", ["agree_measures"])
 st.caption(f"Similarity values: {c.md(shown_matrix.name)}.")
 try:
     result = agreement(long, chosen)
@@ -59,10 +62,14 @@ else:
         show[m] = [row["first"] if v else row["second"] for v, (_, row) in zip(show[m], show.iterrows())]
     show = show.rename(columns={m: f"{label(m)} says more similar" for m in result.measures})
     f1, f2 = st.columns([2, 1])
-    target_filter = f1.selectbox("Target", ["all targets", *sorted(show["target"].unique())], key="agree_target")
+    target_options = ["all targets", *sorted(show["target"].unique())]
+    c.keep_choices(state, "agreement_filter", {"agree_target": "all targets", "agree_only_first": False},
+                   allowed={"agree_target": target_options})
+    target_filter = f1.selectbox("Target", target_options, key="agree_target")
     only_first = f2.checkbox("Only those that change the first choice", key="agree_only_first",
                              help="A comparison involving a source that one measure ranks first: the measures "
                                   "would pick different sources to pretrain on")
+    c.save_choices(state, "agreement_filter", ["agree_target", "agree_only_first"])
     if target_filter != "all targets":
         show = show[show["target"] == target_filter]
     if only_first:

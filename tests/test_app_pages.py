@@ -318,6 +318,9 @@ def test_table3_predictiveness_scatters_and_correlations():
     # the summary follows the per-target view (it showed the mean over all targets whatever the view)
     summary = next(d.value for d in at.dataframe if "regret on CADEC (F1 points)" in d.value.columns)
     assert summary.set_index("measure").loc["PPL", "regret on CADEC (F1 points)"] == pytest.approx(best - chosen, abs=1e-3)
+    go(at, "pages/1_Corpora.py")
+    go(at, "pages/3_Predictiveness.py")
+    assert at.radio(key="pred_scope").value == "CADEC", "the view is kept across pages"
 
 
 def test_results_table_can_be_typed_in_for_the_computed_matrix(computed):

@@ -221,6 +221,12 @@ def test_agreement_reads_kappa_and_flags_first_choice_changes():
     at.checkbox(key="agree_only_first").check().run()
     filtered = at.dataframe[-1].value
     assert filtered["changes the first choice"].all() and len(filtered) == int(np.sum(rows["changes the first choice"]))
+    # the choices survive a visit to another page (Streamlit forgets the widgets of a page that was left)
+    at.multiselect(key="agree_measures").set_value(["ppl", "tvc"]).run()
+    go(at, "pages/1_Corpora.py")
+    go(at, "pages/4_Agreement.py")
+    assert at.multiselect(key="agree_measures").value == ["ppl", "tvc"]
+    assert at.selectbox(key="agree_target").value == "CADEC" and at.checkbox(key="agree_only_first").value
 
 
 def test_similarity_form_keeps_its_choices_and_adds_new_corpora():
