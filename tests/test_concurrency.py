@@ -65,6 +65,8 @@ def test_ten_sessions_at_once(browser, tmp_path, monkeypatch):  # noqa: F811  (t
             nav(page, "Similarity")
         for page in pages:
             settle(page)
+            for measure in ("TVcC", "WVV", "JSD", "TTR"):  # the two the test checks are enough to share the server
+                page.get_by_label(f"Remove {measure}", exact=True).click()
             page.get_by_role("button", name="Compute").click()
         for page in pages:
             page.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg', timeout=300_000)
