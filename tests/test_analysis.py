@@ -100,6 +100,12 @@ def test_regret_by_hand(table3):
     mean = table[(table["target"] == "mean") & (table["measure"] == "tvc")]["regret"].iloc[0]
     assert mean == pytest.approx((70.46 - 70.08) / 6)
     assert table[(table["target"] == "mean") & (table["measure"] == "ppl")]["regret"].iloc[0] == pytest.approx(0)
+    # an infinite F1 (a hostile results file) is left out like a missing one, not turned into a NaN regret
+    odd = results.copy()
+    odd.loc[(odd["target"] == "CADEC") & (odd["source"] == "Yelp"), "f1"] = np.inf
+    cadec = regret(to_long(table3), odd, ["tvc"]).set_index("target").loc["CADEC"]
+    rest = results[(results["target"] == "CADEC") & (results["source"] != "Yelp")]
+    assert cadec["best_f1"] == pytest.approx(rest["f1"].max()) and np.isfinite(cadec["regret"])
 
 
 def test_wide_and_long_tables_agree(table3):

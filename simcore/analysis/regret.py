@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from ..errors import TableError
@@ -17,7 +18,7 @@ def regret(long: pd.DataFrame, results: pd.DataFrame, measures: list[str] | None
     """
     ranking = rank_sources(long, measures)
     joined = join(ranking.assign(direction=0), results)[["target", "measure", "rank", "source", "f1"]]
-    joined = joined[joined["f1"].notna()]  # a pair without an F1 cannot be chosen or be best
+    joined = joined[np.isfinite(joined["f1"].astype(float))]  # a pair without a finite F1 cannot be chosen or be best
     if joined.empty:
         raise TableError("no (target, source) pair of the matrix has an F1 in the results table")
     rows = []
