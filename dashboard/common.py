@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pandas as pd
@@ -151,6 +151,25 @@ def pick_matrix(state: AppState, page: str) -> NamedMatrix | None:
     state.shown[page] = name
     state.active = name
     return state.matrices[name]
+
+
+# ---- progress of a page's job ---------------------------------------------------------------------------
+
+def job_progress(kind: str, caption: Callable[[jobs.BackgroundJob], str],
+                 rows: Callable[[jobs.BackgroundJob], pd.DataFrame] | None = None) -> None:
+    """On the page that started it: the running job's progress, a caption and what it finished so far,
+    redrawn every REFRESH_SECONDS; the whole page runs again once the job has ended."""
+
+    def panel() -> None:
+        current = jobs.running(get_state(), kind)
+        if current is None:
+            st.rerun()
+        st.progress(current.fraction, text=md(f"{current.title}: {current.message}"))
+        st.caption(caption(current))
+        if rows is not None and current.partial:
+            st.dataframe(rows(current), hide_index=True)
+
+    st.fragment(panel, run_every=REFRESH_SECONDS)()
 
 
 # ---- sidebar ------------------------------------------------------------------------------------------

@@ -31,19 +31,6 @@ FORM_KEYS = {"f_sources": None, "f_targets": None, "f_measures": list(DEFAULT_ME
              "f_jsd": MeasureOptions().jsd_max_n, "f_wvv": "shared", "f_propn": False, "f_seed": MeasureOptions().seed}
 
 
-@st.fragment(run_every=c.REFRESH_SECONDS)
-def running_job() -> None:
-    """Progress of the running computation, with the values finished so far (refreshed every second)."""
-    current = jobs.running(state, KIND)
-    if current is None:
-        st.rerun()
-    st.progress(current.fraction, text=c.md(f"{current.title}: {current.message}"))
-    st.caption(f"{len(current.partial)} values finished. The computation goes on if you open other pages; "
-               "its progress is in the sidebar.")
-    if current.partial:
-        st.dataframe(partial_matrix(current)[["source", "target", "measure", "value"]].tail(12), hide_index=True)
-
-
 if state.sources and state.targets:
     defaults = dict(FORM_KEYS, f_sources=sorted(state.sources), f_targets=sorted(state.targets))
     # corpora added since the form was last submitted are chosen too (the kept choice predates them)
@@ -100,7 +87,9 @@ if state.sources and state.targets:
             st.error(str(exc))
 
 if task is not None:
-    running_job()
+    c.job_progress(KIND, lambda job: f"{len(job.partial)} values finished. The computation goes on if you open "
+                                     "other pages; its progress is in the sidebar.",
+                   lambda job: partial_matrix(job)[["source", "target", "measure", "value"]].tail(12))
 
 shown = c.pick_matrix(state, "similarity")
 if shown is None:

@@ -135,17 +135,8 @@ if submitted:
         st.error(str(exc))
 
 
-@st.fragment(run_every=c.REFRESH_SECONDS)
-def selection_progress() -> None:
-    current = jobs.running(state, KIND)
-    if current is None:
-        st.rerun()
-    st.progress(current.fraction, text=c.md(f"{current.title}: {current.message}"))
-    st.caption("It goes on if you open other pages; its progress is in the sidebar.")
-
-
 if task is not None:
-    selection_progress()
+    c.job_progress(KIND, lambda job: "It goes on if you open other pages; its progress is in the sidebar.")
 
 if not runs:
     st.info("Choose the pool, the target and a method above and press **Select**.")

@@ -41,19 +41,6 @@ forms["probe_known"] = list(state.sources)
 c.keep_choices(state, "probe", FORM_KEYS, allowed={"probe_sources": state.sources, "probe_where": where_options,
                                                    "probe_loaded": loaded_dirs})
 
-@st.fragment(run_every=1.0)
-def running_probe() -> None:
-    """Progress of the running probe and the training runs finished so far (refreshed every second)."""
-    current = jobs.running(state, pj.KIND)
-    if current is None:
-        st.rerun()
-    st.progress(current.fraction, text=c.md(f"{current.title}: {current.message}"))
-    st.caption(f"{len(current.partial)} of {current.params.runs} training runs finished (read back or trained). "
-               "The probe goes on if you open other pages; its progress and Cancel are in the sidebar.")
-    if current.partial:
-        st.dataframe(pj.runs_table(current).round(2), hide_index=True)
-
-
 with st.form("probe_form"):
     left, right = st.columns(2)
     sources = left.multiselect("Sources (their word vectors are probed)", sorted(state.sources), key="probe_sources")
@@ -95,7 +82,10 @@ if submitted:
         st.error(str(exc))
 
 if task is not None:
-    running_probe()
+    c.job_progress(pj.KIND, lambda job: f"{len(job.partial)} of {job.params.runs} training runs finished (read back or "
+                                        "trained). The probe goes on if you open other pages; its progress and Cancel "
+                                        "are in the sidebar.",
+                   lambda job: pj.runs_table(job).round(2))
 else:
     last = state.jobs.get(pj.KIND)
     if last is not None and last.status in (jobs.CANCELLED, jobs.FAILED) and last.partial:

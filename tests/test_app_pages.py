@@ -196,6 +196,8 @@ def test_a_running_computation_can_be_cancelled(computed):
     at.button(key="compute").click().run()
     job = s.jobs["matrix"]
     assert job.running
+    # the page that started it shows the progress and what is finished so far
+    assert len(at.main.get("progress")) == 1 and any("values finished" in e.value for e in at.main.caption)
     go(at, "pages/4_Agreement.py")  # progress and Cancel are in the sidebar of any page
     assert len(at.sidebar.get("progress")) == 1
     cancel = next(b for b in at.sidebar.button if b.key == "cancel_matrix")
