@@ -55,14 +55,20 @@ STAGES = [("tokenize", "tokenize (all)"), ("tvc", "counts: TVC/TVcC/TTR/JSD"), (
           ("wvv", "skip-gram: WVV")]
 
 
-def draw_source(n_tokens: int, path: Path, seed: int = 1) -> None:
-    """Units from all five sources, shuffled; resampled with replacement beyond what exists."""
+def shuffled_units(seed: int = 1) -> tuple[list[str], random.Random]:
+    """Every unit of the five shared sources, shuffled, and the generator that shuffled them."""
     units = []
     for f in sorted((SHARED / "sources").glob("*.txt.gz")):
         with gzip.open(f, "rt", encoding="utf-8") as handle:
             units.extend(line.strip() for line in handle if line.strip())
     rng = random.Random(seed)
     rng.shuffle(units)
+    return units, rng
+
+
+def draw_source(n_tokens: int, path: Path, seed: int = 1) -> None:
+    """Units from all five sources, shuffled; resampled with replacement beyond what exists."""
+    units, rng = shuffled_units(seed)
     written, i = 0, 0
     with open(path, "w", encoding="utf-8") as out:
         while written < n_tokens:

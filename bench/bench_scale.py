@@ -17,7 +17,6 @@ import argparse
 import gzip
 import json
 import os
-import random
 import shutil
 import subprocess
 import sys
@@ -25,7 +24,10 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared" / "data"
+sys.path.insert(0, str(ROOT / "bench"))
+
+from bench_core import SHARED, shuffled_units  # noqa: E402
+
 OUT = ROOT / "bench" / "out"
 PYTHON = sys.executable
 MEASURES = "tvc,jsd,ppl,wvv"
@@ -112,12 +114,7 @@ STAGES = ["tokenize", "sample", "counts", "kenlm", "skip-gram", "score"]
 
 def draw_shards(n_tokens: int, shards: int, folder: Path, seed: int = 1) -> None:
     """Units from all five shared sources, shuffled, resampled beyond what exists, cut into gzip shards."""
-    units = []
-    for f in sorted((SHARED / "sources").glob("*.txt.gz")):
-        with gzip.open(f, "rt", encoding="utf-8") as handle:
-            units.extend(line.strip() for line in handle if line.strip())
-    rng = random.Random(seed)
-    rng.shuffle(units)
+    units, rng = shuffled_units(seed)
     folder.mkdir(parents=True)
     per_shard = n_tokens / shards
     i = 0

@@ -722,17 +722,23 @@ def sample_corpus(
     def build(out: Path) -> dict[str, Any]:
         keep = sample_units(tokenized.lengths(), n_tokens, index, seed)
         _, count, units = _write_tokens(_selected_units(tokenized.tokens_file, keep), out)
-        return {
-            "fingerprint": key,
-            "n_tokens": count,
-            "n_units": units,
-            "parent": tokenized.fingerprint,
-            "options": tokenized.meta.get("options", {}),
-            "sample": {"n_tokens": n_tokens, "index": index, "seed": seed},
-        }
+        return _sample_record(tokenized, key, count, units, n_tokens, index, seed)
 
     path = store.build("sample", key, build)
     return _from_artefact(tokenized.name, path, store)
+
+
+def _sample_record(tokenized: TokenizedCorpus, key: str, count: int, units: int, n_tokens: int, index: int,
+                   seed: int) -> dict[str, Any]:
+    """The manifest record of a sub-corpus, however its tokens were written (one process or joined parts)."""
+    return {
+        "fingerprint": key,
+        "n_tokens": count,
+        "n_units": units,
+        "parent": tokenized.fingerprint,
+        "options": tokenized.meta.get("options", {}),
+        "sample": {"n_tokens": n_tokens, "index": index, "seed": seed},
+    }
 
 
 def sample_units(lengths: np.ndarray, n_tokens: int, index: int, seed: int) -> np.ndarray:
@@ -831,14 +837,7 @@ def join_sample(tokenized: TokenizedCorpus, parts: list[TokenizedCorpus], n_toke
 
     def build(out: Path) -> dict[str, Any]:
         _, count, units = _concatenate(parts, out)
-        return {
-            "fingerprint": key,
-            "n_tokens": count,
-            "n_units": units,
-            "parent": tokenized.fingerprint,
-            "options": tokenized.meta.get("options", {}),
-            "sample": {"n_tokens": n_tokens, "index": index, "seed": seed},
-        }
+        return _sample_record(tokenized, key, count, units, n_tokens, index, seed)
 
     return _from_artefact(tokenized.name, store.build("sample", key, build), store)
 
