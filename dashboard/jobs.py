@@ -80,10 +80,6 @@ class BackgroundJob:
         self.message = str(message)[:160]
         self.fraction = max(0.0, min(1.0, float(fraction)))
 
-    def check(self) -> None:
-        if self._cancel.is_set():
-            raise JobCancelled
-
     def cancel(self) -> None:
         self._cancel.set()
         if self.running:
