@@ -24,19 +24,19 @@ import pandas as pd
 
 from .corpus import Corpus, TokenizedCorpus, corpus_name, refuse_system_path, sample_corpus, tokenize_corpus
 from .errors import CorpusError, InvalidArgument, SimcoreError, StoreError
+from .ladder import DEFAULT_SAMPLE_CAP, pair_sizes, size_bias, table_size
 from .measures import MeasureOptions, PreparedSource, PreparedTarget, get_measure, parse_measures
 from .store import ArtefactStore, digest
 from .tokenize import TokenizerOptions
 from .uncertainty import centred, interval, pool_samples
 
 DEFAULT_MEASURES = ("tvc", "tvcc", "ppl", "wvv", "jsd", "ttr")
-DEFAULT_SAMPLE_CAP = 10_000_000
 MEMORY_SOURCES = 16  # prepared sources (their loaded models) kept in memory per workbench
 MEMORY_TARGETS = 32  # targets (their sentences) kept in memory per workbench
 CELL_VERSION = 2  # 2: bootstrap replicates stored with each cell
 COLUMNS = ["source", "target", "measure", "value", "std", "ci_low", "ci_high", "n_samples", "sample_tokens",
            "source_tokens", "used_whole", "reliable", "flag", "direction", "oov_rate", "error", "options",
-           "replicates"]
+           "replicates", "ladder"]
 
 Progress = Callable[[str, float], None]
 
@@ -187,6 +187,18 @@ class Workbench:
         return CellResult(record["value"], record["std"], record["values"], record["details"],
                           replicates=record["replicates"])
 
+    def _scored(self, samples: list[PreparedSource] | None, failure: str | None, target: PreparedTarget | None,
+                target_name: str, measure: str, failed: dict[str, str]) -> CellResult:
+        """One cell, or an empty one saying why it could not be scored."""
+        if target is None:
+            return CellResult(float("nan"), float("nan"), [], {}, failed[f"target {target_name}"])
+        if failure is not None or not samples:
+            return CellResult(float("nan"), float("nan"), [], {}, failure or "source could not be read")
+        try:
+            return self.cell(samples, target, measure)
+        except SimcoreError as exc:
+            return CellResult(float("nan"), float("nan"), [], {}, str(exc))
+
     def matrix(
         self,
         sources: Sequence[Corpus],
@@ -235,43 +247,57 @@ class Workbench:
             tokenized = attempt("source", c, lambda c=c: self.tokenize(c, progress))
             if tokenized is not None:
                 sizes[c.name] = tokenized.n_tokens
-        n_tokens = {n: sample_tokens or (comparison_size(list(sizes.values()), n) if sizes else 1) for n in names}
+        common = (sample_tokens or table_size(list(sizes.values()))) if sizes else 1
+        n_tokens = {n: common for n in names}
+        # Pairs of sources also meet at the largest size both have (see simcore.ladder).
+        extra_sizes = pair_sizes(sizes, common, ladder=sample_tokens is None) if sizes else {}
         target_of = {t.name: attempt("target", t, lambda t=t: self.target(t, progress)) for t in targets}
         prepared_targets = [p for p in target_of.values() if p is not None]
         background = _start_background(names, prepared_targets)
         # Measures with target-side work in another process are scored last, so that work overlaps the rest.
         order = [n for n in names if not hasattr(get_measure(n), "background_work")]
         order += [n for n in names if n not in order]
-        total = len(sources) * len(names) * (1 + len(targets))
+
+        def ladder_of(corpus: Corpus, name: str) -> list[int]:
+            return extra_sizes.get(corpus.name, []) if getattr(get_measure(name), "size_ladder", False) else []
+
+        units = sum((1 + len(ladder_of(c, n))) * (1 + len(targets)) for n in names for c in sources)
         done = 0
         rows: list[dict[str, Any]] = []
         try:
             for corpus, name in ((c, n) for n in order for c in sources):
-                source_samples = attempt("source", corpus,
-                                         lambda c=corpus, k=n_tokens[name]: self.source(c, k, samples, progress))
                 measure = get_measure(name)
-                failure = failed.get(f"source {corpus.name}")
-                try:
-                    for s in source_samples or []:
-                        progress(f"preparing {measure.label} for {corpus.name}", done / total)
-                        measure.prepare(s)
-                except SimcoreError as exc:
-                    failure = str(exc)
-                done += 1
+                prepared: dict[int, tuple[list[PreparedSource] | None, str | None]] = {}
+                for size in [n_tokens[name], *ladder_of(corpus, name)]:
+                    samples_at = attempt("source", corpus, lambda c=corpus, k=size: self.source(c, k, samples, progress))
+                    failure = failed.get(f"source {corpus.name}")
+                    try:
+                        for s in samples_at or []:
+                            progress(f"preparing {measure.label} for {corpus.name} ({size:,} tokens)", done / units)
+                            measure.prepare(s)
+                    except SimcoreError as exc:
+                        failure = str(exc)
+                    prepared[size] = (samples_at, failure)
+                    done += 1
+                source_samples, failure = prepared[n_tokens[name]]
                 used = min(n_tokens[name], source_samples[0].sample.n_tokens) if source_samples else None
                 flag = size_flag(name, sizes[corpus.name], n_tokens[name], used) if used is not None else ""
                 for target_corpus in targets:
                     target = target_of[target_corpus.name]
-                    progress(f"{measure.label}: {corpus.name} → {target_corpus.name}", done / total)
-                    if target is None:
-                        result = CellResult(float("nan"), float("nan"), [], {}, failed[f"target {target_corpus.name}"])
-                    elif failure is None:
-                        try:
-                            result = self.cell(source_samples, target, name)
-                        except SimcoreError as exc:
-                            result = CellResult(float("nan"), float("nan"), [], {}, str(exc))
-                    else:
-                        result = CellResult(float("nan"), float("nan"), [], {}, failure)
+                    progress(f"{measure.label}: {corpus.name} → {target_corpus.name}", done / units)
+                    result = self._scored(source_samples, failure, target, target_corpus.name, name, failed)
+                    done += 1
+                    ladder = {}
+                    for size, (samples_at, why) in prepared.items():
+                        if size == n_tokens[name]:
+                            continue
+                        progress(f"{measure.label}: {corpus.name} → {target_corpus.name} at {size:,} tokens",
+                                 done / units)
+                        other = self._scored(samples_at, why, target, target_corpus.name, name, failed)
+                        done += 1
+                        if math.isfinite(other.value):
+                            ladder[str(size)] = {"value": other.value,
+                                                 "replicates": encode_replicates(other.replicates)}
                     low, high = result.interval()
                     row = {
                         "source": corpus.name, "target": target_corpus.name, "measure": name,
@@ -287,11 +313,11 @@ class Workbench:
                              "bootstrap": self.options.bootstrap},
                             sort_keys=True),
                         "replicates": encode_replicates(result.replicates),
+                        "ladder": json.dumps(ladder, sort_keys=True) if ladder else None,
                     }
                     rows.append(row)
                     if on_row:
                         on_row(row)
-                    done += 1
         finally:
             if background is not None:
                 background.shutdown(wait=True, cancel_futures=True)
@@ -321,14 +347,11 @@ def _corpus_list(corpora: Any, label: str) -> list[Corpus]:
     return list(corpora)
 
 
-def comparison_size(source_tokens: Sequence[int], measure: str, cap: int = DEFAULT_SAMPLE_CAP) -> int:
-    """Tokens per source sample for ``measure``: sources are compared at equal size.
-
-    That size is the smallest source's, but never below the size at which the measure's rankings
-    have settled (its ``reliable_tokens``, measured by bench/bench_recommendation.py) and never above
-    ``cap``. A source smaller than the size is used whole, and flagged.
-    """
-    return min(cap, max(min(source_tokens), get_measure(measure).reliable_tokens))
+def comparison_size(source_tokens: Sequence[int], measure: str = "ppl", cap: int = DEFAULT_SAMPLE_CAP) -> int:
+    """Tokens per source sample in the table: the smallest source's size, at most ``cap``
+    (:func:`simcore.ladder.table_size`); the same for every measure, so every source is compared at
+    one size. Pairs of larger sources also meet at larger sizes (the ``ladder`` column)."""
+    return table_size(source_tokens, cap)
 
 
 def size_flag(measure: str, source_tokens: int, comparison: int, used: int) -> str:
@@ -336,7 +359,7 @@ def size_flag(measure: str, source_tokens: int, comparison: int, used: int) -> s
     notes = []
     if source_tokens < comparison:
         notes.append(f"source used whole: {source_tokens:,} of the {comparison:,} tokens the others are "
-                     f"compared at; {SIZE_BIAS.get(measure, 'its value')} is biased by that")
+                     f"compared at; {size_bias(measure)}")
     spec = get_measure(measure)
     if used < spec.reliable_tokens:
         if spec.noise_when_small:
@@ -345,14 +368,6 @@ def size_flag(measure: str, source_tokens: int, comparison: int, used: int) -> s
             notes.append(f"{spec.label} rankings settle from about {spec.reliable_tokens:,} tokens per source "
                          f"({used:,} used)")
     return "; ".join(notes)
-
-
-# How a smaller source biases each measure (used in the flag on its cells).
-SIZE_BIAS = {
-    "tvc": "TVC (a smaller vocabulary covers less)", "tvcc": "TVcC (a smaller vocabulary covers less)",
-    "ppl": "PPL (a model of less text is more perplexed)", "jsd": "JSD (sparser counts diverge more)",
-    "wvv": "WVV (vectors from less text move more)", "ttr": "TTR (falls with size)",
-}
 
 
 def encode_replicates(replicates: Sequence[float] | None) -> str | None:
