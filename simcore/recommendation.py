@@ -6,16 +6,26 @@ Jensen-Shannon divergence (how close the source is in field and register); for w
 target vocabulary covered (content words first) and word vector variance. The other measures are
 reported beside it but cannot change it.
 
-In every bootstrap replicate of the target (see :mod:`simcore.uncertainty`) each carrying measure
-ranks the sources and the source with the best median rank wins the replicate (mean rank breaks ties
-between equal medians; a remaining tie splits the win).
-The confidence is the share of replicates a source wins. A source that wins at least
-``WINNER_SHARE`` of them is the recommendation; otherwise the sources that together win
-``TIE_MASS`` of them are named as a tie: an honest tie beats a false winner.
+Sources are compared in pairs, each pair at the largest sample size both sources have (the table's
+size, or a larger rung of the ladder, :mod:`simcore.ladder`), so that no decision compares values
+taken at different sizes. In every bootstrap replicate of the target (see
+:mod:`simcore.uncertainty`; with k source samples, replicate r comes from sample r mod k) a pair is
+won by the source that the majority of the carrying measures prefer (a split is half a win each),
+and the source that wins the most pairs (a Copeland count) wins the replicate.
+
+The confidence is the share of votes the recommended source gets: over every carrying measure and
+every replicate, how often that measure, on its own, puts the source first. 100% means every
+carrying measure puts it first in every replicate; it falls when the measures disagree, when the
+target's sentences or the source's samples move the ranking, and when a comparison is unfair
+(sources at unequal sizes, which counts as no evidence). "high" needs at least ``HIGH_SHARE``, no
+carrying measure separating another source above it by more than its noise, and no decision resting
+on a flagged cell; measures that firmly disagree give "disagree" (each measure's first choice
+named, with its share); a source that wins fewer than ``WINNER_SHARE`` of the replicates gives a tie.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,12 +34,13 @@ import numpy as np
 import pandas as pd
 
 from .errors import SimcoreError
+from .ladder import size_bias
 from .measures import get_measure
 
 PRETRAINING: dict[str, tuple[str, ...]] = {"lm": ("ppl", "jsd"), "vectors": ("tvcc", "tvc", "wvv")}
 PRETRAINING_LABEL = {"lm": "language models and BERT-style encoders", "vectors": "word vectors"}
 WINNER_SHARE = 0.8  # a source winning this share of replicates is recommended alone
-HIGH_SHARE = 0.95  # ... with high confidence from here on
+HIGH_SHARE = 0.9  # ... with high confidence from this share of the votes on (and the conditions above)
 TIE_MASS = 0.95  # otherwise: the fewest sources that together win this share are named as a tie
 SEPARATED = 0.95  # a measure separates two sources when one is better in this share of replicates
 COLUMNS = ["target", "recommended", "confidence", "level", "measures", "pretraining", "reason"]
@@ -42,12 +53,13 @@ class Recommendation:
     target: str
     pretraining: str
     recommended: list[str]
-    confidence: float  # share of replicates won by the recommended source (or the tied ones together)
-    level: str  # "high", "moderate", "tie", "unknown" (no uncertainty in the table) or "none"
+    confidence: float  # the recommended source's share of the votes (the first-named one in a tie or disagreement)
+    level: str  # "high", "moderate", "tie", "disagree", "unknown" (no uncertainty in the table) or "none"
     measures: list[str]
     reason: str
-    shares: dict[str, float] = field(default_factory=dict)
+    shares: dict[str, float] = field(default_factory=dict)  # every source's share of the votes
     flags: list[str] = field(default_factory=list)
+    firsts: dict[str, str] = field(default_factory=dict)  # carrying measure -> the source it puts first
 
     def as_row(self) -> dict[str, Any]:
         return {"target": self.target, "recommended": "|".join(self.recommended), "confidence": self.confidence,
@@ -56,16 +68,27 @@ class Recommendation:
 
     def as_dict(self) -> dict[str, Any]:
         return {**self.as_row(), "recommended": self.recommended, "measures": self.measures,
-                "shares": self.shares, "flags": self.flags}
+                "shares": self.shares, "flags": self.flags, "firsts": self.firsts}
+
+    def confidence_text(self) -> str:
+        """The confidence in words: 'high (97%)', or each tied source's share."""
+        if math.isnan(self.confidence):
+            return "–" if self.level in ("none", "unknown") else self.level
+        if self.level in ("tie", "disagree"):
+            return f"{self.level}: " + ", ".join(f"{s} {self.shares.get(s, math.nan):.0%}" for s in self.recommended)
+        return f"{self.level} ({self.confidence:.0%})"
 
     def headline(self) -> str:
         """One line: target, answer, confidence."""
         if not self.recommended:
             return f"{self.target}: no recommendation ({self.reason})"
-        sure = "" if math.isnan(self.confidence) else f", {self.level} confidence {self.confidence:.0%}"
+        shares = ", ".join(f"{s} {self.shares.get(s, math.nan):.0%}" for s in self.recommended)
         if self.level == "tie":
-            return (f"{self.target}: too close to call between {_join(self.recommended)} "
-                    f"(together first in {self.confidence:.0%} of the bootstrap replicates)")
+            return f"{self.target}: too close to call between {_join(self.recommended)} (share of the votes: {shares})"
+        if self.level == "disagree":
+            named = "; ".join(f"{get_measure(m).label} {s}" for m, s in self.firsts.items())
+            return f"{self.target}: the measures disagree ({named}; share of the votes: {shares})"
+        sure = "" if math.isnan(self.confidence) else f", {self.level} confidence {self.confidence:.0%}"
         return f"{self.target}: pretrain on {self.recommended[0]}{sure}"
 
 
@@ -85,38 +108,80 @@ def recommendation_table(recommendations: list[Recommendation]) -> pd.DataFrame:
 
 @dataclass
 class _Measure:
+    """One carrying measure's values for one target, at every size the sources were sampled at."""
+
     name: str
-    points: np.ndarray  # (sources,)
-    replicates: np.ndarray | None  # (replicates, sources) or None without uncertainty
-    low: np.ndarray
-    high: np.ndarray
+    direction: int
+    points: np.ndarray  # (sources,) the table's values
+    at: dict[int, tuple[np.ndarray, np.ndarray | None]]  # size -> (points (sources,), replicates (R, sources))
+    main: list[int | None]  # each source's table size
+    settled: np.ndarray  # (sources,) the table cell is at or above the size where rankings settled
+    replicated: bool
+
+    def sizes_of(self, i: int) -> set[int]:
+        return {z for z, (p, _) in self.at.items() if np.isfinite(p[i])}
 
 
 def _cells(part: pd.DataFrame, name: str, sources: list[str]) -> _Measure | str:
     """One measure's values over the sources, or why it cannot carry the recommendation."""
     from .matrix import decode_replicates
 
+    spec = get_measure(name)
     rows = part[part["measure"] == name].drop_duplicates("source").set_index("source").reindex(sources)
-    label = get_measure(name).label
     values = pd.to_numeric(rows["value"], errors="coerce").to_numpy(float)
     if not np.isfinite(values).any():
         errors = rows["error"].dropna() if "error" in rows else pd.Series(dtype=object)
-        return f"{label} has no values" + (f" ({errors.iloc[0]})" if len(errors) else "")
-    if get_measure(name).noise_when_small and "reliable" in rows and rows["reliable"].map(_false).any():
+        return f"{spec.label} has no values" + (f" ({errors.iloc[0]})" if len(errors) else "")
+    if spec.noise_when_small and "reliable" in rows and rows["reliable"].map(_false).any():
         used = int(pd.to_numeric(rows["sample_tokens"], errors="coerce").min()) if "sample_tokens" in rows else 0
-        return (f"{label} left out: unreliable below {get_measure(name).reliable_tokens:,} tokens per source "
+        return (f"{spec.label} left out: unreliable below {spec.reliable_tokens:,} tokens per source "
                 f"({used:,} used)")
-    samples = [decode_replicates(r) for r in rows["replicates"]] if "replicates" in rows else [None] * len(sources)
+    n = len(sources)
+    tokens = (pd.to_numeric(rows["sample_tokens"], errors="coerce").to_numpy(float) if "sample_tokens" in rows
+              else np.full(n, np.nan))
+    main = [int(t) if math.isfinite(t) else None for t in tokens]
+    samples = [decode_replicates(r) for r in rows["replicates"]] if "replicates" in rows else [None] * n
     if not any(s is not None for s in samples) and "std" in rows:
-        samples = _from_std(values, pd.to_numeric(rows["std"], errors="coerce").to_numpy(float), part, name)
-    present = [s for s in samples if s is not None]
-    replicates = None
-    if present:
-        n = min(len(s) for s in present)
-        replicates = np.column_stack([s[:n] if s is not None else np.full(n, v) for s, v in zip(samples, values)])
-    low = pd.to_numeric(rows.get("ci_low"), errors="coerce").to_numpy(float) if "ci_low" in rows else values * np.nan
-    high = pd.to_numeric(rows.get("ci_high"), errors="coerce").to_numpy(float) if "ci_high" in rows else values * np.nan
-    return _Measure(name, values, replicates, low, high)
+        samples = _from_std(values, pd.to_numeric(rows["std"], errors="coerce").to_numpy(float))
+    entries: dict[int, list[tuple[float, np.ndarray | None]]] = {}
+    for i in range(n):
+        entries.setdefault(main[i] if main[i] is not None else -1, [(math.nan, None)] * n)[i] = (values[i], samples[i])
+        ladder = _ladder(rows["ladder"].iloc[i]) if "ladder" in rows else {}
+        for size, (value, reps) in ladder.items():
+            entries.setdefault(size, [(math.nan, None)] * n)[i] = (value, reps)
+    present = [r for col in entries.values() for _, r in col if r is not None]
+    count = min(len(r) for r in present) if present else 0
+    at = {}
+    for size, col in entries.items():
+        points = np.array([v for v, _ in col], dtype=float)
+        reps = (np.column_stack([r[:count] if r is not None else np.full(count, v) for v, r in col])
+                if count else None)
+        at[size] = (points, reps)
+    settled = np.array([t is None or t >= spec.reliable_tokens for t in main])
+    if "reliable" in rows:
+        settled &= ~rows["reliable"].map(_false).to_numpy(bool)
+    return _Measure(name, spec.direction, values, at, main, settled, bool(count))
+
+
+def _ladder(text: Any) -> dict[int, tuple[float, np.ndarray | None]]:
+    """A row's ``ladder`` cell: size -> (value, replicates); {} when empty or unreadable."""
+    from .matrix import decode_replicates
+
+    if not isinstance(text, str) or not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return {}
+    out = {}
+    if isinstance(data, dict):
+        for size, cell in data.items():
+            try:
+                value = float(cell["value"])
+                out[int(size)] = (value, decode_replicates(cell.get("replicates")))
+            except (TypeError, ValueError, KeyError):
+                continue
+    return out
 
 
 def _false(value: Any) -> bool:
@@ -127,7 +192,7 @@ def _true(value: Any) -> bool:
     return str(value).strip().lower() == "true"
 
 
-def _from_std(values: np.ndarray, std: np.ndarray, part: pd.DataFrame, name: str) -> list[np.ndarray | None]:
+def _from_std(values: np.ndarray, std: np.ndarray) -> list[np.ndarray | None]:
     """Normal replicates from the spread over source samples, for tables without bootstrap replicates."""
     rng = np.random.default_rng(13)
     return [rng.normal(v, s, 200) if math.isfinite(s) and s > 0 else None for v, s in zip(values, std)]
@@ -141,16 +206,74 @@ def _ranks(values: np.ndarray, direction: int) -> np.ndarray:
     return rankdata(key, axis=-1, method="average")
 
 
-def _combined(ranks: np.ndarray) -> np.ndarray:
-    """Measures (first axis) combined: the median rank, so that with three measures one outlier cannot
-    move a source that the other two agree on; the mean rank breaks ties between equal medians."""
-    return np.median(ranks, axis=0) + 1e-3 * ranks.mean(axis=0)
+@dataclass
+class _Pairs:
+    """Pairwise outcomes of one measure: outcome[r, i, j] = 1 when source i beats j in replicate r
+    (0.5 for a tie or an unfair comparison), at ``size[i, j]`` tokens (-1: size not recorded in the
+    table; ``_NO_COMMON``: the two were never sampled at one size)."""
+
+    points: np.ndarray  # (sources, sources)
+    replicates: np.ndarray | None  # (R, sources, sources)
+    size: np.ndarray  # (sources, sources)
 
 
-def _wins(combined: np.ndarray) -> np.ndarray:
-    """Per replicate (rows), each source's share of the win: 1 for a sole best, split among tied ones."""
-    best = combined == combined.min(axis=-1, keepdims=True)
+_NO_COMMON = -2
+
+
+def _compare(values: np.ndarray, direction: int) -> np.ndarray:
+    """outcome[..., i, j] for values (..., sources): 1 better, 0.5 equal (or both missing), 0 worse."""
+    a, b = values[..., :, None], values[..., None, :]
+    fa, fb = np.isfinite(a), np.isfinite(b)
+    with np.errstate(invalid="ignore"):
+        diff = direction * (a - b)
+    out = np.where(diff > 0, 1.0, np.where(diff < 0, 0.0, 0.5))
+    out = np.where(fa & ~fb, 1.0, np.where(~fa & fb, 0.0, np.where(~fa & ~fb, 0.5, out)))
+    return out
+
+
+def _pairs(m: _Measure) -> _Pairs:
+    """Each pair of sources compared at the largest size both have."""
+    n = len(m.points)
+    owned = [m.sizes_of(i) for i in range(n)]
+    size = np.full((n, n), _NO_COMMON, dtype=np.int64)
+    for i in range(n):
+        for j in range(n):
+            common = owned[i] & owned[j]
+            if i != j and common:
+                size[i, j] = max(common)
+    points = np.full((n, n), 0.5)
+    reps = None
+    count = next((r.shape[0] for _, r in m.at.values() if r is not None), 0) if m.replicated else 0
+    if count:
+        reps = np.full((count, n, n), 0.5)
+    for z, (p, r) in m.at.items():
+        mask = size == z
+        if not mask.any():
+            continue
+        points = np.where(mask, _compare(p, m.direction), points)
+        if reps is not None and r is not None:
+            reps = np.where(mask, _compare(r, m.direction), reps)
+    np.fill_diagonal(points, 0.0)
+    if reps is not None:
+        reps[:, np.arange(n), np.arange(n)] = 0.0
+    return _Pairs(points, reps, size)
+
+
+def _first(outcome: np.ndarray) -> np.ndarray:
+    """Each source's share of the first place (Copeland count; a tie splits it), along the last axis."""
+    score = outcome.sum(axis=-1)
+    best = np.isclose(score, score.max(axis=-1, keepdims=True))
     return best / best.sum(axis=-1, keepdims=True)
+
+
+def _combined(outcomes: np.ndarray) -> np.ndarray:
+    """Measures (first axis) combined per pair by majority, with the mean of the outcomes breaking
+    ties between equal Copeland counts: with three measures one outlier cannot move a pair."""
+    mean = outcomes.mean(axis=0)
+    majority = np.where(mean > 0.5 + 1e-9, 1.0, np.where(mean < 0.5 - 1e-9, 0.0, 0.5))
+    n = mean.shape[-1]
+    majority[..., np.arange(n), np.arange(n)] = 0.0
+    return majority + 1e-3 * mean
 
 
 def _recommend_target(target: str, part: pd.DataFrame, pretraining: str) -> Recommendation:
@@ -167,79 +290,121 @@ def _recommend_target(target: str, part: pd.DataFrame, pretraining: str) -> Reco
         wanted = ", ".join(get_measure(m).label for m in PRETRAINING[pretraining])
         reason = "; ".join(left_out) or f"the table has none of the measures for {PRETRAINING_LABEL[pretraining]} ({wanted})"
         return Recommendation(target, pretraining, [], math.nan, "none", [], reason, {}, flags)
-    directions = [get_measure(m.name).direction for m in measures]
-    point_ranks = np.stack([_ranks(m.points, d) for m, d in zip(measures, directions)])
-    if all(m.replicates is None for m in measures):
-        shares = _wins(_combined(point_ranks)[None, :])[0]
-        chosen = [s for s, w in zip(sources, shares) if w > 0]
-        level, confidence = "unknown", math.nan
-    else:
-        n = min(m.replicates.shape[0] for m in measures if m.replicates is not None)
-        replicate_ranks = np.stack([
-            _ranks(m.replicates[:n] if m.replicates is not None else np.tile(m.points, (n, 1)), d)
-            for m, d in zip(measures, directions)])
-        shares = _wins(_combined(replicate_ranks)).mean(axis=0)
+    pairs = [_pairs(m) for m in measures]
+    point_first = [_first(p.points) for p in pairs]
+    firsts = {m.name: sources[int(np.argmax(f))] for m, f in zip(measures, point_first)}
+    unequal = [m for m, p in zip(measures, pairs) if (p.size[~np.eye(len(sources), dtype=bool)] == _NO_COMMON).any()]
+    if any(p.replicates is None for p in pairs):
+        shares = _first(_combined(np.stack([p.points for p in pairs])))
         order = np.argsort(-shares, kind="stable")
-        if shares[order[0]] >= WINNER_SHARE:
-            chosen, confidence = [sources[order[0]]], float(shares[order[0]])
-            level = "high" if confidence >= HIGH_SHARE else "moderate"
-        else:
-            cumulative = np.cumsum(shares[order])
-            count = int(np.searchsorted(cumulative, TIE_MASS - 1e-9)) + 1
-            chosen = [sources[i] for i in order[:count]]
-            confidence, level = float(cumulative[count - 1]), "tie"
-    share_map = {s: float(w) for s, w in zip(sources, shares)}
-    reason = _reason(part, sources, measures, directions, chosen, level, share_map, pretraining, flags)
+        chosen = [sources[i] for i in order if shares[i] > 0]
+        share_map = {s: float(w) for s, w in zip(sources, shares)}
+        reason = _reason(part, sources, measures, pairs, chosen, "unknown", share_map, firsts, pretraining, flags)
+        return Recommendation(target, pretraining, chosen, math.nan, "unknown", [m.name for m in measures], reason,
+                              share_map, flags, firsts)
+    count = min(p.replicates.shape[0] for p in pairs)
+    outcomes = np.stack([p.replicates[:count] for p in pairs])  # (measures, R, n, n)
+    combined = _first(_combined(outcomes)).mean(axis=0)  # share of replicates each source wins
+    per_measure = _first(outcomes).mean(axis=1)  # (measures, n): how often each measure puts a source first
+    votes = per_measure.mean(axis=0)
+    beaten = (outcomes == 1.0).mean(axis=1)  # (measures, n, n): share of replicates i beats j
+    order = sorted(range(len(sources)), key=lambda i: (-combined[i], -votes[i], sources[i]))
+    winner = order[0]
+    majority_first = [sources[i] for i in range(len(sources))
+                      if sum(f == sources[i] for f in firsts.values()) * 2 > len(measures)]
+    firm = [m.name for m, b in zip(measures, beaten)
+            if firsts[m.name] != sources[winner] and b[sources.index(firsts[m.name]), winner] >= SEPARATED]
+    if len(set(firsts.values())) > 1 and not majority_first and firm:
+        level = "disagree"
+        chosen = sorted(set(firsts.values()), key=lambda s: (-votes[sources.index(s)], s))
+    elif combined[winner] >= WINNER_SHARE:
+        chosen = [sources[winner]]
+        within_noise = all(b[:, winner].max() < SEPARATED for b in beaten)
+        settled = all(m.settled[winner] for m in measures)
+        fair = not any(m in unequal for m in measures)
+        level = "high" if votes[winner] >= HIGH_SHARE and within_noise and settled and fair else "moderate"
+    else:
+        cumulative = np.cumsum([combined[i] for i in order])
+        count_tied = int(np.searchsorted(cumulative, TIE_MASS - 1e-9)) + 1
+        chosen = [sources[i] for i in order[:count_tied]]
+        chosen += [s for s in dict.fromkeys(firsts.values()) if s not in chosen]
+        chosen.sort(key=lambda s: (-votes[sources.index(s)], s))
+        level = "tie"
+    confidence = float(votes[sources.index(chosen[0])])
+    share_map = {s: float(v) for s, v in zip(sources, votes)}
+    reason = _reason(part, sources, measures, pairs, chosen, level, share_map, firsts, pretraining, flags,
+                     beaten=beaten, combined=combined, unequal=unequal)
     return Recommendation(target, pretraining, chosen, confidence, level, [m.name for m in measures], reason,
-                          share_map, flags)
-
-
-def _separation(m: _Measure, direction: int, first: int, second: int) -> float:
-    """Share of replicates in which ``first`` is more similar than ``second`` under one measure."""
-    if m.replicates is None:
-        return math.nan
-    a, b = m.replicates[:, first], m.replicates[:, second]
-    return float(np.mean(direction * (a - b) > 0))
+                          share_map, flags, firsts)
 
 
 def _fmt(value: float) -> str:
     return f"{value:.4g}" if math.isfinite(value) else "n/a"
 
 
-def _reason(part: pd.DataFrame, sources: list[str], measures: list[_Measure], directions: list[int],
-            chosen: list[str], level: str, shares: dict[str, float], pretraining: str, flags: list[str]) -> str:
-    labels = [get_measure(m.name).label for m in measures]
-    firsts = []
-    for m, d in zip(measures, directions):
-        ranks = _ranks(m.points, d)
-        firsts.append(int(np.argmin(ranks)))
+def _reason(part: pd.DataFrame, sources: list[str], measures: list[_Measure], pairs: list[_Pairs],
+            chosen: list[str], level: str, shares: dict[str, float], firsts: dict[str, str], pretraining: str,
+            flags: list[str], *, beaten: np.ndarray | None = None, combined: np.ndarray | None = None,
+            unequal: list[_Measure] | None = None) -> str:
+    labels = {m.name: get_measure(m.name).label for m in measures}
     sentences = []
-    agree = len(set(firsts)) == 1
-    if agree:
-        best = firsts[0]
-        order = [np.argsort(_ranks(m.points, d), kind="stable") for m, d in zip(measures, directions)]
-        runner = [int(o[1]) if len(o) > 1 else None for o in order]
-        separated = [(_separation(m, d, best, r) if r is not None else math.nan)
-                     for m, d, r in zip(measures, directions, runner)]
+    if len(set(firsts.values())) == 1:
+        best = next(iter(firsts.values()))
+        b = sources.index(best)
         both = "both " if len(measures) == 2 else ("all " if len(measures) > 2 else "")
-        text = f"{_join(labels)} {both}rank{'s' if len(measures) == 1 else ''} {sources[best]} first"
-        if all(math.isfinite(x) for x in separated) and len(sources) > 1:
-            if all(x >= SEPARATED for x in separated):
-                text += ", ahead of the next source by more than " + ("its" if len(measures) == 1 else "their") + " noise"
-            else:
-                close = [f"{lab} from {sources[r]}" for lab, x, r in zip(labels, separated, runner) if x < SEPARATED]
-                text += f", but within noise for {_join(close)}"
-        values = [f"{lab} {_fmt(m.points[best])}" for lab, m in zip(labels, measures)]
+        text = f"{_join(list(labels.values()))} {both}rank{'s' if len(measures) == 1 else ''} {best} first"
+        if beaten is not None and len(sources) > 1:
+            close = []
+            for k, m in enumerate(measures):
+                rival = max((j for j in range(len(sources)) if j != b), key=lambda j: beaten[k][j, b])
+                if beaten[k][b, rival] < SEPARATED:
+                    close.append(f"{labels[m.name]} from {sources[rival]}")
+            text += (", ahead of every other source by more than " + ("its" if len(measures) == 1 else "their")
+                     + " noise") if not close else f", but within noise for {_join(close)}"
+        values = [f"{labels[m.name]} {_fmt(m.points[b])}" for m in measures]
         sentences.append(text + f" ({', '.join(values)})")
     else:
-        parts = [f"{lab} ranks {sources[f]} first" for lab, f in zip(labels, firsts)]
-        sentences.append("the measures that carry it disagree: " + "; ".join(parts))
+        named = "; ".join(f"{labels[m]} ranks {s} first" for m, s in firsts.items())
+        if level == "disagree":
+            sentences.append("the measures that carry it disagree, each by more than its noise: " + named)
+        else:
+            sentences.append("the measures that carry it do not agree: " + named)
+    sizes = sorted({int(z) for p in pairs for z in p.size[p.size > 0].ravel()})
+    if len(sizes) > 1:
+        sentences.append(f"each pair of sources compared at the largest size both have ({sizes[0]:,} to "
+                         f"{sizes[-1]:,} tokens)")
+    elif sizes:
+        sentences.append(f"every source compared at {sizes[0]:,} tokens")
+    if unequal:
+        sentences.append(f"{_join([labels[m.name] for m in unequal])} had pairs of sources with no common size, "
+                         "which count as no evidence (recompute the matrix for its size ladder)")
     if level in ("high", "moderate"):
-        sentences.append(f"it stays first in {shares[chosen[0]]:.0%} of the bootstrap replicates of the target")
-    elif level == "tie":
-        sentences.append(("within noise of each other" if agree else "they split the bootstrap replicates")
-                         + ": first in " + ", ".join(
-            f"{shares[s]:.0%} ({s})" for s in chosen) + " of the bootstrap replicates")
+        sentences.append(f"{shares[chosen[0]]:.0%} of the votes (each carrying measure, each bootstrap replicate "
+                         "of the target and sample of the source) put it first")
+        if level == "moderate" and measures and beaten is not None:
+            w = sources.index(chosen[0])
+            against = [f"{labels[m.name]} puts {sources[int(np.argmax(b[:, w]))]} ahead"
+                       for m, b in zip(measures, beaten) if b[:, w].max() >= SEPARATED]
+            unsettled = [labels[m.name] for m in measures if not m.settled[w]]
+            if against:
+                sentences.append("not high: " + _join(against) + " by more than its noise")
+            elif unsettled:
+                sentences.append(f"not high: {_join(unsettled)} computed below the size at which rankings settled")
+            elif shares[chosen[0]] < HIGH_SHARE:
+                sentences.append(f"not high: under {HIGH_SHARE:.0%} of the votes")
+    elif level in ("tie", "disagree"):
+        why = []
+        for s in chosen:
+            own = [labels[m] for m, f in firsts.items() if f == s]
+            if own:
+                why.append(f"{s} {shares[s]:.0%} (first under {_join(own)})")
+            else:
+                won = f", wins {combined[sources.index(s)]:.0%} of the replicates overall" if combined is not None else ""
+                ranks = ", ".join(f"{labels[m.name]} {int(_ranks(m.points, m.direction)[sources.index(s)])}"
+                                  for m in measures)
+                why.append(f"{s} {shares[s]:.0%} (ranked {ranks}{won})")
+        lead = "too close to call" if level == "tie" else "a disagreement of the measures, not noise"
+        sentences.append(f"{lead}; share of the votes: " + ", ".join(why))
     elif level == "unknown":
         sentences.append("the table has no uncertainty (no bootstrap replicates or sample spread), so how sure "
                          "this is cannot be said")
@@ -260,22 +425,45 @@ def _reason(part: pd.DataFrame, sources: list[str], measures: list[_Measure], di
     return "; ".join(sentences + flags)
 
 
+def pairwise_table(long: pd.DataFrame, target: str, pretraining: str = "lm") -> pd.DataFrame:
+    """Every pair of sources for one target under each carrying measure: the size they met at, both
+    values there, and the share of replicates in which the first is more similar (the drill-down)."""
+    part = long[long["target"].astype(str) == str(target)]
+    columns = ["measure", "source_a", "source_b", "tokens", "value_a", "value_b", "better", "share_a_better"]
+    if part.empty or pretraining not in PRETRAINING:
+        return pd.DataFrame(columns=columns)
+    sources = sorted(part["source"].astype(str).unique())
+    rows = []
+    for name in PRETRAINING[pretraining]:
+        m = _cells(part, name, sources) if (part["measure"] == name).any() else None
+        if not isinstance(m, _Measure):
+            continue
+        p = _pairs(m)
+        for i in range(len(sources)):
+            for j in range(i + 1, len(sources)):
+                z = int(p.size[i, j])
+                va, vb = (m.at[z][0][i], m.at[z][0][j]) if z in m.at else (m.points[i], m.points[j])
+                share = float((p.replicates[:, i, j] == 1.0).mean()) if p.replicates is not None else math.nan
+                better = sources[i] if p.points[i, j] == 1.0 else sources[j] if p.points[i, j] == 0.0 else "="
+                rows.append({"measure": name, "source_a": sources[i], "source_b": sources[j],
+                             "tokens": z if z > 0 else None, "value_a": va, "value_b": vb, "better": better,
+                             "share_a_better": share})
+    return pd.DataFrame(rows, columns=columns)
+
+
 def _size_flags(part: pd.DataFrame, sources: list[str], measures: list[str]) -> list[str]:
-    """Sources used whole for the carrying measures (smaller than the comparison size)."""
+    """Sources used whole for the carrying measures (smaller than the size the others were sampled at)."""
     if "used_whole" not in part or "source_tokens" not in part or not measures:
         return []
     rows = part[part["measure"].isin(measures) & part["used_whole"].map(_true)]
     if rows.empty:
         return []
-    tokens = rows.groupby("source")["source_tokens"].max().astype(int)
-    names = _join([get_measure(m).label for m in dict.fromkeys(rows["measure"])])
-    if len(tokens) == len(sources):
-        return [f"every source is smaller than the comparison size and was used whole ({tokens.min():,} to "
-                f"{tokens.max():,} tokens), which biases {names} against the smaller ones"]
+    tokens = pd.to_numeric(rows.groupby("source")["source_tokens"].max(), errors="coerce").dropna().astype(int)
+    bias = "; ".join(size_bias(m) for m in dict.fromkeys(rows["measure"]))
     listed = _join([f"{s} ({n:,} tokens)" for s, n in tokens.items()])
-    return [f"{listed} {'is' if len(tokens) == 1 else 'are'} smaller than the comparison size and "
-            f"{'was' if len(tokens) == 1 else 'were'} used whole, which biases {names} against "
-            f"{'it' if len(tokens) == 1 else 'them'}"]
+    return [f"{listed} {'is' if len(tokens) == 1 else 'are'} smaller than the table's sample size and "
+            f"{'was' if len(tokens) == 1 else 'were'} used whole; pairs with {'it' if len(tokens) == 1 else 'them'} "
+            f"are compared at {'its' if len(tokens) == 1 else 'their'} size where the table has it ({bias})"]
 
 
 def _unsettled(part: pd.DataFrame, measures: list[str]) -> list[str]:
@@ -288,7 +476,7 @@ def _unsettled(part: pd.DataFrame, measures: list[str]) -> list[str]:
     used = int(pd.to_numeric(part[part["measure"].isin(below)]["sample_tokens"], errors="coerce").min())
     settle = max(get_measure(n).reliable_tokens for n in below)
     return [f"{_join([get_measure(n).label for n in below])} {'was' if len(below) == 1 else 'were'} computed on "
-            f"{used:,} tokens per source, below the {settle:,} at which rankings settled on real corpora"]
+            f"{used:,} tokens per source in the table, below the {settle:,} at which rankings settled on real corpora"]
 
 
 def _join(items: list[str]) -> str:

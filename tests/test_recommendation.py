@@ -4,6 +4,7 @@ directly from the replicates, and the real corpora (Table 3's winners; a source'
 from __future__ import annotations
 
 import gzip
+import json
 import random
 
 import numpy as np
@@ -15,7 +16,7 @@ from simcore.corpus import Corpus
 from simcore.errors import SimcoreError
 from simcore.matrix import Workbench, corpora_in, encode_replicates
 from simcore.measures import get_measure
-from simcore.recommendation import recommend, recommendation_table
+from simcore.recommendation import pairwise_table, recommend, recommendation_table
 
 from .conftest import SAMPLE_DATA
 
@@ -66,14 +67,74 @@ def test_sources_within_noise_are_an_honest_tie_and_confidence_is_the_replicate_
     alpha_wins = np.mean(reps["alpha"] < reps["beta"])  # gamma never wins
     assert 0.2 < alpha_wins < 0.8
     assert rec.level == "tie" and sorted(rec.recommended) == ["alpha", "beta"]
-    assert rec.shares["alpha"] == pytest.approx(alpha_wins) and rec.confidence == pytest.approx(1.0)
+    # each source's share of the votes is the share of replicates it is first in; no single 100% for a tie
+    assert rec.shares["alpha"] == pytest.approx(alpha_wins) and rec.shares["beta"] == pytest.approx(1 - alpha_wins)
+    assert rec.confidence == pytest.approx(max(alpha_wins, 1 - alpha_wins)) and rec.confidence < 1
+    assert f"alpha {alpha_wins:.0%}" in rec.confidence_text() and "100%" not in rec.confidence_text()
     assert recommendation_table([rec]).loc[0, "recommended"] in ("alpha|beta", "beta|alpha")
 
 
-def test_measures_that_disagree_split_the_win():
+def test_measures_that_disagree_by_a_wide_margin_are_a_disagreement_never_high():
+    # PPL puts alpha first, JSD beta, each far beyond its noise: every replicate is the same split
     table = constructed({"ppl": [100, 200, 300], "jsd": [0.5, 0.3, 0.6]}, noise={"ppl": 1, "jsd": 0.001})
     rec = recommend(table, "lm")[0]
-    assert rec.level == "tie" and sorted(rec.recommended) == ["alpha", "beta"] and "disagree" in rec.reason
+    assert rec.level == "disagree" and sorted(rec.recommended) == ["alpha", "beta"]
+    assert rec.firsts == {"ppl": "alpha", "jsd": "beta"}
+    assert max(rec.shares.values()) <= 0.5 and rec.confidence <= 0.5
+    assert "PPL ranks alpha first" in rec.reason and "JSD ranks beta first" in rec.reason
+    assert "disagree" in rec.headline() and "100%" not in rec.confidence_text()
+
+
+def test_a_measure_that_separates_another_source_keeps_the_answer_below_high():
+    # three measures for word vectors: TVcC and TVC put alpha first, WVV puts beta first by far
+    table = constructed({"tvcc": [0.9, 0.8, 0.7], "tvc": [0.9, 0.8, 0.7], "wvv": [5e-4, 1e-4, 6e-4]},
+                        noise={"tvcc": 0.005, "tvc": 0.005, "wvv": 1e-6})
+    rec = recommend(table, "vectors")[0]
+    assert rec.recommended == ["alpha"] and rec.level == "moderate"
+    assert rec.confidence == pytest.approx(2 / 3, abs=0.02)  # two of the three measures' votes
+    assert "WVV puts beta ahead" in rec.reason
+
+
+def test_a_tie_names_each_carrying_measures_first_choice():
+    # TVcC puts alpha first, TVC gamma first, each within a hair; beta second for both
+    table = constructed({"tvcc": [0.80, 0.79, 0.5], "tvc": [0.5, 0.79, 0.80]}, noise={"tvcc": 0.02, "tvc": 0.02})
+    rec = recommend(table, "vectors")[0]
+    assert rec.level in ("tie", "disagree")
+    assert {"alpha", "gamma"} <= set(rec.recommended)
+    for source in rec.recommended:
+        assert f"{source} {rec.shares[source]:.0%}" in rec.reason
+
+
+def ladder_table(small_at_small: float, big_at_small: float, big_at_big: float, other_at_big: float) -> pd.DataFrame:
+    """PPL for three sources: 'small' has 10k tokens, 'big' and 'other' 1M; the table is at 10k tokens
+    and 'big' and 'other' also meet at 1M (their ladder)."""
+    rng = np.random.default_rng(1)
+
+    def reps(v):
+        return encode_replicates((v * (1 + 0.002 * rng.standard_normal(200))).tolist())
+
+    rows = []
+    for source, at_small, at_big in (("small", small_at_small, None), ("big", big_at_small, big_at_big),
+                                     ("other", big_at_small * 1.5, other_at_big)):
+        ladder = None if at_big is None else json.dumps({"1000000": {"value": at_big, "replicates": reps(at_big)}})
+        rows.append({"source": source, "target": "t", "measure": "ppl", "value": at_small,
+                     "replicates": reps(at_small), "sample_tokens": 10_000,
+                     "source_tokens": 10_000 if source == "small" else 1_000_000, "ladder": ladder})
+    return pd.DataFrame(rows)
+
+
+def test_pairs_of_sources_meet_at_the_largest_size_both_have():
+    # at 10k tokens big beats small (900 < 1000); at 1M big beats other (1400 < 2000): big wins
+    rec = recommend(ladder_table(1000, 900, 1400, 2000))[0]
+    assert rec.recommended == ["big"] and "10,000 to 1,000,000 tokens" in rec.reason
+    pairs = pairwise_table(ladder_table(1000, 900, 1400, 2000), "t")
+    row = pairs[(pairs.source_a == "big") & (pairs.source_b == "other")].iloc[0]
+    assert (row.tokens, row.value_a, row.value_b, row.better) == (1_000_000, 1400, 2000, "big")
+    row = pairs[(pairs.source_a == "big") & (pairs.source_b == "small")].iloc[0]
+    assert (row.tokens, row.value_a, row.value_b, row.better) == (10_000, 900, 1000, "big")
+    # at 1M, big's PPL (1400) is worse than small's at 10k (1000), which a comparison across sizes would
+    # count against big; compared at 10k the small source loses
+    assert recommend(ladder_table(1000, 1100, 1400, 2000))[0].recommended == ["small"]
 
 
 def test_without_uncertainty_the_confidence_is_unknown():
