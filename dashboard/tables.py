@@ -37,12 +37,21 @@ def recommendation_frame(recommendations: list[Recommendation]) -> pd.DataFrame:
     """The recommendation as a table for the page: target, pretrain on, confidence, level, carried by, why."""
     return pd.DataFrame({
         "target": [r.target for r in recommendations],
-        "pretrain on": [" or ".join(r.recommended) or "no recommendation" for r in recommendations],
+        "pretrain on": [_answer(r) for r in recommendations],
         "confidence": [r.confidence for r in recommendations],
         "level": [r.level for r in recommendations],
         "carried by": [", ".join(label(m) for m in r.measures) for r in recommendations],
         "why": [r.reason for r in recommendations],
     })
+
+
+def _answer(rec: Recommendation) -> str:
+    """The source to pretrain on; for a tie or a disagreement each candidate with its share of the votes."""
+    if not rec.recommended:
+        return "no recommendation"
+    if rec.level in ("tie", "disagree"):
+        return " or ".join(f"{s} ({rec.shares.get(s, math.nan):.0%})" for s in rec.recommended)
+    return rec.recommended[0]
 
 
 def _interval(low: float, high: float) -> str:

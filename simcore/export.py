@@ -74,7 +74,7 @@ def _md(text: Any) -> str:
 
 
 def _confidence(rec: Recommendation) -> str:
-    return "–" if pd.isna(rec.confidence) else f"{rec.level} ({rec.confidence:.0%})"
+    return rec.confidence_text()
 
 
 def ranking_markdown(ranking: pd.DataFrame, options: dict[str, Any] | None = None,

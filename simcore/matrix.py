@@ -382,7 +382,7 @@ def decode_replicates(text: Any) -> np.ndarray | None:
     if not isinstance(text, str) or not text.strip():
         return None
     try:
-        return np.array([float(v) for v in text.split()])
+        return np.array(text.split(), dtype=float)
     except ValueError:
         return None
 

@@ -88,7 +88,7 @@ class Recommendation:
         if self.level == "disagree":
             named = "; ".join(f"{get_measure(m).label} {s}" for m, s in self.firsts.items())
             return f"{self.target}: the measures disagree ({named}; share of the votes: {shares})"
-        sure = "" if math.isnan(self.confidence) else f", {self.level} confidence {self.confidence:.0%}"
+        sure = "" if math.isnan(self.confidence) else f", {self.level} confidence ({self.confidence:.0%} of the votes)"
         return f"{self.target}: pretrain on {self.recommended[0]}{sure}"
 
 
@@ -98,12 +98,59 @@ def recommend(long: pd.DataFrame, pretraining: str = "lm") -> list[Recommendatio
         raise SimcoreError(f"unknown pretraining {pretraining!r}; choose from {', '.join(PRETRAINING)}")
     if not isinstance(long, pd.DataFrame) or not {"source", "target", "measure", "value"} <= set(long.columns):
         raise SimcoreError("the recommendation needs a similarity table with source, target, measure and value")
-    return [_recommend_target(str(t), part, pretraining) for t, part in long.groupby("target", sort=True)]
+    return [_recommend_target(t, part, pretraining) for t, part in _Part.split(long)]
 
 
 def recommendation_table(recommendations: list[Recommendation]) -> pd.DataFrame:
     """One row per target: target, recommended (tied sources joined by '|'), confidence, level, measures, reason."""
     return pd.DataFrame([r.as_row() for r in recommendations], columns=COLUMNS)
+
+
+_NUMERIC = ("value", "std", "sample_tokens", "source_tokens")
+
+
+class _Part:
+    """One target's rows of the long table as plain arrays (pandas per target is too slow for
+    10,000 targets): numeric columns converted once, text columns as objects."""
+
+    def __init__(self, columns: dict[str, np.ndarray]) -> None:
+        self.columns = columns
+        self.source = columns["source"]
+        self.measure = columns["measure"]
+        self.sources = sorted(set(self.source.tolist()))
+        self.measures = list(dict.fromkeys(self.measure.tolist()))
+
+    @classmethod
+    def split(cls, long: pd.DataFrame) -> list[tuple[str, _Part]]:
+        columns = {c: long[c].to_numpy(dtype=object) for c in long.columns}
+        for c in _NUMERIC:
+            if c in long:
+                columns[c] = pd.to_numeric(long[c], errors="coerce").to_numpy(float)
+        columns["source"] = long["source"].astype(str).to_numpy(dtype=object)
+        columns["measure"] = long["measure"].astype(str).to_numpy(dtype=object)
+        targets = long["target"].astype(str).to_numpy(dtype=object)
+        order = np.argsort(targets, kind="stable")
+        names, starts = np.unique(targets[order], return_index=True)
+        bounds = list(starts) + [len(order)]
+        return [(str(name), cls({c: v[order[bounds[k]:bounds[k + 1]]] for c, v in columns.items()}))
+                for k, name in enumerate(names)]
+
+    def has(self, column: str) -> bool:
+        return column in self.columns
+
+    def rows(self, measure: str, sources: list[str]) -> np.ndarray:
+        """Row index of each source's (first) row for ``measure``; -1 where it has none."""
+        first: dict[str, int] = {}
+        for i in np.flatnonzero(self.measure == measure):
+            first.setdefault(self.source[i], int(i))
+        return np.array([first.get(s, -1) for s in sources], dtype=np.int64)
+
+    def take(self, column: str, rows: np.ndarray) -> np.ndarray:
+        """A column at ``rows`` (NaN or None where a row is -1)."""
+        values = self.columns[column]
+        if values.dtype == float:
+            return np.where(rows >= 0, values[np.maximum(rows, 0)], np.nan)
+        return np.array([values[r] if r >= 0 else None for r in rows], dtype=object)
 
 
 @dataclass
@@ -118,36 +165,35 @@ class _Measure:
     settled: np.ndarray  # (sources,) the table cell is at or above the size where rankings settled
     replicated: bool
 
-    def sizes_of(self, i: int) -> set[int]:
-        return {z for z, (p, _) in self.at.items() if np.isfinite(p[i])}
 
-
-def _cells(part: pd.DataFrame, name: str, sources: list[str]) -> _Measure | str:
+def _cells(part: _Part, name: str, sources: list[str]) -> _Measure | str:
     """One measure's values over the sources, or why it cannot carry the recommendation."""
     from .matrix import decode_replicates
 
     spec = get_measure(name)
-    rows = part[part["measure"] == name].drop_duplicates("source").set_index("source").reindex(sources)
-    values = pd.to_numeric(rows["value"], errors="coerce").to_numpy(float)
+    rows = part.rows(name, sources)
+    values = part.take("value", rows)
     if not np.isfinite(values).any():
-        errors = rows["error"].dropna() if "error" in rows else pd.Series(dtype=object)
-        return f"{spec.label} has no values" + (f" ({errors.iloc[0]})" if len(errors) else "")
-    if spec.noise_when_small and "reliable" in rows and rows["reliable"].map(_false).any():
-        used = int(pd.to_numeric(rows["sample_tokens"], errors="coerce").min()) if "sample_tokens" in rows else 0
+        errors = [e for e in part.take("error", rows) if isinstance(e, str) and e] if part.has("error") else []
+        return f"{spec.label} has no values" + (f" ({errors[0]})" if errors else "")
+    reliable = part.take("reliable", rows) if part.has("reliable") else np.array([None] * len(sources))
+    unreliable = np.array([_false(r) for r in reliable], dtype=bool)
+    tokens = part.take("sample_tokens", rows) if part.has("sample_tokens") else np.full(len(sources), np.nan)
+    if spec.noise_when_small and unreliable.any():
+        used = int(np.nanmin(tokens)) if np.isfinite(tokens).any() else 0
         return (f"{spec.label} left out: unreliable below {spec.reliable_tokens:,} tokens per source "
                 f"({used:,} used)")
     n = len(sources)
-    tokens = (pd.to_numeric(rows["sample_tokens"], errors="coerce").to_numpy(float) if "sample_tokens" in rows
-              else np.full(n, np.nan))
     main = [int(t) if math.isfinite(t) else None for t in tokens]
-    samples = [decode_replicates(r) for r in rows["replicates"]] if "replicates" in rows else [None] * n
-    if not any(s is not None for s in samples) and "std" in rows:
-        samples = _from_std(values, pd.to_numeric(rows["std"], errors="coerce").to_numpy(float))
+    samples = ([decode_replicates(r) for r in part.take("replicates", rows)] if part.has("replicates")
+               else [None] * n)
+    if not any(s is not None for s in samples) and part.has("std"):
+        samples = _from_std(values, part.take("std", rows))
+    ladders = part.take("ladder", rows) if part.has("ladder") else [None] * n
     entries: dict[int, list[tuple[float, np.ndarray | None]]] = {}
     for i in range(n):
         entries.setdefault(main[i] if main[i] is not None else -1, [(math.nan, None)] * n)[i] = (values[i], samples[i])
-        ladder = _ladder(rows["ladder"].iloc[i]) if "ladder" in rows else {}
-        for size, (value, reps) in ladder.items():
+        for size, (value, reps) in _ladder(ladders[i]).items():
             entries.setdefault(size, [(math.nan, None)] * n)[i] = (value, reps)
     present = [r for col in entries.values() for _, r in col if r is not None]
     count = min(len(r) for r in present) if present else 0
@@ -157,9 +203,7 @@ def _cells(part: pd.DataFrame, name: str, sources: list[str]) -> _Measure | str:
         reps = (np.column_stack([r[:count] if r is not None else np.full(count, v) for v, r in col])
                 if count else None)
         at[size] = (points, reps)
-    settled = np.array([t is None or t >= spec.reliable_tokens for t in main])
-    if "reliable" in rows:
-        settled &= ~rows["reliable"].map(_false).to_numpy(bool)
+    settled = np.array([t is None or t >= spec.reliable_tokens for t in main]) & ~unreliable
     return _Measure(name, spec.direction, values, at, main, settled, bool(count))
 
 
@@ -199,11 +243,11 @@ def _from_std(values: np.ndarray, std: np.ndarray) -> list[np.ndarray | None]:
 
 
 def _ranks(values: np.ndarray, direction: int) -> np.ndarray:
-    """Ranks along the last axis (1 = most similar; ties share the mean rank; missing values last)."""
-    from scipy.stats import rankdata
-
+    """Ranks along the last axis (1 = most similar; ties share the mean rank, as scipy's rankdata
+    'average'; missing values last)."""
     key = np.where(np.isfinite(values), -direction * values, np.inf)
-    return rankdata(key, axis=-1, method="average")
+    a, b = key[..., :, None], key[..., None, :]
+    return 1 + (b < a).sum(axis=-1) + 0.5 * ((b == a).sum(axis=-1) - 1)
 
 
 @dataclass
@@ -234,13 +278,12 @@ def _compare(values: np.ndarray, direction: int) -> np.ndarray:
 def _pairs(m: _Measure) -> _Pairs:
     """Each pair of sources compared at the largest size both have."""
     n = len(m.points)
-    owned = [m.sizes_of(i) for i in range(n)]
-    size = np.full((n, n), _NO_COMMON, dtype=np.int64)
-    for i in range(n):
-        for j in range(n):
-            common = owned[i] & owned[j]
-            if i != j and common:
-                size[i, j] = max(common)
+    sizes = sorted(m.at)
+    present = np.stack([np.isfinite(m.at[z][0]) for z in sizes])  # (sizes, sources)
+    common = present[:, :, None] & present[:, None, :]
+    level = np.where(common.any(axis=0), (common * np.arange(1, len(sizes) + 1)[:, None, None]).max(axis=0) - 1, -1)
+    size = np.where(level >= 0, np.array(sizes, dtype=np.int64)[np.maximum(level, 0)], _NO_COMMON)
+    np.fill_diagonal(size, _NO_COMMON)
     points = np.full((n, n), 0.5)
     reps = None
     count = next((r.shape[0] for _, r in m.at.values() if r is not None), 0) if m.replicated else 0
@@ -276,11 +319,11 @@ def _combined(outcomes: np.ndarray) -> np.ndarray:
     return majority + 1e-3 * mean
 
 
-def _recommend_target(target: str, part: pd.DataFrame, pretraining: str) -> Recommendation:
-    sources = sorted(part["source"].astype(str).unique())
+def _recommend_target(target: str, part: _Part, pretraining: str) -> Recommendation:
+    sources = part.sources
     measures, left_out = [], []
     for name in PRETRAINING[pretraining]:
-        if not (part["measure"] == name).any():
+        if name not in part.measures:
             continue
         cells = _cells(part, name, sources)
         (measures if isinstance(cells, _Measure) else left_out).append(cells)
@@ -342,7 +385,7 @@ def _fmt(value: float) -> str:
     return f"{value:.4g}" if math.isfinite(value) else "n/a"
 
 
-def _reason(part: pd.DataFrame, sources: list[str], measures: list[_Measure], pairs: list[_Pairs],
+def _reason(part: _Part, sources: list[str], measures: list[_Measure], pairs: list[_Pairs],
             chosen: list[str], level: str, shares: dict[str, float], firsts: dict[str, str], pretraining: str,
             flags: list[str], *, beaten: np.ndarray | None = None, combined: np.ndarray | None = None,
             unequal: list[_Measure] | None = None) -> str:
@@ -369,7 +412,7 @@ def _reason(part: pd.DataFrame, sources: list[str], measures: list[_Measure], pa
             sentences.append("the measures that carry it disagree, each by more than its noise: " + named)
         else:
             sentences.append("the measures that carry it do not agree: " + named)
-    sizes = sorted({int(z) for p in pairs for z in p.size[p.size > 0].ravel()})
+    sizes = sorted(int(z) for z in np.unique(np.concatenate([p.size[p.size > 0] for p in pairs])))
     if len(sizes) > 1:
         sentences.append(f"each pair of sources compared at the largest size both have ({sizes[0]:,} to "
                          f"{sizes[-1]:,} tokens)")
@@ -409,12 +452,10 @@ def _reason(part: pd.DataFrame, sources: list[str], measures: list[_Measure], pa
         sentences.append("the table has no uncertainty (no bootstrap replicates or sample spread), so how sure "
                          "this is cannot be said")
     others = []
-    for name in dict.fromkeys(part["measure"]):
+    for name in part.measures:
         if name in PRETRAINING[pretraining] or get_measure(name).direction == 0:
             continue
-        values = (part[part["measure"] == name].drop_duplicates("source").set_index("source")
-                  .reindex(sources)["value"])
-        values = pd.to_numeric(values, errors="coerce").to_numpy(float)
+        values = part.take("value", part.rows(name, sources))
         if not np.isfinite(values).any():
             continue
         top = sources[int(np.argmin(_ranks(values, get_measure(name).direction)))]
@@ -428,14 +469,15 @@ def _reason(part: pd.DataFrame, sources: list[str], measures: list[_Measure], pa
 def pairwise_table(long: pd.DataFrame, target: str, pretraining: str = "lm") -> pd.DataFrame:
     """Every pair of sources for one target under each carrying measure: the size they met at, both
     values there, and the share of replicates in which the first is more similar (the drill-down)."""
-    part = long[long["target"].astype(str) == str(target)]
     columns = ["measure", "source_a", "source_b", "tokens", "value_a", "value_b", "better", "share_a_better"]
-    if part.empty or pretraining not in PRETRAINING:
+    found = [p for t, p in _Part.split(long[long["target"].astype(str) == str(target)])]
+    if not found or pretraining not in PRETRAINING:
         return pd.DataFrame(columns=columns)
-    sources = sorted(part["source"].astype(str).unique())
+    part = found[0]
+    sources = part.sources
     rows = []
     for name in PRETRAINING[pretraining]:
-        m = _cells(part, name, sources) if (part["measure"] == name).any() else None
+        m = _cells(part, name, sources) if name in part.measures else None
         if not isinstance(m, _Measure):
             continue
         p = _pairs(m)
@@ -451,32 +493,45 @@ def pairwise_table(long: pd.DataFrame, target: str, pretraining: str = "lm") -> 
     return pd.DataFrame(rows, columns=columns)
 
 
-def _size_flags(part: pd.DataFrame, sources: list[str], measures: list[str]) -> list[str]:
+def _size_flags(part: _Part, sources: list[str], measures: list[str]) -> list[str]:
     """Sources used whole for the carrying measures (smaller than the size the others were sampled at)."""
-    if "used_whole" not in part or "source_tokens" not in part or not measures:
+    if not part.has("used_whole") or not part.has("source_tokens") or not measures:
         return []
-    rows = part[part["measure"].isin(measures) & part["used_whole"].map(_true)]
-    if rows.empty:
+    whole: dict[str, int] = {}
+    used: list[str] = []
+    for name in measures:
+        rows = part.rows(name, sources)
+        for source, flag, tokens in zip(sources, part.take("used_whole", rows), part.take("source_tokens", rows)):
+            if _true(flag) and math.isfinite(tokens):
+                whole[source] = max(whole.get(source, 0), int(tokens))
+                used.append(name)
+    if not whole:
         return []
-    tokens = pd.to_numeric(rows.groupby("source")["source_tokens"].max(), errors="coerce").dropna().astype(int)
-    bias = "; ".join(size_bias(m) for m in dict.fromkeys(rows["measure"]))
-    listed = _join([f"{s} ({n:,} tokens)" for s, n in tokens.items()])
-    return [f"{listed} {'is' if len(tokens) == 1 else 'are'} smaller than the table's sample size and "
-            f"{'was' if len(tokens) == 1 else 'were'} used whole; pairs with {'it' if len(tokens) == 1 else 'them'} "
-            f"are compared at {'its' if len(tokens) == 1 else 'their'} size where the table has it ({bias})"]
+    bias = "; ".join(size_bias(m) for m in dict.fromkeys(used))
+    one = len(whole) == 1
+    listed = _join([f"{s} ({n:,} tokens)" for s, n in whole.items()])
+    return [f"{listed} {'is' if one else 'are'} smaller than the table's sample size and "
+            f"{'was' if one else 'were'} used whole; pairs with {'it' if one else 'them'} "
+            f"are compared at {'its' if one else 'their'} size where the table has it ({bias})"]
 
 
-def _unsettled(part: pd.DataFrame, measures: list[str]) -> list[str]:
+def _unsettled(part: _Part, measures: list[str]) -> list[str]:
     """Carrying measures computed below the size at which their rankings settled on real corpora."""
-    if "reliable" not in part or "sample_tokens" not in part:
+    if not part.has("reliable") or not part.has("sample_tokens"):
         return []
-    below = [n for n in measures if ((part["measure"] == n) & part["reliable"].map(_false)).any()]
+    below, used = [], []
+    for name in measures:
+        rows = part.rows(name, part.sources)
+        flags = np.array([_false(r) for r in part.take("reliable", rows)], dtype=bool)
+        if flags.any():
+            below.append(name)
+            used += [t for t in part.take("sample_tokens", rows)[flags] if math.isfinite(t)]
     if not below:
         return []
-    used = int(pd.to_numeric(part[part["measure"].isin(below)]["sample_tokens"], errors="coerce").min())
     settle = max(get_measure(n).reliable_tokens for n in below)
+    size = f"{int(min(used)):,} tokens" if used else "a size"
     return [f"{_join([get_measure(n).label for n in below])} {'was' if len(below) == 1 else 'were'} computed on "
-            f"{used:,} tokens per source in the table, below the {settle:,} at which rankings settled on real corpora"]
+            f"{size} per source in the table, below the {settle:,} at which rankings settled on real corpora"]
 
 
 def _join(items: list[str]) -> str:

@@ -163,7 +163,14 @@ def test_the_bundled_sample_read_back_from_csv_gives_the_same_answer(store, tmp_
     direct = {r.target: (r.recommended, r.confidence) for r in recommend(table)}
     assert {r.target: (r.recommended, r.confidence) for r in recommend(read_matrix(tmp_path / "m.csv"))} == direct
     assert direct["news_ner"][0] == ["news"] and direct["lab_protocol_ner"][0] == ["lab_protocols"]
-    assert all("used whole" in r.reason for r in recommend(table))  # every bundled source is below 100k tokens
+    # every source in the table at the smallest one's size; the larger ones also at 10k tokens, where pairs meet
+    assert table["sample_tokens"].nunique() == 1 and table["sample_tokens"].iloc[0] == table["source_tokens"].min()
+    assert not table["used_whole"].any()
+    over = table[table["source_tokens"] >= 10_000]
+    assert over["ladder"].map(lambda text: list(json.loads(text)) == ["10000"]).all()
+    assert table[table["source_tokens"] < 10_000]["ladder"].isna().all()
+    # below the 100k tokens at which PPL's rankings settle, nothing is "high"
+    assert all(r.level != "high" and "below the 100,000" in r.reason for r in recommend(table))
 
 
 TABLE3_WINNERS = {"conll2003": "news_1bwb", "craft": "biomed_ohsumed_medline", "jnlpba": "biomed_ohsumed_medline",
