@@ -14,7 +14,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,9 @@ COLUMNS = ["source", "target", "measure", "value", "std", "ci_low", "ci_high", "
            "replicates", "ladder"]
 
 Progress = Callable[[str, float], None]
+MAX_JOBS = 256
+# Rough relative cost of one part (a source sample under a measure, with its targets), for progress.
+UNIT_COST = {"wvv": 20.0, "tvcc": 4.0, "ppl": 3.0, "jsd": 2.0, "tvc": 1.0, "ttr": 0.5}
 
 
 def _quiet(message: str, fraction: float) -> None:
@@ -94,6 +97,50 @@ class CellResult:
         return (math.nan, math.nan)
 
 
+@dataclass
+class _UnitResult:
+    """What one part gives: the sample's size, why the source or the measure failed, the cells by target."""
+
+    n_tokens: int | None
+    source_error: str | None
+    measure_error: str | None
+    cells: dict[str, CellResult]
+
+    def result(self, target: str, failed: dict[str, str], target_failed: bool) -> CellResult:
+        if target_failed:
+            return CellResult(math.nan, math.nan, [], {}, failed[f"target {target}"])
+        if self.source_error is not None or target not in self.cells:
+            return CellResult(math.nan, math.nan, [], {}, self.source_error or self.measure_error or "not computed")
+        return self.cells[target]
+
+
+_WORKER_BENCHES: dict[Any, Workbench] = {}
+
+
+def _worker_bench(config: tuple[str, TokenizerOptions, MeasureOptions, dict[Any, str]]) -> Workbench:
+    """This process's workbench for the parent's store and options (its hashes of the corpora given)."""
+    root, tokenizer, options, raw_keys = config
+    key = (root, repr(tokenizer), repr(options))
+    if key not in _WORKER_BENCHES:
+        _WORKER_BENCHES.clear()
+        _WORKER_BENCHES[key] = Workbench(ArtefactStore(root), tokenizer, options)
+    bench = _WORKER_BENCHES[key]
+    bench._known_raw_keys.update(raw_keys)
+    return bench
+
+
+def _sample_in_worker(config: Any, corpus: Corpus, size: int, samples: int) -> None:
+    try:
+        _worker_bench(config).source(corpus, size, samples)
+    except SimcoreError:
+        pass  # the unit that needs it says why
+
+
+def _unit_in_worker(config: Any, corpus: Corpus, name: str, size: int, samples: int,
+                    targets: list[Corpus]) -> _UnitResult:
+    return _worker_bench(config)._unit(corpus, name, size, samples, targets)
+
+
 class Workbench:
     """Tokenized corpora, prepared sources and targets, and cached cells, for one option set."""
 
@@ -111,6 +158,7 @@ class Workbench:
         self._tokenized: OrderedDict[tuple[str, str], TokenizedCorpus] = OrderedDict()
         self._sources: OrderedDict[tuple[str, str, int, int], list[PreparedSource]] = OrderedDict()
         self._targets: OrderedDict[tuple[str, str], PreparedTarget] = OrderedDict()
+        self._known_raw_keys: dict[tuple[str, tuple[Any, ...]], str] = {}  # given by a parent process
 
     def tokenize(self, corpus: Corpus, progress: Progress = _quiet) -> TokenizedCorpus:
         if not isinstance(corpus, Corpus):
@@ -121,8 +169,9 @@ class Workbench:
             stats = tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in corpus.files)
         except OSError as exc:
             raise CorpusError(f"{corpus.name}: cannot read {exc.filename} ({exc.strerror})") from exc
-        raw_key = _remember(self._raw_keys, (corpus, stats), lambda: corpus.raw_fingerprint(self.tokenizer),
-                            limit=256)
+        known = self._known_raw_keys.get((corpus.name, stats))
+        raw_key = _remember(self._raw_keys, (corpus, stats),
+                            lambda: known or corpus.raw_fingerprint(self.tokenizer), limit=256)
         return _remember(self._tokenized, (corpus.name, raw_key),
                          lambda: tokenize_corpus(corpus, self.store, self.tokenizer, progress, raw_key=raw_key),
                          limit=256)
@@ -187,17 +236,104 @@ class Workbench:
         return CellResult(record["value"], record["std"], record["values"], record["details"],
                           replicates=record["replicates"])
 
-    def _scored(self, samples: list[PreparedSource] | None, failure: str | None, target: PreparedTarget | None,
-                target_name: str, measure: str, failed: dict[str, str]) -> CellResult:
-        """One cell, or an empty one saying why it could not be scored."""
-        if target is None:
-            return CellResult(float("nan"), float("nan"), [], {}, failed[f"target {target_name}"])
-        if failure is not None or not samples:
-            return CellResult(float("nan"), float("nan"), [], {}, failure or "source could not be read")
+    def _unit(self, corpus: Corpus, name: str, size: int, samples: int, targets: list[Corpus],
+              progress: Progress = _quiet) -> _UnitResult:
+        """One source at one size under one measure: its samples prepared, then every target scored."""
+        measure = get_measure(name)
         try:
-            return self.cell(samples, target, measure)
+            prepared = self.source(corpus, size, samples, progress)
+        except StoreError:
+            raise
         except SimcoreError as exc:
-            return CellResult(float("nan"), float("nan"), [], {}, str(exc))
+            return _UnitResult(None, str(exc), None, {})
+        failure = None
+        try:
+            for s in prepared:
+                progress(f"preparing {measure.label} for {corpus.name} ({size:,} tokens)", 0.0)
+                measure.prepare(s)
+        except StoreError:
+            raise
+        except SimcoreError as exc:
+            failure = str(exc)
+        cells = {}
+        for target in targets:
+            progress(f"{measure.label}: {corpus.name} → {target.name}", 0.0)
+            if failure is not None:
+                cells[target.name] = CellResult(math.nan, math.nan, [], {}, failure)
+                continue
+            try:
+                cells[target.name] = self.cell(prepared, self.target(target), name)
+            except StoreError:
+                raise
+            except SimcoreError as exc:
+                cells[target.name] = CellResult(math.nan, math.nan, [], {}, str(exc))
+        return _UnitResult(prepared[0].sample.n_tokens, None, failure, cells)
+
+    def _run_parallel(self, plan: list[tuple[Corpus, str, int]], samples: int, targets: list[Corpus], jobs: int,
+                      progress: Progress, weight: dict[tuple[str, str, int], float], total: float,
+                      take: Callable[[Corpus, str, int, _UnitResult], None]) -> None:
+        """The units in ``jobs`` processes, each single-threaded and seeded as in one process, so every
+        value is the same; sources' samples are built once (the store's lock), then the units."""
+        method = "fork" if threading.active_count() == 1 else "spawn"
+        config = (str(self.store.root), self.tokenizer, self.options, dict(self._raw_keys_by_name()))
+        done = 0.0
+        progress(f"computing {len(plan)} parts in {jobs} processes", 0.0)
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(method)) as pool:
+            # Samples first (each one once, whatever unit needs it), so that no two processes draw the same one.
+            sizes = list(dict.fromkeys((c, z) for c, _, z in plan))
+            for future in [pool.submit(_sample_in_worker, config, c, z, samples) for c, z in sizes]:
+                future.result()
+            futures = {pool.submit(_unit_in_worker, config, c, n, z, samples, targets): (c, n, z) for c, n, z in plan}
+            try:
+                for future in as_completed(futures):
+                    corpus, name, size = futures[future]
+                    take(corpus, name, size, future.result())
+                    done += weight[(corpus.name, name, size)]
+                    progress(f"{get_measure(name).label}: {corpus.name} at {size:,} tokens done", done / total)
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
+
+    def _raw_keys_by_name(self) -> dict[tuple[str, tuple[Any, ...]], str]:
+        return {(c.name, stats): key for (c, stats), key in self._raw_keys.items()}
+
+    def _rows(self, corpus: Corpus, name: str, targets: list[Corpus], target_of: dict[str, PreparedTarget | None],
+              failed: dict[str, str], sizes: dict[str, int], n_tokens: int, samples: int,
+              units: dict[int, _UnitResult]) -> list[dict[str, Any]]:
+        """The table's rows of one source under one measure, with the cells at its ladder sizes."""
+        measure = get_measure(name)
+        main = units[n_tokens]
+        used = min(n_tokens, main.n_tokens) if main.n_tokens is not None else None
+        flag = size_flag(name, sizes[corpus.name], n_tokens, used) if used is not None else ""
+        rows = []
+        for target_corpus in targets:
+            result = main.result(target_corpus.name, failed, target_of[target_corpus.name] is None)
+            ladder = {}
+            for size, unit in units.items():
+                if size == n_tokens:
+                    continue
+                other = unit.result(target_corpus.name, failed, target_of[target_corpus.name] is None)
+                if math.isfinite(other.value):
+                    ladder[str(size)] = {"value": other.value, "replicates": encode_replicates(other.replicates)}
+            low, high = result.interval()
+            rows.append({
+                "source": corpus.name, "target": target_corpus.name, "measure": name,
+                "value": result.value, "std": result.std, "ci_low": low, "ci_high": high,
+                "n_samples": samples, "sample_tokens": used, "source_tokens": sizes.get(corpus.name),
+                "used_whole": sizes[corpus.name] < n_tokens if corpus.name in sizes else None,
+                "reliable": used is not None and used >= measure.reliable_tokens, "flag": flag,
+                "direction": measure.direction, "oov_rate": result.details.get("oov_rate"),
+                "error": result.error,
+                "options": json.dumps(
+                    {**self.options.subset(measure.option_names), **self.tokenizer.as_dict(),
+                     "seed": self.options.seed, "samples": samples, "sample_tokens": n_tokens,
+                     "bootstrap": self.options.bootstrap},
+                    sort_keys=True),
+                "replicates": encode_replicates(result.replicates),
+                "ladder": json.dumps(ladder, sort_keys=True) if ladder else None,
+            })
+        return rows
 
     def matrix(
         self,
@@ -209,8 +345,12 @@ class Workbench:
         sample_tokens: int | None = None,
         progress: Progress = _quiet,
         on_row: Callable[[dict[str, Any]], None] | None = None,
+        jobs: int = 1,
     ) -> pd.DataFrame:
         """Score every source against every target with every measure.
+
+        ``jobs`` > 1 computes the parts (a source at one size under one measure, with every target)
+        in that many processes; every value is the same as with one.
 
         A measure that fails for one source (its model cannot be built, a program is missing) is
         reported in the row's ``error`` column; every other cell is still computed.
@@ -228,6 +368,8 @@ class Workbench:
             raise InvalidArgument("sample_tokens must be a positive whole number (or None for the default)")
         if not callable(progress):
             raise InvalidArgument("progress must be a function (message, fraction)")
+        if not _whole(jobs) or not 1 <= jobs <= MAX_JOBS:
+            raise InvalidArgument(f"jobs must be a whole number from 1 to {MAX_JOBS}")
         # One corpus that cannot be read fails only its own cells; the rest of the matrix is computed.
         failed: dict[str, str] = {}
 
@@ -253,7 +395,7 @@ class Workbench:
         extra_sizes = pair_sizes(sizes, common, ladder=sample_tokens is None) if sizes else {}
         target_of = {t.name: attempt("target", t, lambda t=t: self.target(t, progress)) for t in targets}
         prepared_targets = [p for p in target_of.values() if p is not None]
-        background = _start_background(names, prepared_targets)
+        background = _start_background(names, prepared_targets) if jobs == 1 else None
         # Measures with target-side work in another process are scored last, so that work overlaps the rest.
         order = [n for n in names if not hasattr(get_measure(n), "background_work")]
         order += [n for n in names if n not in order]
@@ -261,63 +403,41 @@ class Workbench:
         def ladder_of(corpus: Corpus, name: str) -> list[int]:
             return extra_sizes.get(corpus.name, []) if getattr(get_measure(name), "size_ladder", False) else []
 
-        units = sum((1 + len(ladder_of(c, n))) * (1 + len(targets)) for n in names for c in sources)
-        done = 0
+        plan = [(c, n, size) for n in order for c in sources for size in [n_tokens[n], *ladder_of(c, n)]]
+        weight = {(c.name, n, size): UNIT_COST.get(n, 1.0) * size / common for c, n, size in plan}
+        total = sum(weight.values()) or 1.0
+        finished: dict[tuple[str, str, int], _UnitResult] = {}
         rows: list[dict[str, Any]] = []
-        try:
-            for corpus, name in ((c, n) for n in order for c in sources):
-                measure = get_measure(name)
-                prepared: dict[int, tuple[list[PreparedSource] | None, str | None]] = {}
-                for size in [n_tokens[name], *ladder_of(corpus, name)]:
-                    samples_at = attempt("source", corpus, lambda c=corpus, k=size: self.source(c, k, samples, progress))
-                    failure = failed.get(f"source {corpus.name}")
-                    try:
-                        for s in samples_at or []:
-                            progress(f"preparing {measure.label} for {corpus.name} ({size:,} tokens)", done / units)
-                            measure.prepare(s)
-                    except SimcoreError as exc:
-                        failure = str(exc)
-                    prepared[size] = (samples_at, failure)
-                    done += 1
-                source_samples, failure = prepared[n_tokens[name]]
-                used = min(n_tokens[name], source_samples[0].sample.n_tokens) if source_samples else None
-                flag = size_flag(name, sizes[corpus.name], n_tokens[name], used) if used is not None else ""
-                for target_corpus in targets:
-                    target = target_of[target_corpus.name]
-                    progress(f"{measure.label}: {corpus.name} → {target_corpus.name}", done / units)
-                    result = self._scored(source_samples, failure, target, target_corpus.name, name, failed)
-                    done += 1
-                    ladder = {}
-                    for size, (samples_at, why) in prepared.items():
-                        if size == n_tokens[name]:
-                            continue
-                        progress(f"{measure.label}: {corpus.name} → {target_corpus.name} at {size:,} tokens",
-                                 done / units)
-                        other = self._scored(samples_at, why, target, target_corpus.name, name, failed)
-                        done += 1
-                        if math.isfinite(other.value):
-                            ladder[str(size)] = {"value": other.value,
-                                                 "replicates": encode_replicates(other.replicates)}
-                    low, high = result.interval()
-                    row = {
-                        "source": corpus.name, "target": target_corpus.name, "measure": name,
-                        "value": result.value, "std": result.std, "ci_low": low, "ci_high": high,
-                        "n_samples": samples, "sample_tokens": used, "source_tokens": sizes.get(corpus.name),
-                        "used_whole": sizes[corpus.name] < n_tokens[name] if corpus.name in sizes else None,
-                        "reliable": used is not None and used >= measure.reliable_tokens, "flag": flag,
-                        "direction": measure.direction, "oov_rate": result.details.get("oov_rate"),
-                        "error": result.error,
-                        "options": json.dumps(
-                            {**self.options.subset(measure.option_names), **self.tokenizer.as_dict(),
-                             "seed": self.options.seed, "samples": samples, "sample_tokens": n_tokens[name],
-                             "bootstrap": self.options.bootstrap},
-                            sort_keys=True),
-                        "replicates": encode_replicates(result.replicates),
-                        "ladder": json.dumps(ladder, sort_keys=True) if ladder else None,
-                    }
+        readable = [t for t in targets if target_of[t.name] is not None]
+
+        def take(corpus: Corpus, name: str, size: int, result: _UnitResult) -> None:
+            """Keep a finished unit; once every size of (source, measure) is in, emit its rows."""
+            if result.source_error is not None:
+                failed.setdefault(f"source {corpus.name}", result.source_error)
+            finished[(corpus.name, name, size)] = result
+            wanted = [n_tokens[name], *ladder_of(corpus, name)]
+            if all((corpus.name, name, z) in finished for z in wanted):
+                for row in self._rows(corpus, name, targets, target_of, failed, sizes, n_tokens[name], samples,
+                                      {z: finished[(corpus.name, name, z)] for z in wanted}):
                     rows.append(row)
                     if on_row:
                         on_row(row)
+
+        done = 0.0
+        try:
+            if jobs > 1 and len(plan) > 1:
+                self._run_parallel(plan, samples, readable, jobs, progress, weight, total, take)
+            else:
+                for corpus, name, size in plan:
+                    label = get_measure(name).label
+                    at = done / total
+
+                    def report(message: str, _fraction: float, at: float = at) -> None:
+                        progress(message, at)  # steps inside a part never move the bar back
+
+                    report(f"{label}: {corpus.name} at {size:,} tokens", at)
+                    take(corpus, name, size, self._unit(corpus, name, size, samples, readable, report))
+                    done += weight[(corpus.name, name, size)]
         finally:
             if background is not None:
                 background.shutdown(wait=True, cancel_futures=True)

@@ -108,3 +108,22 @@ def test_memory_held_by_a_workbench_is_bounded(tmp_path, store, monkeypatch):
     assert len(bench._targets) == 2
     again = bench.target(Corpus.from_path(paths[0]))
     assert again is not first and again.sentences == first.sentences, "rebuilt from the store when needed"
+
+
+def test_parts_in_parallel_processes_give_the_same_table_as_one_process(tmp_path):
+    from simcore.store import ArtefactStore
+
+    sources = [Corpus.from_path(SAMPLE_DATA / "sources" / f"{n}") for n in ("news.txt", "tweets.jsonl", "lab_protocols.txt")]
+    targets = [Corpus.from_path(SAMPLE_DATA / "targets" / f"{n}.conll") for n in ("news_ner", "med_forum_posts")]
+    measures = ["tvc", "tvcc", "ppl", "wvv", "jsd", "ttr"]
+    serial = Workbench(ArtefactStore(tmp_path / "one")).matrix(sources, targets, measures)
+    seen = []
+    parallel = Workbench(ArtefactStore(tmp_path / "two")).matrix(
+        sources, targets, measures, jobs=2, progress=lambda message, fraction: seen.append(fraction))
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(serial, parallel)  # bit for bit, WVV included
+    assert serial["error"].isna().all()
+    assert seen == sorted(seen) and seen[-1] == 1.0  # progress never goes back
+    with pytest.raises(SimcoreError, match="jobs"):
+        Workbench(ArtefactStore(tmp_path / "three")).matrix(sources, targets, ["tvc"], jobs=0)

@@ -12,10 +12,12 @@ import pandas as pd
 import pytest
 
 from simcore.analysis import read_matrix
-from simcore.corpus import Corpus
+from simcore.corpus import Corpus, sample_corpus
 from simcore.errors import SimcoreError
+from simcore.ladder import SIZE_DIRECTION, size_bias
 from simcore.matrix import Workbench, corpora_in, encode_replicates
 from simcore.measures import get_measure
+from simcore.store import ArtefactStore
 from simcore.recommendation import pairwise_table, recommend, recommendation_table
 
 from .conftest import SAMPLE_DATA
@@ -201,3 +203,76 @@ def test_a_held_out_part_of_each_source_gets_its_own_source(shared_data, store, 
     table = Workbench(store).matrix(corpora_in(tmp_path / "sources"), corpora_in(tmp_path / "targets"), ["ppl", "jsd"])
     for rec in recommend(table, "lm"):
         assert rec.recommended == [rec.target], rec.reason
+
+
+@pytest.fixture(scope="module")
+def shared_store(tmp_path_factory) -> ArtefactStore:
+    """One store for the size checks below, so that their common samples are built once."""
+    return ArtefactStore(tmp_path_factory.mktemp("size-store"))
+
+
+def cut_copy(source: Path, tokens: int, out: Path) -> Corpus:
+    """A random cut of about ``tokens`` whitespace tokens of a shared source."""
+    with gzip.open(source, "rt", encoding="utf-8") as f:
+        units = [line for line in f if line.strip()]
+    random.Random(5).shuffle(units)
+    kept, count = [], 0
+    for unit in units:
+        if count >= tokens:
+            break
+        kept.append(unit)
+        count += len(unit.split())
+    out.write_text("".join(kept))
+    return Corpus.from_path(out)
+
+
+@pytest.mark.shared_data
+def test_the_size_bias_is_worded_the_way_it_was_measured(shared_data, shared_store):
+    bench = Workbench(shared_store)
+    tokenized = bench.tokenize(Corpus.from_path(shared_data / "sources" / "news_1bwb.txt.gz"))
+    target = bench.target(Corpus.from_path(shared_data / "targets" / "conll2003" / "test.conll", name="conll2003"))
+    small = [sample_corpus(tokenized, 10_000, 0, shared_store)]
+    large = [sample_corpus(tokenized, 100_000, 0, shared_store)]
+    from simcore.measures import PreparedSource
+
+    for name in ("ppl", "jsd", "tvc"):
+        value = {label: bench.cell([PreparedSource(s, shared_store, bench.options) for s in samples], target,
+                                   name).value for label, samples in (("small", small), ("large", large))}
+        looks_more_similar = get_measure(name).direction * (value["small"] - value["large"]) > 0
+        assert SIZE_DIRECTION[name] == (1 if looks_more_similar else -1), (name, value)
+        assert f"look {'more' if looks_more_similar else 'less'} similar" in size_bias(name)
+
+
+@pytest.mark.shared_data
+def test_a_small_cut_of_a_wrong_register_source_never_wins_because_it_is_small(shared_data, shared_store, tmp_path):
+    # the issue's case: a 10k-token cut of Yelp had the lowest PPL on CoNLL2003 beside the full sources
+    names = ["news_1bwb", "reviews_yelp"]
+    sources = [Corpus.from_path(shared_data / "sources" / f"{n}.txt.gz") for n in names]
+    sources.append(cut_copy(shared_data / "sources" / "reviews_yelp.txt.gz", 10_000, tmp_path / "yelp_cut10k.txt"))
+    targets = [Corpus.from_path(shared_data / "targets" / "conll2003" / "test.conll", name="conll2003")]
+    table = Workbench(shared_store).matrix(sources, targets, ["ppl", "jsd"])
+    answer = recommend(table, "lm")[0]
+    assert answer.recommended == ["news_1bwb"], answer.reason
+    pairs = pairwise_table(table, "conll2003")
+    big = pairs[(pairs.source_a == "news_1bwb") & (pairs.source_b == "reviews_yelp") & (pairs.measure == "ppl")]
+    assert big.tokens.iloc[0] == 300_000  # the two full sources meet at their common rung
+    with_cut = pairs[(pairs.source_a == "news_1bwb") & (pairs.source_b == "yelp_cut10k")]
+    assert (with_cut.tokens == table.loc[table.source == "yelp_cut10k", "sample_tokens"].iloc[0]).all()
+    assert (with_cut.better == "news_1bwb").all()
+
+
+@pytest.mark.shared_data
+def test_mixed_sizes_the_bundled_sample_beside_two_real_sources(shared_data, shared_store):
+    sources = corpora_in(SAMPLE_DATA / "sources")
+    sources += [Corpus.from_path(shared_data / "sources" / f"{n}.txt.gz")
+                for n in ("news_1bwb", "biomed_ohsumed_medline")]
+    targets = [Corpus.from_path(shared_data / "targets" / t / "test.conll", name=t) for t in ("conll2003", "wetlab_wlp")]
+    table = Workbench(shared_store).matrix(sources, targets, ["ppl", "jsd"])
+    answers = {r.target: r for r in recommend(table, "lm")}
+    assert answers["conll2003"].recommended[0] in ("news", "news_1bwb"), answers["conll2003"].reason
+    assert answers["wetlab_wlp"].recommended[0] in ("lab_protocols", "biomed_abstracts", "biomed_ohsumed_medline"), \
+        answers["wetlab_wlp"].reason
+    for answer in answers.values():
+        assert answer.level != "high"  # the sample's sources are far below the size where rankings settle
+        if answer.level in ("tie", "disagree"):
+            assert max(answer.shares.values()) < 1
