@@ -144,6 +144,7 @@ def old_recommend():
     spec = importlib.util.spec_from_loader("simcore._recommendation_before", loader=None)
     module = importlib.util.module_from_spec(spec)
     module.__package__ = "simcore"
+    sys.modules[spec.name] = module
     exec(compile(text, "recommendation@336cfc9", "exec"), module.__dict__)
     return module.recommend
 

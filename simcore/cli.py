@@ -21,7 +21,7 @@ from .distributed.prepare import matrix_runner
 from .distributed.shards import add_source_glob_option, with_glob_sources
 from .errors import SimcoreError
 from .export import escape_formulas, write_ranking, write_recommendations
-from .matrix import DEFAULT_MEASURES, Workbench, corpora_in
+from .matrix import DEFAULT_MEASURES, MAX_JOBS, Workbench, corpora_in
 from .measures import MeasureOptions
 from .probe.cli import add_probe_command
 from .selection.cli import add_select_command
@@ -54,8 +54,9 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     bar = opt.Bar(not args.quiet)
     try:
         run = matrix_runner(bench, scheduler_address(args), args.local_cluster)
+        parallel = {} if scheduler_address(args) or args.local_cluster else {"jobs": args.jobs}
         table = run(sources, targets, args.measures, samples=args.samples,
-                    sample_tokens=args.sample_tokens, progress=bar)
+                    sample_tokens=args.sample_tokens, progress=bar, **parallel)
     finally:
         bar.close()
     opt.write_text(out, escape_formulas(table).to_csv(index=False))
@@ -202,8 +203,8 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--samples", type=opt.whole_number(1, MAX_SAMPLES), default=1,
                    help=f"sub-corpora per source (default 1, at most {MAX_SAMPLES})")
     m.add_argument("--sample-tokens", type=opt.whole_number(1, MAX_SAMPLE_TOKENS), default=None,
-                   help="tokens per sub-corpus for every measure (default per measure: the smallest source, "
-                        "but at least the size at which the measure is reliable, at most 10M)")
+                   help="tokens per sub-corpus for every measure (default: the smallest source's size, at most "
+                        "10M, with pairs of larger sources also compared at the largest size both have)")
     m.add_argument("--ppl-order", type=opt.whole_number(1, MAX_PPL_ORDER), default=5)
     m.add_argument("--ppl-per-sentence", action="store_true", help="mean per-sentence perplexity")
     m.add_argument("--tvcc-tag-source", action="store_true",
@@ -211,6 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--seed", type=opt.whole_number(0, MAX_SEED, allow_float_text=False), default=13)
     m.add_argument("--workers", type=opt.whole_number(1, MAX_WORKERS), default=None,
                    help="word2vec threads (default 1: reproducible WVV; more are faster but vary between runs)")
+    m.add_argument("--jobs", type=opt.whole_number(1, MAX_JOBS), default=os.cpu_count() or 1,
+                   help="processes computing the matrix's parts at once (default: this machine's cores); every "
+                        "value is the same as with 1")
     m.add_argument("--bootstrap", type=opt.whole_number(0, MAX_BOOTSTRAP, allow_float_text=False), default=200,
                    help="bootstrap replicates over the target's sentences for intervals and confidence (0: none)")
     m.add_argument("--keep-case", action="store_true", help="do not lower-case tokens")

@@ -14,7 +14,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -277,23 +277,33 @@ class Workbench:
         method = "fork" if threading.active_count() == 1 else "spawn"
         config = (str(self.store.root), self.tokenizer, self.options, dict(self._raw_keys_by_name()))
         done = 0.0
-        progress(f"computing {len(plan)} parts in {jobs} processes", 0.0)
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(method)) as pool:
-            # Samples first (each one once, whatever unit needs it), so that no two processes draw the same one.
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(method))
+        try:
+            # Samples first (each one once, whatever part needs it), so that no two processes draw the same one.
             sizes = list(dict.fromkeys((c, z) for c, _, z in plan))
-            for future in [pool.submit(_sample_in_worker, config, c, z, samples) for c, z in sizes]:
-                future.result()
+            pending = {pool.submit(_sample_in_worker, config, c, z, samples) for c, z in sizes}
+            while pending:
+                finished, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    future.result()
+                progress(f"drawing samples ({len(sizes) - len(pending)} of {len(sizes)})", 0.0)
             futures = {pool.submit(_unit_in_worker, config, c, n, z, samples, targets): (c, n, z) for c, n, z in plan}
-            try:
-                for future in as_completed(futures):
+            pending = set(futures)
+            message = f"computing {len(plan)} parts in {jobs} processes"
+            while pending:
+                finished, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
+                for future in finished:
                     corpus, name, size = futures[future]
                     take(corpus, name, size, future.result())
                     done += weight[(corpus.name, name, size)]
-                    progress(f"{get_measure(name).label}: {corpus.name} at {size:,} tokens done", done / total)
-            except BaseException:
-                for future in futures:
-                    future.cancel()
-                raise
+                    message = f"{get_measure(name).label}: {corpus.name} at {size:,} tokens done"
+                progress(message, done / total)  # every second, so that a Cancel is seen at once
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            for process in list(getattr(pool, "_processes", {}).values()):
+                process.terminate()  # the store writes atomically: nothing half-written remains
+            raise
+        pool.shutdown(wait=True)
 
     def _raw_keys_by_name(self) -> dict[tuple[str, tuple[Any, ...]], str]:
         return {(c.name, stats): key for (c, stats), key in self._raw_keys.items()}

@@ -20,6 +20,7 @@ import pandas as pd
 
 from ..corpus import Corpus, TokenizedCorpus
 from ..errors import SimcoreError
+from ..ladder import pair_sizes
 from ..matrix import DEFAULT_MEASURES, Workbench, comparison_size
 from ..measures import PreparedSource, get_measure, parse_measures
 from .cluster import check_workers, open_client
@@ -157,13 +158,15 @@ def _run(tracker: Tracker, bench: Workbench, settings: Settings, sources: list[C
                 if not isinstance(t, Failed)]
     if not readable:
         return
-    # the same size per measure as Workbench.matrix chooses
-    size_of = {n: sample_tokens or comparison_size([t.n_tokens for _, t in readable], n) for n in names}
-    sizes = sorted(set(size_of.values()))
+    # the same sizes as Workbench.matrix chooses: the table's, and each source's ladder (simcore.ladder)
+    common = sample_tokens or comparison_size([t.n_tokens for _, t in readable])
+    extra = pair_sizes({s.corpus.name: t.n_tokens for s, t in readable}, common, ladder=sample_tokens is None)
+    sizes_of = {s.corpus.name: [common, *extra[s.corpus.name]] for s, _ in readable}
     drawn: dict[tuple[str, int], list[Any]] = {}
     for sharded, whole in readable:
-        part_units = [p.n_units for p in tracker.wait(sharded.parts)] if min(sizes) < whole.n_tokens else []
-        for size in sizes:
+        own = sizes_of[sharded.corpus.name]
+        part_units = [p.n_units for p in tracker.wait(sharded.parts)] if min(own) < whole.n_tokens else []
+        for size in own:
             drawn[sharded.corpus.name, size] = [
                 sample_sharded(tracker, settings, sharded, whole, part_units, size, i) for i in range(samples)]
     good_targets = [s for s, t in zip(sharded_targets, tracker.wait([s.joined for s in sharded_targets]))
@@ -172,9 +175,10 @@ def _run(tracker: Tracker, bench: Workbench, settings: Settings, sources: list[C
     cells = []
     for sharded, _ in readable:
         name = sharded.corpus.name
-        for size in sizes:
+        for size in sizes_of[name]:
             source_samples = drawn[name, size]
-            for group in measure_groups([n for n in names if size_of[n] == size]):
+            wanted = [n for n in names if size == common or getattr(get_measure(n), "size_ladder", False)]
+            for group in measure_groups(wanted):
                 prepared = tracker.submit("prepare-" + "-".join(group),
                                           f"prepared {'/'.join(group).upper()} for {name}",
                                           prepare_source, settings, group, *source_samples,
