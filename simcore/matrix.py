@@ -40,6 +40,7 @@ COLUMNS = ["source", "target", "measure", "value", "std", "ci_low", "ci_high", "
 
 Progress = Callable[[str, float], None]
 MAX_JOBS = 256
+PARALLEL_MIN_TOKENS = 2_000_000  # source-sample tokens over all parts below which processes do not pay
 # Rough relative cost of one part (a source sample under a measure, with its targets), for progress.
 UNIT_COST = {"wvv": 20.0, "tvcc": 4.0, "ppl": 3.0, "jsd": 2.0, "tvc": 1.0, "ttr": 0.5}
 
@@ -435,7 +436,8 @@ class Workbench:
 
         done = 0.0
         try:
-            if jobs > 1 and len(plan) > 1:
+            # Starting processes costs seconds: small matrices (the bundled sample) run here.
+            if jobs > 1 and len(plan) > 1 and sum(size for _, _, size in plan) >= PARALLEL_MIN_TOKENS:
                 self._run_parallel(plan, samples, readable, jobs, progress, weight, total, take)
             else:
                 for corpus, name, size in plan:
