@@ -363,7 +363,7 @@ def _recommend_target(target: str, part: _Part, pretraining: str) -> Recommendat
     elif combined[winner] >= WINNER_SHARE:
         chosen = [sources[winner]]
         within_noise = all(b[:, winner].max() < SEPARATED for b in beaten)
-        settled = all(m.settled[winner] for m in measures)
+        settled = not _close_unsettled(measures, pairs, beaten, winner)
         fair = not any(m in unequal for m in measures)
         level = "high" if votes[winner] >= HIGH_SHARE and within_noise and settled and fair else "moderate"
     else:
@@ -379,6 +379,24 @@ def _recommend_target(target: str, part: _Part, pretraining: str) -> Recommendat
                      beaten=beaten, combined=combined, unequal=unequal)
     return Recommendation(target, pretraining, chosen, confidence, level, [m.name for m in measures], reason,
                           share_map, flags, firsts)
+
+
+def _close_unsettled(measures: list[_Measure], pairs: list[_Pairs], beaten: np.ndarray,
+                     winner: int) -> list[tuple[str, int, int]]:
+    """(measure, source, size) for each comparison of the winner that was made below the size where the
+    measure's rankings settled and that the winner does not win by more than its noise: a decision
+    resting on such a cell is not "high". A far-apart comparison at a small size does not count."""
+    out = []
+    for k, (m, p) in enumerate(zip(measures, pairs)):
+        floor = get_measure(m.name).reliable_tokens
+        for j in range(len(m.points)):
+            if j == winner:
+                continue
+            size = int(p.size[winner, j])
+            below = size < floor if size > 0 else not (m.settled[winner] and m.settled[j])
+            if below and beaten[k][winner, j] < SEPARATED:
+                out.append((m.name, j, max(size, 0)))
+    return out
 
 
 def _fmt(value: float) -> str:
@@ -428,11 +446,13 @@ def _reason(part: _Part, sources: list[str], measures: list[_Measure], pairs: li
             w = sources.index(chosen[0])
             against = [f"{labels[m.name]} puts {sources[int(np.argmax(b[:, w]))]} ahead"
                        for m, b in zip(measures, beaten) if b[:, w].max() >= SEPARATED]
-            unsettled = [labels[m.name] for m in measures if not m.settled[w]]
+            unsettled = _close_unsettled(measures, pairs, beaten, w)
             if against:
                 sentences.append("not high: " + _join(against) + " by more than its noise")
             elif unsettled:
-                sentences.append(f"not high: {_join(unsettled)} computed below the size at which rankings settled")
+                sentences.append("not high: it is within noise of " + _join(
+                    [f"{sources[j]} under {labels[m]} at {size:,} tokens" for m, j, size in unsettled])
+                    + ", below the size at which rankings settled")
             elif shares[chosen[0]] < HIGH_SHARE:
                 sentences.append(f"not high: under {HIGH_SHARE:.0%} of the votes")
     elif level in ("tie", "disagree"):
