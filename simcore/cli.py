@@ -43,6 +43,8 @@ def _print_table(table: pd.DataFrame) -> None:
 
 def cmd_matrix(args: argparse.Namespace) -> int:
     out = opt.check_out(args.out, (".csv",))
+    opt.no_clobber({"--out": out}, {"--sources": args.sources, "--targets": args.targets},
+                   {"--source-glob": args.source_glob})
     options = MeasureOptions(ppl_order=args.ppl_order, seed=args.seed, ppl_per_sentence=args.ppl_per_sentence,
                              bootstrap=args.bootstrap,
                              tvcc_tag_source=args.tvcc_tag_source,
@@ -98,6 +100,7 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     from .recommendation import recommend
 
     out = opt.check_out(args.out, (".csv", ".json", ".md", ".html")) if args.out is not None else None
+    opt.no_clobber({"--out": out}, {"--matrix": args.matrix})
     long = read_matrix(args.matrix)
     recommendations = recommend(long, args.pretraining)
     for rec in recommendations:
@@ -128,6 +131,7 @@ def cmd_rank(args: argparse.Namespace) -> int:
     from .recommendation import recommend
 
     out = opt.check_out(args.out, (".csv", ".json", ".md", ".html")) if args.out is not None else None
+    opt.no_clobber({"--out": out}, {"--matrix": args.matrix})
     long = read_matrix(args.matrix)
     ranking = rank_sources(long, args.measures, args.pretraining)
     if out:
@@ -143,6 +147,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     from .analysis import agreement, read_matrix  # scipy loads only for the commands that need it
 
     out = opt.check_out(args.out, (".csv",)) if args.out is not None else None
+    opt.no_clobber({"--out": out}, {"--matrix": args.matrix})
     result = agreement(read_matrix(args.matrix), args.measures)
     print(f"Fleiss' kappa ({', '.join(result.measures)}; {len(result.items)} comparisons): {result.fleiss:.3f}")
     for row in result.cohen.itertuples(index=False):
@@ -164,6 +169,7 @@ def cmd_correlate(args: argparse.Namespace) -> int:
     from .analysis import correlate, read_matrix  # scipy loads only for the commands that need it
 
     out = opt.check_out(args.out, (".csv",)) if args.out is not None else None
+    opt.no_clobber({"--out": out}, {"--matrix": args.matrix, "--results": args.results})
     table = correlate(read_matrix(args.matrix), _results(args), args.measures, per_target=args.per_target)
     _print_table(table)
     if out:
@@ -175,6 +181,7 @@ def cmd_regret(args: argparse.Namespace) -> int:
     from .analysis import read_matrix, regret  # scipy loads only for the commands that need it
 
     out = opt.check_out(args.out, (".csv",)) if args.out is not None else None
+    opt.no_clobber({"--out": out}, {"--matrix": args.matrix, "--results": args.results})
     table = regret(read_matrix(args.matrix), _results(args), args.measures)
     _print_table(table)
     if out:

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from .errors import SimcoreError
+from .output_paths import write_text_atomic
 from .recommendation import PRETRAINING_LABEL, Recommendation, recommendation_table
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -145,7 +146,7 @@ def write_ranking(ranking: pd.DataFrame, path: Path | str, options: dict[str, An
                ".html": lambda: ranking_html(ranking, options, recommendations=recommendations)}
     if path.suffix.lower() not in writers:
         raise SimcoreError(f"cannot write {path.name}: use a .csv, .json, .md or .html file name")
-    path.write_text(writers[path.suffix.lower()](), encoding="utf-8")
+    write_text_atomic(path, writers[path.suffix.lower()]())
 
 
 def write_recommendations(recommendations: list[Recommendation], ranking: pd.DataFrame, path: Path | str,
@@ -153,6 +154,6 @@ def write_recommendations(recommendations: list[Recommendation], ranking: pd.Dat
     """The recommendation as .csv (one row per target), or .json/.md/.html with the rankings after it."""
     path = Path(path)
     if path.suffix.lower() == ".csv":
-        path.write_text(recommendations_csv(recommendations), encoding="utf-8")
+        write_text_atomic(path, recommendations_csv(recommendations))
     else:
         write_ranking(ranking, path, options, recommendations)
