@@ -16,11 +16,11 @@ from typing import Any, NoReturn
 
 from .cli_progress import ProgressBar
 from .corpus import check_encoding
-from .errors import OutputError, SimcoreError
+from .errors import CorpusError, OutputError, SimcoreError
 from .measures import parse_measures
 from .output_paths import output_error, refuse_overwriting_inputs, write_text_atomic
 
-__all__ = ["Bar", "Parser", "check_out", "encoding", "field_name", "fraction", "measures", "no_clobber",
+__all__ = ["Bar", "Parser", "check_names", "check_out", "encoding", "field_name", "fraction", "measures", "no_clobber",
            "output_error", "path_text", "whole_number", "write_text"]
 
 
@@ -136,6 +136,20 @@ def check_out(path: str, suffixes: tuple[str, ...] = (), flag: str = "--out") ->
 def write_text(path: Path | str, text: str) -> None:
     """Write a whole file at once (a temporary file renamed into place): never half a file."""
     write_text_atomic(path, text)
+
+
+def check_names(corpora: Any) -> None:
+    """Refuse, before any work, a corpus whose name cannot be written as UTF-8 (a file name that is not UTF-8).
+
+    Every other character a file name can hold (carriage return, tab, escapes) is kept exactly.
+    """
+    for corpus in corpora:
+        try:
+            corpus.name.encode("utf-8")
+        except UnicodeEncodeError:
+            where = getattr(corpus, "path", None) or getattr(corpus, "train", corpus.name)
+            raise CorpusError(f"{os.fsdecode(where)}: the file name is not valid UTF-8, so it cannot be "
+                              "written into the results as it is; rename the file") from None
 
 
 def no_clobber(outputs: dict[str, str | Path | None], inputs: dict[str, Any], globs: dict[str, Any] | None = None) -> None:

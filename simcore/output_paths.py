@@ -157,6 +157,9 @@ def atomic_file(path: PathLike, mode: str = "w", **open_args: Any) -> Iterator[I
         tmp = None
     except OSError as exc:
         raise output_error(exc, path) from None
+    except UnicodeEncodeError as exc:
+        raise OutputError(f"cannot write {path}: the text holds {exc.object[exc.start:exc.end]!r}, which is not "
+                          "valid Unicode (a file name that is not UTF-8?); rename that file") from None
     finally:
         if tmp is not None:
             with contextlib.suppress(OSError):

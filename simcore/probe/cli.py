@@ -14,6 +14,7 @@ from typing import Any
 from .. import cli_options as opt
 from ..cli_progress import ProgressBar
 from ..errors import SimcoreError
+from ..terminal import terminal_text
 from .config import ProbeCaps
 
 
@@ -47,7 +48,7 @@ def _seconds(text: str) -> float:
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
-    from ..export import escape_formulas
+    from ..export import csv_text
     from ..matrix import Workbench, corpora_in
     from ..measures import MeasureOptions
     from ..store import ArtefactStore
@@ -66,6 +67,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
         use_gpu()
     sources = corpora_in(args.sources, text_field=args.text_field)
     targets = [TargetSplits.from_directory(t) for t in args.target]
+    opt.check_names([*sources, *targets])
     names = [t.name for t in targets]
     if len(set(names)) != len(names):
         raise SimcoreError("two --target directories have the same name; results are matched by name")
@@ -77,18 +79,17 @@ def cmd_probe(args: argparse.Namespace) -> int:
 
     def report(run: dict[str, Any]) -> None:
         if not args.quiet:
-            bar.bar.write(f"{run['target']} · {run['source']} · seed {run['seed']}: F1 {run['f1']:.2f} "
-                          f"({run['epochs']} epochs, {run['seconds']:.0f} s, stopped by {run['stopped_by']})",
-                          file=sys.stderr)
+            bar.write(f"{run['target']} · {run['source']} · seed {run['seed']}: F1 {run['f1']:.2f} "
+                      f"({run['epochs']} epochs, {run['seconds']:.0f} s, stopped by {run['stopped_by']})")
 
     try:
         table = probe(sources, targets, workbench=bench, caps=caps, seeds=seed_list(args.seeds, args.seed),
                       source_tokens=args.source_tokens, progress=bar, on_run=report)
     finally:
         bar.close()
-    opt.write_text(out, escape_formulas(table).to_csv(index=False))
+    opt.write_text(out, csv_text(table))
     for message in sorted(set(table["error"].dropna())):
-        print(f"simcore: warning: {message}", file=sys.stderr)
+        print(terminal_text(f"simcore: warning: {message}"), file=sys.stderr)
     if table["time_capped"].sum() > 0:
         print("simcore: warning: some runs were cut short by --max-seconds (column time_capped) and trained fewer "
               "epochs than the others; raise it and run again (finished runs are read back)", file=sys.stderr)
@@ -96,7 +97,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
         shown = table[["target", "source", "f1", "f1_std", "baseline", "improvement", "seeds"]]
         print(shown.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
         print(f"caps: {table['caps'].iloc[0]}" if len(table) else "")
-    print(f"wrote {len(table)} rows to {out}", file=sys.stderr)
+    print(terminal_text(f"wrote {len(table)} rows to {out}"), file=sys.stderr)
     return 0
 
 

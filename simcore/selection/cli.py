@@ -12,6 +12,7 @@ from ..cli_progress import ProgressBar
 from ..corpus import Corpus
 from ..errors import SimcoreError
 from ..store import ArtefactStore
+from ..terminal import terminal_text
 from .driver import select
 from .options import (
     DESCRIPTIONS,
@@ -72,7 +73,8 @@ def cmd_select(args: argparse.Namespace) -> int:
         bar.close()
     if not args.quiet:
         print(result.summary(), file=sys.stderr)
-    print(f"wrote {result.cutoff.n_kept:,} sentences to {out}" + (f" and scores to {args.scores}" if args.scores else ""),
+    print(terminal_text(f"wrote {result.cutoff.n_kept:,} sentences to {out}"
+                        + (f" and scores to {args.scores}" if args.scores else "")),
           file=sys.stderr)
     return 0
 
