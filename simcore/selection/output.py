@@ -47,6 +47,9 @@ class SelectionResult:
         details = meta.get("details", {})
         if details.get("tagger"):
             lines.append(f"entities counted by {details['tagger']}: {', '.join(details.get('labels', []))}")
+        if details.get("split_lines"):
+            lines.append(f"{details['split_lines']:,} pool sentences were longer than the tagger takes at once "
+                         "and were tagged in pieces (their counts summed)")
         if details.get("encoder"):
             lines.append(f"encoder: {details['encoder']} on {details.get('device', 'cpu')}")
         lines.append(f"scoring: {meta.get('rate', 0):,.0f} sentences/s "
