@@ -6,11 +6,12 @@ Bad input ends with a one-line message on standard error and exit status 2, neve
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pandas as pd
@@ -20,12 +21,13 @@ from .distributed.cluster import add_cluster_options, scheduler_address
 from .distributed.prepare import matrix_runner
 from .distributed.shards import add_source_glob_option, with_glob_sources
 from .errors import SimcoreError
-from .export import escape_formulas, write_ranking, write_recommendations
+from .export import csv_text, write_ranking, write_recommendations
 from .matrix import DEFAULT_MEASURES, MAX_JOBS, Workbench, corpora_in
 from .measures import MeasureOptions
 from .probe.cli import add_probe_command
 from .selection.cli import add_select_command
 from .store import ArtefactStore
+from .terminal import SafeStream, terminal_text
 from .tokenize import TokenizerOptions
 
 MAX_SAMPLES = 100
@@ -43,6 +45,8 @@ def _print_table(table: pd.DataFrame) -> None:
 
 def cmd_matrix(args: argparse.Namespace) -> int:
     out = opt.check_out(args.out, (".csv",))
+    opt.no_clobber({"--out": out}, {"--sources": args.sources, "--targets": args.targets},
+                   {"--source-glob": args.source_glob})
     options = MeasureOptions(ppl_order=args.ppl_order, seed=args.seed, ppl_per_sentence=args.ppl_per_sentence,
                              bootstrap=args.bootstrap,
                              tvcc_tag_source=args.tvcc_tag_source,
@@ -51,6 +55,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     reader = {"text_field": args.text_field, "encoding": args.encoding}
     sources, targets = corpora_in(args.sources, **reader), corpora_in(args.targets, **reader)
     sources = with_glob_sources(sources, args.source_glob, **reader)
+    opt.check_names([*sources, *targets])
     bar = opt.Bar(not args.quiet)
     try:
         run = matrix_runner(bench, scheduler_address(args), args.local_cluster)
@@ -59,27 +64,27 @@ def cmd_matrix(args: argparse.Namespace) -> int:
                     sample_tokens=args.sample_tokens, progress=bar, **parallel)
     finally:
         bar.close()
-    opt.write_text(out, escape_formulas(table).to_csv(index=False))
+    opt.write_text(out, csv_text(table))
     failed = table.attrs.get("failed_corpora", {})
     for message in sorted(set(table["error"].dropna()) - set(failed.values())):
-        print(f"simcore: warning: {message}", file=sys.stderr)
+        print(terminal_text(f"simcore: warning: {message}"), file=sys.stderr)
     flags = table[table["flag"] != ""].groupby("flag", sort=False)["source"].first()
     for flag, source in flags.items():
-        print(f"simcore: note: {source}: {flag}", file=sys.stderr)
+        print(terminal_text(f"simcore: note: {source}: {flag}"), file=sys.stderr)
     for corpus in (*sources, *targets):
         if corpus.problem is None and f"source {corpus.name}" not in failed and f"target {corpus.name}" not in failed:
             notes = bench.tokenize(corpus).read_notes
             if notes:
-                print(f"simcore: note: {corpus.name}: {notes.summary()}", file=sys.stderr)
+                print(terminal_text(f"simcore: note: {corpus.name}: {notes.summary()}"), file=sys.stderr)
     if not args.quiet:
         wide = table.pivot_table(index=["target", "source"], columns="measure", values="value", aggfunc="first")
         _print_table(wide.reset_index())
         _print_recommendations(table)
-    print(f"wrote {len(table)} rows to {out}", file=sys.stderr)
+    print(terminal_text(f"wrote {len(table)} rows to {out}"), file=sys.stderr)
     if failed:
         listed = "; ".join(f"{who}: {why}" for who, why in sorted(failed.items()))
-        print(f"simcore: error: {len(failed)} corpus(es) could not be read, their cells are empty: {listed}",
-              file=sys.stderr)
+        print(terminal_text(f"simcore: error: {len(failed)} corpus(es) could not be read, their cells are empty: "
+                            f"{listed}"), file=sys.stderr)
         return 2
     return 0
 
@@ -91,7 +96,7 @@ def _print_recommendations(long: pd.DataFrame, pretraining: str = "lm", reasons:
         return
     print(f"\nRecommendation for {PRETRAINING_LABEL[pretraining]}:")
     for rec in recommend(long, pretraining):
-        print(rec.headline() + (f". Why: {rec.reason}" if reasons else ""))
+        print(terminal_text(rec.headline() + (f". Why: {rec.reason}" if reasons else "")))
 
 
 def cmd_recommend(args: argparse.Namespace) -> int:
@@ -99,14 +104,15 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     from .recommendation import recommend
 
     out = opt.check_out(args.out, (".csv", ".json", ".md", ".html")) if args.out is not None else None
+    opt.no_clobber({"--out": out}, {"--matrix": args.matrix})
     long = read_matrix(args.matrix)
     recommendations = recommend(long, args.pretraining)
     for rec in recommendations:
-        print(rec.headline() + f". Why: {rec.reason}")
+        print(terminal_text(rec.headline() + f". Why: {rec.reason}"))
     if out:
         ranking = rank_sources(long, pretraining=args.pretraining)
         write_recommendations(recommendations, ranking, out, _matrix_options(long))
-        print(f"wrote {out}", file=sys.stderr)
+        print(terminal_text(f"wrote {out}"), file=sys.stderr)
     return 0
 
 
@@ -129,11 +135,12 @@ def cmd_rank(args: argparse.Namespace) -> int:
     from .recommendation import recommend
 
     out = opt.check_out(args.out, (".csv", ".json", ".md", ".html")) if args.out is not None else None
+    opt.no_clobber({"--out": out}, {"--matrix": args.matrix})
     long = read_matrix(args.matrix)
     ranking = rank_sources(long, args.measures, args.pretraining)
     if out:
         write_ranking(ranking, out, _matrix_options(long), recommend(long, args.pretraining))
-        print(f"wrote {args.out}", file=sys.stderr)
+        print(terminal_text(f"wrote {args.out}"), file=sys.stderr)
     else:
         _print_table(ranking)
         _print_recommendations(long, args.pretraining)
@@ -144,14 +151,15 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     from .analysis import agreement, read_matrix  # scipy loads only for the commands that need it
 
     out = opt.check_out(args.out, (".csv",)) if args.out is not None else None
+    opt.no_clobber({"--out": out}, {"--matrix": args.matrix})
     result = agreement(read_matrix(args.matrix), args.measures)
     print(f"Fleiss' kappa ({', '.join(result.measures)}; {len(result.items)} comparisons): {result.fleiss:.3f}")
     for row in result.cohen.itertuples(index=False):
         print(f"Cohen's kappa {row.measure_a} vs {row.measure_b}: {row.kappa:.3f}")
     print(f"{len(result.disagreements)} comparisons where the measures disagree")
     if out:
-        opt.write_text(out, escape_formulas(result.disagreements).to_csv(index=False))
-        print(f"wrote the disagreements to {out}", file=sys.stderr)
+        opt.write_text(out, csv_text(result.disagreements))
+        print(terminal_text(f"wrote the disagreements to {out}"), file=sys.stderr)
     return 0
 
 
@@ -165,10 +173,11 @@ def cmd_correlate(args: argparse.Namespace) -> int:
     from .analysis import correlate, read_matrix  # scipy loads only for the commands that need it
 
     out = opt.check_out(args.out, (".csv",)) if args.out is not None else None
+    opt.no_clobber({"--out": out}, {"--matrix": args.matrix, "--results": args.results})
     table = correlate(read_matrix(args.matrix), _results(args), args.measures, per_target=args.per_target)
     _print_table(table)
     if out:
-        opt.write_text(out, escape_formulas(table).to_csv(index=False))
+        opt.write_text(out, csv_text(table))
     return 0
 
 
@@ -176,10 +185,11 @@ def cmd_regret(args: argparse.Namespace) -> int:
     from .analysis import read_matrix, regret  # scipy loads only for the commands that need it
 
     out = opt.check_out(args.out, (".csv",)) if args.out is not None else None
+    opt.no_clobber({"--out": out}, {"--matrix": args.matrix, "--results": args.results})
     table = regret(read_matrix(args.matrix), _results(args), args.measures)
     _print_table(table)
     if out:
-        opt.write_text(out, escape_formulas(table).to_csv(index=False))
+        opt.write_text(out, csv_text(table))
     return 0
 
 
@@ -274,6 +284,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # argparse has printed its one-line usage error (or the help)
         return exc.code if isinstance(exc.code, int) else 2
+    with _escaped_terminal():
+        return _run(args)
+
+
+@contextlib.contextmanager
+def _escaped_terminal() -> Iterator[None]:
+    """Standard output and error escape control characters (a name cannot move the cursor or change colours)."""
+    old = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = SafeStream(sys.stdout), SafeStream(sys.stderr)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = old
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         return args.run(args)
     except SimcoreError as exc:

@@ -140,3 +140,21 @@ def test_simulated_interval_agrees_with_fisher_where_both_hold():
     low, high = simulated_interval(r.statistic, 9, "pearson")
     fisher = r.confidence_interval(0.95)
     assert low == pytest.approx(fisher.low, abs=0.05) and high == pytest.approx(fisher.high, abs=0.05)
+
+
+def test_names_match_exactly_and_conflicting_results_are_refused():
+    from simcore.analysis.correlation import join
+
+    long = pd.DataFrame({"source": ["news", "NEWS", "wiki"], "target": ["t", "t", "t"], "measure": ["tvc"] * 3,
+                         "value": [0.1, 0.2, 0.3]})
+    results = pd.DataFrame({"target": ["t", "t", "t"], "source": ["news", "NEWS", "wiki"], "f1": [70.0, 80.0, 75.0],
+                            "improvement": [1.0, 2.0, 1.5]})
+    joined = join(long, results)
+    assert len(joined) == 3  # no cross join of news and NEWS
+    assert dict(zip(joined["source"], joined["f1"])) == {"news": 70.0, "NEWS": 80.0, "wiki": 75.0}
+    with pytest.raises(SimcoreError, match="differ only in case"):
+        join(long.assign(source=["a", "b", "c"], target="T"), results.assign(source=["A", "B", "C"]))
+    same = pd.concat([results, results.iloc[:1]])
+    assert len(join(long, same)) == 3
+    with pytest.raises(SimcoreError, match="twice with different values"):
+        join(long, pd.concat([results, results.iloc[:1].assign(f1=10.0)]))

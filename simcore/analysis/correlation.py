@@ -59,7 +59,13 @@ def read_results(path: Path | str, **columns: str | None) -> pd.DataFrame:
 
 
 def join(long: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
-    """Measures and results side by side, matching target and source names case-insensitively."""
+    """Measures and results side by side, matching target and source names exactly.
+
+    Names are data: ``news`` and ``NEWS`` are two corpora. Results rows repeating a (target,
+    source) are kept once when they agree and refused when not. Pairs of the results table whose
+    names match a matrix pair only when case is ignored are listed in ``attrs["case_only"]`` (and in
+    the message when nothing matches), never joined silently.
+    """
     long = checked_long(long)
     results = _frame(results, "the results table")
     missing = {"target", "source", "f1", "improvement"} - set(results.columns)
@@ -68,12 +74,38 @@ def join(long: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
     results = results.assign(target=_names(results["target"]), source=_names(results["source"]),
                              f1=pd.to_numeric(results["f1"], errors="coerce"),
                              improvement=pd.to_numeric(results["improvement"], errors="coerce"))
-    left = long.assign(_t=long["target"].str.lower(), _s=long["source"].str.lower())
-    right = results.assign(_t=results["target"].str.lower(), _s=results["source"].str.lower())
-    joined = left.merge(right.drop(columns=["target", "source"]), on=["_t", "_s"]).drop(columns=["_t", "_s"])
+    results = _unique_results(results)
+    joined = long.merge(results, on=["target", "source"])
+    pairs = set(zip(long["target"], long["source"]))
+    unmatched = [p for p in zip(results["target"], results["source"]) if p not in pairs]
+    folded = {(t.casefold(), s.casefold()): (t, s) for t, s in pairs}
+    case_only = sorted({(p, folded[(p[0].casefold(), p[1].casefold())]) for p in unmatched
+                        if (p[0].casefold(), p[1].casefold()) in folded})
     if joined.empty:
-        raise SimcoreError("no (target, source) pair of the matrix appears in the results table; check the names")
+        hint = ""
+        if case_only:
+            (t, s), (mt, ms) = case_only[0]
+            hint = (f"; names must match exactly, and they differ only in case, e.g. results {t!r}/{s!r} "
+                    f"against matrix {mt!r}/{ms!r}")
+        raise SimcoreError("no (target, source) pair of the matrix appears in the results table; check the names"
+                           + hint)
+    joined.attrs["case_only"] = case_only
     return joined
+
+
+def _unique_results(results: pd.DataFrame) -> pd.DataFrame:
+    """One row per (target, source): agreeing repeats dropped, conflicting ones a TableError."""
+    key = ["target", "source"]
+    repeated = results[results.duplicated(key, keep=False)]
+    if repeated.empty:
+        return results
+    spread = repeated.groupby(key, sort=False)[["f1", "improvement"]].nunique(dropna=False)
+    conflicting = spread[(spread > 1).any(axis=1)]
+    if len(conflicting):
+        target, source = conflicting.index[0]
+        raise TableError(f"the results table gives target {target!r}, source {source!r} twice with different "
+                         "values; keep one row per pair")
+    return results.drop_duplicates(key, keep="first")
 
 
 EXACT_UP_TO = 8  # exact permutation p-values up to this many pairs (8! = 40,320 orderings)
