@@ -3,7 +3,10 @@ correlation with NER results and regret, with the options used.
 
 Charts are inline SVG written here (no JavaScript, no network): the file opens anywhere and can be
 mailed. Every corpus or file name is escaped. Colours follow one rule in the report and the
-dashboard alike: darker means *more similar*, whatever the measure's direction.
+dashboard alike: darker means *more similar*, whatever the measure's direction. Cells the matrix
+flags (a source used whole, a value below the size at which its measure is reliable) are outlined
+and marked ⚠, and kept out of their column's colour scale (see simcore.flags.out_of_scale); the
+rank tables mark them ⚠ too.
 """
 
 from __future__ import annotations
@@ -16,11 +19,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import flags
 from .export import ranking_html
 from .measures import all_measures, get_measure
 
 LIGHT = (247, 251, 255)
 DARK = (8, 48, 107)
+MARK = "⚠"  # after a flagged value or source name, in the report and the dashboard alike
+OUT_OF_SCALE = "#e4e4e4"  # the fill of a flagged cell left out of its column's colour scale
+OUTLINE = "#c05621"  # the dashed outline of a flagged cell
 
 
 def similarity_shade(values: pd.Series | np.ndarray, direction: int) -> np.ndarray:
@@ -99,9 +106,11 @@ def heatmap_svg(long: pd.DataFrame, measure: str) -> str:
     direction = int(part["direction"].iloc[0]) if "direction" in part and len(part) else 0
     values = part.pivot_table(index="source", columns="target", values="value", aggfunc="first")
     values = values.reindex(index=sources, columns=targets)
-    shades = column_shade(values.to_numpy(), direction)
+    marks, reasons = flags.grids(part, sources, targets)
+    out_scale = flags.out_of_scale(values.to_numpy(float), marks)
+    shades = column_shade(np.where(out_scale, np.nan, values.to_numpy(float)), direction)
     cell_w, cell_h, left, top = 110, 30, 170, 60
-    width, height = left + cell_w * len(targets) + 10, top + cell_h * len(sources) + 30
+    width, height = left + cell_w * len(targets) + 10, top + cell_h * len(sources) + 30 + 16 * bool(marks.any())
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'font-family="sans-serif" font-size="12" role="img" aria-label="{html.escape(_label(measure))} heatmap">']
     for j, t in enumerate(targets):
@@ -114,14 +123,21 @@ def heatmap_svg(long: pd.DataFrame, measure: str) -> str:
             shade = shades[i, j]
             x = left + j * cell_w
             text_colour = "#ffffff" if math.isfinite(shade) and shade > 0.55 else "#000000"
-            out.append(f'<rect x="{x}" y="{y}" width="{cell_w - 2}" height="{cell_h - 2}" '
-                       f'fill="{shade_colour(shade)}"/>')
+            fill = OUT_OF_SCALE if out_scale[i, j] else shade_colour(shade)
+            outline = f' stroke="{OUTLINE}" stroke-width="2" stroke-dasharray="4 2"' if marks[i, j] else ""
+            rect = f'<rect x="{x}" y="{y}" width="{cell_w - 2}" height="{cell_h - 2}" fill="{fill}"'
+            out.append(f'{rect}{outline}><title>{html.escape(reasons[i, j])}</title></rect>' if marks[i, j]
+                       else f"{rect}/>")
+            shown = format_value(values.iat[i, j]) + (f" {MARK}" if marks[i, j] else "")
             out.append(f'<text x="{x + cell_w / 2}" y="{y + cell_h / 2 + 4}" text-anchor="middle" '
-                       f'fill="{text_colour}">{html.escape(format_value(values.iat[i, j]))}</text>')
+                       f'fill="{text_colour}">{html.escape(shown)}</text>')
     note = {1: "higher is more similar; darker = more similar", -1: "lower is more similar; darker = more similar",
             0: "not a similarity; darker = higher"}[direction]
-    out.append(f'<text x="{left}" y="{height - 8}" fill="#555">{html.escape(_label(measure))}: {note} '
-               '(each target column on its own scale)</text>')
+    out.append(f'<text x="{left}" y="{height - 8 - 16 * bool(marks.any())}" fill="#555">'
+               f'{html.escape(_label(measure))}: {note} (each target column on its own scale)</text>')
+    if marks.any():
+        out.append(f'<text x="{left}" y="{height - 8}" fill="{OUTLINE}">{MARK} flagged (dashed outline; grey: left out '
+                   'of its column\'s scale); see the size flags below</text>')
     out.append("</svg>")
     return "".join(out)
 
@@ -206,10 +222,10 @@ def build_report(long: pd.DataFrame, ranking: pd.DataFrame, options: dict[str, A
     parts.extend(f"<div>{heatmap_svg(long, m)}</div>" for m in measures)
     parts.append("<h2>Values</h2><p>With the 95% interval from the bootstrap over the target's sentences "
                  "(and the source samples, when there are several).</p>" + _table(values_with_intervals(long)))
-    if "flag" in long:
-        flagged = long[long["flag"].fillna("").astype(str) != ""][["source", "measure", "flag"]].drop_duplicates()
-        if len(flagged):
-            parts.append("<h2>Size flags</h2>" + _table(flagged))
+    flagged = flag_rows(long)
+    if len(flagged):
+        parts.append("<h2>Size flags</h2><p>One row per source and measure: its cells are marked "
+                     f"{MARK} in the heatmaps and the rank tables.</p>" + _table(flagged))
     if "error" in long:
         errors = long[long["error"].notna() & (long["error"].astype(str) != "")]
         if len(errors):
@@ -231,5 +247,37 @@ def build_report(long: pd.DataFrame, ranking: pd.DataFrame, options: dict[str, A
     if options:
         parts.append("<h2>Options used</h2><pre>" + html.escape(json.dumps(options, indent=2, sort_keys=True,
                                                                          default=str)) + "</pre>")
-    return ranking_html(ranking, options, extra_html="\n".join(parts), recommendations=recommendations,
-                        show_options=False)
+    return ranking_html(marked_ranking(ranking, long), options, extra_html="\n".join(parts),
+                        recommendations=recommendations, show_options=False)
+
+
+def marked_ranking(ranking: pd.DataFrame, long: pd.DataFrame) -> pd.DataFrame:
+    """The ranking with ⚠ after each source whose cell (target, measure) the matrix flags."""
+    if not {"target", "measure", "source"} <= set(ranking.columns):
+        return ranking
+    marks = long[flags.marked(long).to_numpy()]
+    keys = set(zip(marks["target"], marks["measure"], marks["source"]))
+    if not keys:
+        return ranking
+    named = [f"{s} {MARK}" if (t, m, s) in keys else s
+             for t, m, s in zip(ranking["target"], ranking["measure"], ranking["source"])]
+    return ranking.assign(source=named)
+
+
+def flag_rows(long: pd.DataFrame) -> pd.DataFrame:
+    """One row per flagged (source, measure), sorted by source: tokens used, source size, reliable, why."""
+    mask = flags.marked(long).to_numpy()
+    if not mask.any():
+        return pd.DataFrame(columns=["source", "measure", "tokens used", "source tokens", "reliable", "why"])
+    part = long[mask].assign(why=flags.why(long)[mask], bad=flags.unreliable(long)[mask])
+    rows = []
+    for (source, measure), group in part.groupby(["source", "measure"], sort=True):
+        first = group.iloc[0]
+        used = pd.to_numeric(group.get("sample_tokens", pd.Series(dtype=float)), errors="coerce").max()
+        size = pd.to_numeric(group.get("source_tokens", pd.Series(dtype=float)), errors="coerce").max()
+        rows.append({"source": source, "measure": _label(measure),
+                     "tokens used": f"{int(used):,}" if math.isfinite(used) else "–",
+                     "source tokens": f"{int(size):,}" if math.isfinite(size) else "–",
+                     "reliable": "no" if bool(group["bad"].any()) else "yes",
+                     "why": "; ".join(dict.fromkeys(w for w in group["why"] if w)) or first["why"]})
+    return pd.DataFrame(rows)
