@@ -143,8 +143,10 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     from .analysis import agreement, read_matrix  # scipy loads only for the commands that need it
 
     out = opt.check_out(args.out, (".csv",)) if args.out is not None else None
-    result = agreement(read_matrix(args.matrix), args.measures)
+    result = agreement(read_matrix(args.matrix), args.measures, include_unreliable=args.include_unreliable)
     print(f"Fleiss' kappa ({', '.join(result.measures)}; {len(result.items)} comparisons): {result.fleiss:.3f}")
+    if result.left_out_note:
+        print(result.left_out_note + ("" if args.include_unreliable else " (--include-unreliable keeps them)"))
     for row in result.cohen.itertuples(index=False):
         print(f"Cohen's kappa {row.measure_a} vs {row.measure_b}: {row.kappa:.3f}")
     print(f"{len(result.disagreements)} comparisons where the measures disagree")
@@ -256,6 +258,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="column already holding F1 - baseline")
         c.add_argument("--measures", type=opt.measures, default=None)
         c.add_argument("--out", type=opt.path_text, default=None, help="CSV file")
+        c.add_argument("--include-capped", action="store_true",
+                       help="keep results whose probe runs were cut short by the time cap (column time_capped)")
         if name == "correlate":
             c.add_argument("--per-target", action="store_true", help="also correlate within each target")
         c.set_defaults(run=run)
