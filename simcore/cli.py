@@ -162,12 +162,22 @@ def _results(args: argparse.Namespace) -> pd.DataFrame:
     return read_results(args.results, f1=args.f1, baseline=args.baseline, improvement=args.improvement)
 
 
+def _print_left_out(table: pd.DataFrame) -> None:
+    from .analysis.correlation import left_out_note
+
+    note = left_out_note(table.attrs.get("left_out"))
+    if note:
+        print(note + " (--include-capped keeps them)")
+
+
 def cmd_correlate(args: argparse.Namespace) -> int:
     from .analysis import correlate, read_matrix  # scipy loads only for the commands that need it
 
     out = opt.check_out(args.out, (".csv",)) if args.out is not None else None
-    table = correlate(read_matrix(args.matrix), _results(args), args.measures, per_target=args.per_target)
+    table = correlate(read_matrix(args.matrix), _results(args), args.measures, per_target=args.per_target,
+                      include_capped=args.include_capped)
     _print_table(table)
+    _print_left_out(table)
     if out:
         opt.write_text(out, escape_formulas(table).to_csv(index=False))
     return 0
@@ -177,8 +187,9 @@ def cmd_regret(args: argparse.Namespace) -> int:
     from .analysis import read_matrix, regret  # scipy loads only for the commands that need it
 
     out = opt.check_out(args.out, (".csv",)) if args.out is not None else None
-    table = regret(read_matrix(args.matrix), _results(args), args.measures)
+    table = regret(read_matrix(args.matrix), _results(args), args.measures, include_capped=args.include_capped)
     _print_table(table)
+    _print_left_out(table)
     if out:
         opt.write_text(out, escape_formulas(table).to_csv(index=False))
     return 0
@@ -244,6 +255,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--matrix", required=True, type=opt.path_text)
     a.add_argument("--measures", type=opt.measures, default="ppl,wvv,tvc")
     a.add_argument("--out", type=opt.path_text, default=None, help="CSV of the comparisons where measures disagree")
+    a.add_argument("--include-unreliable", action="store_true",
+                   help="keep comparisons that rest on a cell computed below its measure's reliable size")
     a.set_defaults(run=cmd_agreement)
 
     for name, run, text in (("correlate", cmd_correlate, "correlation of each measure with NER improvement"),
