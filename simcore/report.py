@@ -205,12 +205,14 @@ def _table(frame: pd.DataFrame, floats: str = "{:.3f}") -> str:
 def build_report(long: pd.DataFrame, ranking: pd.DataFrame, options: dict[str, Any] | None = None, *,
                  source_label: str = "", agreement: Any = None, correlations: pd.DataFrame | None = None,
                  regret: pd.DataFrame | None = None, joined: pd.DataFrame | None = None,
-                 recommendations: list[Any] | None = None) -> str:
+                 recommendations: list[Any] | None = None, agreement_note: str = "") -> str:
     """The whole report as one HTML string.
 
     ``agreement`` is a :class:`simcore.analysis.AgreementResult`; ``correlations`` and ``regret`` are
     the tables of :func:`simcore.analysis.correlate` and :func:`simcore.analysis.regret`; ``joined``
     holds measure values next to the NER improvement (columns measure, value, improvement) for scatters.
+    ``agreement_note`` says why there is no agreement (for example every comparison rests on an
+    unreliable value) when ``agreement`` is None.
     """
     parts: list[str] = []
     if source_label:
@@ -232,11 +234,18 @@ def build_report(long: pd.DataFrame, ranking: pd.DataFrame, options: dict[str, A
             parts.append("<h2>Measures that failed</h2>"
                          + _table(errors[["source", "target", "measure", "error"]].drop_duplicates()))
     if agreement is not None:
+        left_out = getattr(agreement, "left_out_note", "")
         parts.append(f"<h2>Agreement between measures</h2><p>Fleiss' kappa over {len(agreement.items)} comparisons "
                      f"({html.escape(', '.join(agreement.measures))}): <b>{agreement.fleiss:.3f}</b></p>"
-                     + _table(agreement.cohen))
+                     + (f"<p>{MARK} {html.escape(left_out)}.</p>" if left_out else "") + _table(agreement.cohen))
+    elif agreement_note:
+        parts.append(f"<h2>Agreement between measures</h2><p>No Fleiss' kappa: {html.escape(agreement_note)}.</p>")
     if correlations is not None and len(correlations):
-        parts.append("<h2>Correlation with NER improvement</h2>" + _table(correlations))
+        left = correlations.attrs.get("left_out")
+        note = "" if left is None or left.empty else (
+            f"<p>{MARK} {len(left)} result(s) left out: runs cut short by the probe's time cap ("
+            + html.escape(", ".join(f"{t}/{s}" for t, s in zip(left["target"], left["source"]))) + ").</p>")
+        parts.append("<h2>Correlation with NER improvement</h2>" + note + _table(correlations))
     if joined is not None and len(joined):
         parts.append("<div>" + "".join(
             scatter_svg(joined[joined["measure"] == m].rename(columns={"value": _label(m)}), _label(m), "improvement",
