@@ -229,6 +229,11 @@ def test_drill_down_lists_target_words_absent_from_the_source(computed, cache):
     # the sentences view and the n-gram view render too
     assert any("perplexity" in d.value.columns for d in at.dataframe)
     assert any("contribution" in d.value.columns for d in at.dataframe)
+    # the pair's flags are said above the views (the sample's sources are smaller than the reliable size)
+    long = state(at).matrix
+    pair = long[(long["source"] == "news") & (long["target"] == "med_forum_posts") & (long["flag"] != "")]
+    shown = [c.value.replace("\\", "") for c in at.caption if c.value.startswith("⚠")]
+    assert len(shown) == len(pair) > 0 and all(flag in " ".join(shown) for flag in pair["flag"])
 
 
 def test_corpora_page_upload_statistics_and_removal():
@@ -466,7 +471,7 @@ def test_agreement_leaves_unreliable_comparisons_out_unless_asked():
     assert any("4 comparison(s) left out" in i.value for i in at.info)  # (a, c) and (b, c) on two targets
     long = to_long(_flagged_matrix())
     rows = []  # the comparisons left: (a, b) on each target, answered "is a more similar?" by PPL, WVV, TVC
-    for target, part in long[long["source"] != "c"].groupby("target"):
+    for _target, part in long[long["source"] != "c"].groupby("target"):
         v = part.pivot_table(index="source", columns="measure", values="value")
         rows.append([int(v.loc["a", "ppl"] < v.loc["b", "ppl"]), int(v.loc["a", "wvv"] < v.loc["b", "wvv"]),
                      int(v.loc["a", "tvc"] > v.loc["b", "tvc"])])
