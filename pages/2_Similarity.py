@@ -129,7 +129,8 @@ for m in others:
 st.subheader("Values")
 st.dataframe(values_with_intervals(long), hide_index=True, width="stretch")
 st.caption("Each value with its 95% interval: a bootstrap over the target's sentences (and the spread over "
-           "source sub-corpora when there are several). Differences inside the intervals are within noise.")
+           "source sub-corpora when there are several). Differences inside the intervals are within noise."
+           + (" ⚠: a flagged value (see below)." if flag_summary(long) else ""))
 for line in size_notes(long):
     st.caption(line)
 flags = flagged_cells(long)

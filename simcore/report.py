@@ -83,13 +83,15 @@ def with_interval(value: float, low: float = math.nan, high: float = math.nan) -
 
 
 def values_with_intervals(long: pd.DataFrame) -> pd.DataFrame:
-    """One row per (target, source), one column per measure, each cell its value and 95% interval."""
+    """One row per (target, source), one column per measure, each cell its value and 95% interval
+    (followed by ⚠ where the matrix flags the cell)."""
     measures = list(dict.fromkeys(long["measure"]))
     low = long["ci_low"] if "ci_low" in long else pd.Series(math.nan, index=long.index)
     high = long["ci_high"] if "ci_high" in long else pd.Series(math.nan, index=long.index)
-    cells = long.assign(cell=[with_interval(float(v), float(a), float(b)) for v, a, b in
-                              zip(pd.to_numeric(long["value"], errors="coerce"), pd.to_numeric(low, errors="coerce"),
-                                  pd.to_numeric(high, errors="coerce"))])
+    cells = long.assign(cell=[with_interval(float(v), float(a), float(b)) + (f" {MARK}" if m else "")
+                              for v, a, b, m in zip(pd.to_numeric(long["value"], errors="coerce"),
+                                                    pd.to_numeric(low, errors="coerce"),
+                                                    pd.to_numeric(high, errors="coerce"), flags.marked(long))])
     wide = cells.pivot_table(index=["target", "source"], columns="measure", values="cell", aggfunc="first")
     return wide.reindex(columns=measures).rename(columns=_label).reset_index()
 

@@ -134,3 +134,5 @@ def test_rank_tables_and_flag_table_of_the_report_mark_flagged_cells():
     flags = html[html.index("<h2>Size flags</h2>"):]
     assert flags.count("<tr>") == 2  # header + one row for (c, PPL), not one per cell
     assert "PPL is unreliable below 100,000 tokens (9,000 used)" in flags and "<td>no</td>" in flags
+    values = html[html.index("<h2>Values</h2>"):html.index("<h2>Size flags</h2>")]
+    assert "<td>20.00 ⚠</td>" in values and "<td>300</td>" in values
