@@ -112,7 +112,8 @@ def heatmap_svg(long: pd.DataFrame, measure: str) -> str:
     out_scale = flags.out_of_scale(values.to_numpy(float), marks)
     shades = column_shade(np.where(out_scale, np.nan, values.to_numpy(float)), direction)
     cell_w, cell_h, left, top = 110, 30, 170, 60
-    width, height = left + cell_w * len(targets) + 10, top + cell_h * len(sources) + 30 + 16 * bool(marks.any())
+    width = max(left + cell_w * len(targets) + 10, 660)  # wide enough for the notes under the grid
+    height = top + cell_h * len(sources) + 30 + 16 * bool(marks.any())
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'font-family="sans-serif" font-size="12" role="img" aria-label="{html.escape(_label(measure))} heatmap">']
     for j, t in enumerate(targets):
@@ -139,7 +140,7 @@ def heatmap_svg(long: pd.DataFrame, measure: str) -> str:
                f'{html.escape(_label(measure))}: {note} (each target column on its own scale)</text>')
     if marks.any():
         out.append(f'<text x="{left}" y="{height - 8}" fill="{OUTLINE}">{MARK} flagged (dashed outline; grey: left out '
-                   'of its column\'s scale); see the size flags below</text>')
+                   'of its column\'s scale): see the size flags</text>')
     out.append("</svg>")
     return "".join(out)
 
