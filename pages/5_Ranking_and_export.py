@@ -70,10 +70,11 @@ downloads[3].download_button("Download report (HTML)", parts.html, file_name="si
 
 st.subheader("Sources ranked per target")
 st.caption("Rank 1 is the most similar source; ties share a rank. The 'recommended' column ranks the sources by "
-           "the share of bootstrap replicates each wins.")
+           "the share of bootstrap replicates each wins. ⚠ marks a source whose value for that measure is flagged "
+           "(used whole, or below the size at which the measure is reliable; the Similarity page lists why).")
 for target in sorted(ranking["target"].unique()):
     st.markdown(f"**{c.md(target)}**")
-    st.dataframe(ranking_grid(ranking, target), hide_index=True, width="stretch")
+    st.dataframe(ranking_grid(ranking, target, long), hide_index=True, width="stretch")
 for note in parts.notes:
     st.caption(note)
 if len(state.matrices) > 1:

@@ -152,8 +152,10 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 
     out = opt.check_out(args.out, (".csv",)) if args.out is not None else None
     opt.no_clobber({"--out": out}, {"--matrix": args.matrix})
-    result = agreement(read_matrix(args.matrix), args.measures)
+    result = agreement(read_matrix(args.matrix), args.measures, include_unreliable=args.include_unreliable)
     print(f"Fleiss' kappa ({', '.join(result.measures)}; {len(result.items)} comparisons): {result.fleiss:.3f}")
+    if result.left_out_note:
+        print(result.left_out_note + ("" if args.include_unreliable else " (--include-unreliable keeps them)"))
     for row in result.cohen.itertuples(index=False):
         print(f"Cohen's kappa {row.measure_a} vs {row.measure_b}: {row.kappa:.3f}")
     print(f"{len(result.disagreements)} comparisons where the measures disagree")
@@ -169,13 +171,23 @@ def _results(args: argparse.Namespace) -> pd.DataFrame:
     return read_results(args.results, f1=args.f1, baseline=args.baseline, improvement=args.improvement)
 
 
+def _print_left_out(table: pd.DataFrame) -> None:
+    from .analysis.correlation import left_out_note
+
+    note = left_out_note(table.attrs.get("left_out"))
+    if note:
+        print(note + " (--include-capped keeps them)")
+
+
 def cmd_correlate(args: argparse.Namespace) -> int:
     from .analysis import correlate, read_matrix  # scipy loads only for the commands that need it
 
     out = opt.check_out(args.out, (".csv",)) if args.out is not None else None
     opt.no_clobber({"--out": out}, {"--matrix": args.matrix, "--results": args.results})
-    table = correlate(read_matrix(args.matrix), _results(args), args.measures, per_target=args.per_target)
+    table = correlate(read_matrix(args.matrix), _results(args), args.measures, per_target=args.per_target,
+                      include_capped=args.include_capped)
     _print_table(table)
+    _print_left_out(table)
     if out:
         opt.write_text(out, csv_text(table))
     return 0
@@ -186,8 +198,9 @@ def cmd_regret(args: argparse.Namespace) -> int:
 
     out = opt.check_out(args.out, (".csv",)) if args.out is not None else None
     opt.no_clobber({"--out": out}, {"--matrix": args.matrix, "--results": args.results})
-    table = regret(read_matrix(args.matrix), _results(args), args.measures)
+    table = regret(read_matrix(args.matrix), _results(args), args.measures, include_capped=args.include_capped)
     _print_table(table)
+    _print_left_out(table)
     if out:
         opt.write_text(out, csv_text(table))
     return 0
@@ -256,6 +269,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--matrix", required=True, type=opt.path_text)
     a.add_argument("--measures", type=opt.measures, default="ppl,wvv,tvc")
     a.add_argument("--out", type=opt.path_text, default=None, help="CSV of the comparisons where measures disagree")
+    a.add_argument("--include-unreliable", action="store_true",
+                   help="keep comparisons that rest on a cell computed below its measure's reliable size")
     a.set_defaults(run=cmd_agreement)
 
     for name, run, text in (("correlate", cmd_correlate, "correlation of each measure with NER improvement"),
@@ -270,6 +285,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="column already holding F1 - baseline")
         c.add_argument("--measures", type=opt.measures, default=None)
         c.add_argument("--out", type=opt.path_text, default=None, help="CSV file")
+        c.add_argument("--include-capped", action="store_true",
+                       help="keep results whose probe runs were cut short by the time cap (column time_capped)")
         if name == "correlate":
             c.add_argument("--per-target", action="store_true", help="also correlate within each target")
         c.set_defaults(run=run)
