@@ -333,7 +333,10 @@ class Workbench:
                 "value": result.value, "std": result.std, "ci_low": low, "ci_high": high,
                 "n_samples": samples, "sample_tokens": used, "source_tokens": sizes.get(corpus.name),
                 "used_whole": sizes[corpus.name] < n_tokens if corpus.name in sizes else None,
-                "reliable": used is not None and used >= measure.reliable_tokens, "flag": flag,
+                # False only where the measure is noise at this size (WVV below 1M); a measure whose rankings
+                # merely settle later (PPL, JSD, TVC below 100k) says so in ``flag``
+                "reliable": used is not None and (used >= measure.reliable_tokens or not measure.noise_when_small),
+                "flag": flag,
                 "direction": measure.direction, "oov_rate": result.details.get("oov_rate"),
                 "error": result.error,
                 "options": json.dumps(

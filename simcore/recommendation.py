@@ -537,21 +537,21 @@ def _size_flags(part: _Part, sources: list[str], measures: list[str]) -> list[st
 
 def _unsettled(part: _Part, measures: list[str]) -> list[str]:
     """Carrying measures computed below the size at which their rankings settled on real corpora."""
-    if not part.has("reliable") or not part.has("sample_tokens"):
+    if not part.has("sample_tokens"):
         return []
     below, used = [], []
     for name in measures:
-        rows = part.rows(name, part.sources)
-        flags = np.array([_false(r) for r in part.take("reliable", rows)], dtype=bool)
-        if flags.any():
+        tokens = part.take("sample_tokens", part.rows(name, part.sources))
+        small = tokens[np.isfinite(tokens) & (tokens < get_measure(name).reliable_tokens)]
+        if len(small):
             below.append(name)
-            used += [t for t in part.take("sample_tokens", rows)[flags] if math.isfinite(t)]
+            used += small.tolist()
     if not below:
         return []
     settle = max(get_measure(n).reliable_tokens for n in below)
-    size = f"{int(min(used)):,} tokens" if used else "a size"
     return [f"{_join([get_measure(n).label for n in below])} {'was' if len(below) == 1 else 'were'} computed on "
-            f"{size} per source in the table, below the {settle:,} at which rankings settled on real corpora"]
+            f"{int(min(used)):,} tokens per source in the table, below the {settle:,} at which rankings settled on "
+            "real corpora"]
 
 
 def _join(items: list[str]) -> str:

@@ -190,9 +190,12 @@ def test_agreement_leaves_unreliable_cells_out_by_default_and_says_how_many():
     answers = everything.items[["ppl", "wvv", "tvc"]].astype(int).to_numpy()
     assert everything.fleiss == pytest.approx(sm_fleiss_kappa(aggregate_raters(answers)[0]))
     assert everything.fleiss != pytest.approx(result.fleiss)
-    # a measure unreliable for every source leaves nothing: a clear message naming it and the switch
+    # a measure unreliable for every source is left out whole, and said; with nothing else, a clear message
+    whole = agreement(_hand_matrix(dict.fromkeys("abcd", False)), ["ppl", "wvv", "tvc"])
+    assert whole.measures == ["ppl", "tvc"] and whole.dropped == ["wvv"] and "wvv left out" in whole.left_out_note
+    assert whole.fleiss == pytest.approx(agreement(_hand_matrix({}), ["ppl", "tvc"]).fleiss)
     with pytest.raises(SimcoreError, match="wvv: 4 source.*include_unreliable"):
-        agreement(_hand_matrix(dict.fromkeys("abcd", False)), ["ppl", "wvv", "tvc"])
+        agreement(_hand_matrix(dict.fromkeys("abcd", False)), ["ppl", "wvv"])
     assert agreement(_hand_matrix(dict.fromkeys("abcd", False)), ["ppl", "tvc"]).left_out == 0
     # a CSV read back gives the text "False"
     as_text = long.assign(reliable=long["reliable"].map(str))

@@ -11,7 +11,7 @@ measure's firm answer. The result says how many items and cells were left out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 
 import numpy as np
@@ -80,10 +80,16 @@ class AgreementResult:
     left_out: int = 0  # comparisons left out because one of their cells is unreliable
     unreliable_cells: int = 0  # cells of the chosen measures marked unreliable in the matrix
     included_unreliable: bool = False
+    dropped: list[str] = field(default_factory=list)  # measures unreliable for every cell, left out whole
 
     @property
     def left_out_note(self) -> str:
         """One line on what the kappa leaves out ('' when nothing)."""
+        if self.dropped:
+            gone = ", ".join(self.dropped)
+            rest = f"; {self.left_out} further comparison(s) left out" if self.left_out else ""
+            return (f"{gone} left out: every one of its values was computed below the size at which it is "
+                    f"reliable (kappa over {', '.join(self.measures)}){rest}")
         if not self.unreliable_cells:
             return ""
         if self.included_unreliable:
@@ -129,6 +135,15 @@ def agreement(long: pd.DataFrame, measures: list[str] | None = None,
     names = measures_in(long, measures)
     if len(names) < 2:
         raise SimcoreError("agreement needs at least two similarity measures")
+    dropped = []
+    if not include_unreliable:
+        part = long[long["measure"].isin(names)]
+        all_bad = unreliable(part).groupby(part["measure"]).all()
+        dropped = [n for n in names if all_bad.get(n, False)]
+        if dropped and len(names) - len(dropped) >= 2:
+            names = [n for n in names if n not in dropped]
+        else:
+            dropped = []
     items = comparisons(long, names)
     complete = items.dropna(subset=names)
     if complete.empty:
@@ -154,4 +169,5 @@ def agreement(long: pd.DataFrame, measures: list[str] | None = None,
          for x, y in combinations(names, 2)]
     )
     return AgreementResult(names, fleiss, cohen, complete.reset_index(drop=True), left_out=left_out,
-                           unreliable_cells=cells, included_unreliable=bool(include_unreliable and cells))
+                           unreliable_cells=cells, included_unreliable=bool(include_unreliable and cells),
+                           dropped=dropped)
