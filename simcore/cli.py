@@ -60,6 +60,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     try:
         run = matrix_runner(bench, scheduler_address(args), args.local_cluster)
         parallel = {} if scheduler_address(args) or args.local_cluster else {"jobs": args.jobs}
+        parallel["compute_noise"] = args.compute_noise
         table = run(sources, targets, args.measures, samples=args.samples,
                     sample_tokens=args.sample_tokens, progress=bar, **parallel)
     finally:
@@ -235,6 +236,9 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--seed", type=opt.whole_number(0, MAX_SEED, allow_float_text=False), default=13)
     m.add_argument("--workers", type=opt.whole_number(1, MAX_WORKERS), default=None,
                    help="word2vec threads (default 1: reproducible WVV; more are faster but vary between runs)")
+    m.add_argument("--compute-noise", action="store_true",
+                   help="compute a measure even where it is noise at the comparison size (WVV below 1M tokens per "
+                        "source); by default such cells are left empty and say why")
     m.add_argument("--jobs", type=opt.whole_number(1, MAX_JOBS), default=os.cpu_count() or 1,
                    help="processes computing the matrix's parts at once (default: this machine's cores); every "
                         "value is the same as with 1")

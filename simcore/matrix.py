@@ -309,6 +309,24 @@ class Workbench:
     def _raw_keys_by_name(self) -> dict[tuple[str, tuple[Any, ...]], str]:
         return {(c.name, stats): key for (c, stats), key in self._raw_keys.items()}
 
+    def _not_computed(self, corpus: Corpus, name: str, targets: list[Corpus],
+                      target_of: dict[str, PreparedTarget | None], failed: dict[str, str], sizes: dict[str, int],
+                      n_tokens: int, samples: int) -> list[dict[str, Any]]:
+        """Rows of a measure left out because it is noise at the table's size: empty, and saying why."""
+        spec = get_measure(name)
+        used = min(n_tokens, sizes[corpus.name]) if corpus.name in sizes else None
+        why = (f"{spec.label} not computed: it is noise below {spec.reliable_tokens:,} tokens per source and the "
+               f"sources are compared at {n_tokens:,}; compare larger sources (or set --sample-tokens "
+               f"{spec.reliable_tokens:,}), or ask for it anyway (--compute-noise)")
+        empty = _UnitResult(used, failed.get(f"source {corpus.name}"), None, {})
+        rows = self._rows(corpus, name, targets, target_of, failed, sizes, n_tokens, samples, {n_tokens: empty})
+        for row in rows:
+            if row["error"] == "not computed":
+                row["error"] = None
+            row["flag"] = "; ".join(x for x in (row["flag"], why) if x)
+            row["reliable"] = False
+        return rows
+
     def _rows(self, corpus: Corpus, name: str, targets: list[Corpus], target_of: dict[str, PreparedTarget | None],
               failed: dict[str, str], sizes: dict[str, int], n_tokens: int, samples: int,
               units: dict[int, _UnitResult]) -> list[dict[str, Any]]:
@@ -360,9 +378,12 @@ class Workbench:
         progress: Progress = _quiet,
         on_row: Callable[[dict[str, Any]], None] | None = None,
         jobs: int = 1,
+        compute_noise: bool = False,
     ) -> pd.DataFrame:
         """Score every source against every target with every measure.
 
+        A measure that is noise at the table's size (WVV below 1M tokens per source) is not computed
+        unless ``compute_noise``: its rows are empty and say why.
         ``jobs`` > 1 computes the parts (a source at one size under one measure, with every target)
         in that many processes; every value is the same as with one.
 
@@ -417,7 +438,12 @@ class Workbench:
         def ladder_of(corpus: Corpus, name: str) -> list[int]:
             return extra_sizes.get(corpus.name, []) if getattr(get_measure(name), "size_ladder", False) else []
 
-        plan = [(c, n, size) for n in order for c in sources for size in [n_tokens[n], *ladder_of(c, n)]]
+        # A measure that is noise at this size (WVV below 1M tokens) cannot carry the answer: not computed
+        # unless asked, since it costs more than all the others together.
+        skipped = [n for n in order if not compute_noise and get_measure(n).noise_when_small
+                   and n_tokens[n] < get_measure(n).reliable_tokens]
+        plan = [(c, n, size) for n in order if n not in skipped for c in sources
+                for size in [n_tokens[n], *ladder_of(c, n)]]
         weight = {(c.name, n, size): UNIT_COST.get(n, 1.0) * size / common for c, n, size in plan}
         total = sum(weight.values()) or 1.0
         finished: dict[tuple[str, str, int], _UnitResult] = {}
@@ -456,6 +482,12 @@ class Workbench:
         finally:
             if background is not None:
                 background.shutdown(wait=True, cancel_futures=True)
+        for name in skipped:
+            for corpus in sources:
+                for row in self._not_computed(corpus, name, targets, target_of, failed, sizes, n_tokens[name], samples):
+                    rows.append(row)
+                    if on_row:
+                        on_row(row)
         progress("done", 1.0)
         position = {(c.name, n): i for i, (c, n) in enumerate((c, n) for c in sources for n in names)}
         rows.sort(key=lambda r: position[(r["source"], r["measure"])])

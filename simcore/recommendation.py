@@ -173,9 +173,6 @@ def _cells(part: _Part, name: str, sources: list[str]) -> _Measure | str:
     spec = get_measure(name)
     rows = part.rows(name, sources)
     values = part.take("value", rows)
-    if not np.isfinite(values).any():
-        errors = [e for e in part.take("error", rows) if isinstance(e, str) and e] if part.has("error") else []
-        return f"{spec.label} has no values" + (f" ({errors[0]})" if errors else "")
     reliable = part.take("reliable", rows) if part.has("reliable") else np.array([None] * len(sources))
     unreliable = np.array([_false(r) for r in reliable], dtype=bool)
     tokens = part.take("sample_tokens", rows) if part.has("sample_tokens") else np.full(len(sources), np.nan)
@@ -183,6 +180,9 @@ def _cells(part: _Part, name: str, sources: list[str]) -> _Measure | str:
         used = int(np.nanmin(tokens)) if np.isfinite(tokens).any() else 0
         return (f"{spec.label} left out: unreliable below {spec.reliable_tokens:,} tokens per source "
                 f"({used:,} used)")
+    if not np.isfinite(values).any():
+        errors = [e for e in part.take("error", rows) if isinstance(e, str) and e] if part.has("error") else []
+        return f"{spec.label} has no values" + (f" ({errors[0]})" if errors else "")
     n = len(sources)
     main = [int(t) if math.isfinite(t) else None for t in tokens]
     samples = ([decode_replicates(r) for r in part.take("replicates", rows)] if part.has("replicates")

@@ -114,6 +114,7 @@ def cluster_matrix(
     sample_tokens: int | None = None,
     progress: Progress = _quiet,
     on_row: Callable[[dict[str, Any]], None] | None = None,
+    compute_noise: bool = False,
 ) -> pd.DataFrame:
     """:meth:`Workbench.matrix` with the work done on the cluster behind ``client``; the same table."""
     names = parse_measures(measures)
@@ -127,13 +128,13 @@ def cluster_matrix(
     workers = check_workers(client, settings.store_root)
     progress(f"running on {workers} Dask workers", 0.0)
     tracker = Tracker(client, progress, (0.0, CLUSTER_SHARE))
-    _run(tracker, bench, settings, list(sources), list(targets), names, samples, sample_tokens)
+    _run(tracker, bench, settings, list(sources), list(targets), names, samples, sample_tokens, compute_noise)
 
     def local(message: str, fraction: float) -> None:
         progress(message, CLUSTER_SHARE + (1 - CLUSTER_SHARE) * fraction)
 
     return bench.matrix(sources, targets, names, samples=samples, sample_tokens=sample_tokens, progress=local,
-                        on_row=on_row)
+                        on_row=on_row, compute_noise=compute_noise)
 
 
 def matrix_runner(bench: Any, scheduler: str | None = None, local_workers: int | None = None) -> Callable[..., Any]:
@@ -149,7 +150,7 @@ def matrix_runner(bench: Any, scheduler: str | None = None, local_workers: int |
 
 
 def _run(tracker: Tracker, bench: Workbench, settings: Settings, sources: list[Corpus], targets: list[Corpus],
-         names: list[str], samples: int, sample_tokens: int | None) -> None:
+         names: list[str], samples: int, sample_tokens: int | None, compute_noise: bool = False) -> None:
     """Everything but the assembly; a corpus that cannot be read is left to the assembly, which
     reports it exactly as it does without a cluster."""
     sharded_sources = [tokenize_sharded(tracker, settings, c) for c in sources]
@@ -162,6 +163,8 @@ def _run(tracker: Tracker, bench: Workbench, settings: Settings, sources: list[C
     common = sample_tokens or comparison_size([t.n_tokens for _, t in readable])
     extra = pair_sizes({s.corpus.name: t.n_tokens for s, t in readable}, common, ladder=sample_tokens is None)
     sizes_of = {s.corpus.name: [common, *extra[s.corpus.name]] for s, _ in readable}
+    names = [n for n in names if compute_noise or not get_measure(n).noise_when_small
+             or common >= get_measure(n).reliable_tokens]  # as Workbench.matrix: noise is not computed
     drawn: dict[tuple[str, int], list[Any]] = {}
     for sharded, whole in readable:
         own = sizes_of[sharded.corpus.name]
