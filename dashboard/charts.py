@@ -46,9 +46,11 @@ def heatmap(long: pd.DataFrame, measure: str) -> go.Figure:
     text = [[format_value(v) + (f" {MARK}" if m else "")
              + (f"<br><span style='font-size:10px'>±{format_value(h)}</span>" if np.isfinite(h) else "")
              for v, h, m in zip(vr, hr, mr)] for vr, hr, mr in zip(values, half, marks)]
-    hover = [[with_interval(v, a, b) + (f"<br>{MARK} {r}" + ("<br>(left out of the colour scale)" if g else "")
-                                        if m else "")
-              for v, a, b, m, r, g in zip(*rows)] for rows in zip(values, low, high, marks, reasons, greyed)]
+    tokens = grid("sample_tokens")
+    hover = [[with_interval(v, a, b) + (f"<br>at {int(t):,} tokens per source" if np.isfinite(t) else "")
+              + (f"<br>{MARK} {r}" + ("<br>(left out of the colour scale)" if g else "") if m else "")
+              for v, a, b, m, r, g, t in zip(*rows)]
+             for rows in zip(values, low, high, marks, reasons, greyed, tokens)]
     scale = "Greys" if direction == 0 else "Blues"
     font = 13 if len(targets) <= 6 else 11
     template = "source %{y}<br>target %{x}<br>" + label(measure) + " %{customdata}<extra></extra>"
