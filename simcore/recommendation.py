@@ -98,7 +98,17 @@ def recommend(long: pd.DataFrame, pretraining: str = "lm") -> list[Recommendatio
         raise SimcoreError(f"unknown pretraining {pretraining!r}; choose from {', '.join(PRETRAINING)}")
     if not isinstance(long, pd.DataFrame) or not {"source", "target", "measure", "value"} <= set(long.columns):
         raise SimcoreError("the recommendation needs a similarity table with source, target, measure and value")
-    return [_recommend_target(t, part, pretraining) for t, part in _Part.split(long)]
+    parts = _Part.split(long)
+    answers: list[Recommendation | None] = [None] * len(parts)
+    shapes: dict[tuple[Any, ...], list[int]] = {}
+    for i, (_, part) in enumerate(parts):
+        shapes.setdefault((tuple(part.sources), tuple(part.measures)), []).append(i)
+    for indices in shapes.values():
+        if len(indices) >= BATCH_MIN:
+            batch = _recommend_batch([parts[i] for i in indices], pretraining)
+            for i, answer in zip(indices, batch or []):
+                answers[i] = answer
+    return [a if a is not None else _recommend_target(t, part, pretraining) for a, (t, part) in zip(answers, parts)]
 
 
 def recommendation_table(recommendations: list[Recommendation]) -> pd.DataFrame:
@@ -119,6 +129,7 @@ class _Part:
         self.measure = columns["measure"]
         self.sources = sorted(set(self.source.tolist()))
         self.measures = list(dict.fromkeys(self.measure.tolist()))
+        self._index: dict[str, dict[str, int]] | None = None
 
     @classmethod
     def split(cls, long: pd.DataFrame) -> list[tuple[str, _Part]]:
@@ -140,9 +151,11 @@ class _Part:
 
     def rows(self, measure: str, sources: list[str]) -> np.ndarray:
         """Row index of each source's (first) row for ``measure``; -1 where it has none."""
-        first: dict[str, int] = {}
-        for i in np.flatnonzero(self.measure == measure):
-            first.setdefault(self.source[i], int(i))
+        if self._index is None:
+            self._index = {}
+            for i, (m, s) in enumerate(zip(self.measure.tolist(), self.source.tolist())):
+                self._index.setdefault(m, {}).setdefault(s, i)
+        first = self._index.get(measure, {})
         return np.array([first.get(s, -1) for s in sources], dtype=np.int64)
 
     def take(self, column: str, rows: np.ndarray) -> np.ndarray:
@@ -349,8 +362,16 @@ def _recommend_target(target: str, part: _Part, pretraining: str) -> Recommendat
     outcomes = np.stack([p.replicates[:count] for p in pairs])  # (measures, R, n, n)
     combined = _first(_combined(outcomes)).mean(axis=0)  # share of replicates each source wins
     per_measure = _first(outcomes).mean(axis=1)  # (measures, n): how often each measure puts a source first
-    votes = per_measure.mean(axis=0)
     beaten = (outcomes == 1.0).mean(axis=1)  # (measures, n, n): share of replicates i beats j
+    return _decide(target, part, pretraining, sources, measures, pairs, flags, firsts, unequal, combined,
+                   per_measure.mean(axis=0), beaten)
+
+
+def _decide(target: str, part: _Part, pretraining: str, sources: list[str], measures: list[_Measure],
+            pairs: list[_Pairs], flags: list[str], firsts: dict[str, str], unequal: list[_Measure],
+            combined: np.ndarray, votes: np.ndarray, beaten: np.ndarray) -> Recommendation:
+    """The answer from the replicate statistics: ``combined`` (share of replicates each source wins),
+    ``votes`` (its share of the votes) and ``beaten`` (measures × n × n: share of replicates i beats j)."""
     order = sorted(range(len(sources)), key=lambda i: (-combined[i], -votes[i], sources[i]))
     winner = order[0]
     majority_first = [sources[i] for i in range(len(sources))
@@ -379,6 +400,95 @@ def _recommend_target(target: str, part: _Part, pretraining: str) -> Recommendat
                      beaten=beaten, combined=combined, unequal=unequal)
     return Recommendation(target, pretraining, chosen, confidence, level, [m.name for m in measures], reason,
                           share_map, flags, firsts)
+
+
+BATCH_MIN = 16  # targets of one shape from which the batched path pays
+BATCH_CHUNK = 256  # targets whose pairwise outcomes are held in memory at once
+
+
+def _recommend_batch(parts: list[tuple[str, _Part]], pretraining: str) -> list[Recommendation] | None:
+    """The same answers as :func:`_recommend_target` for many targets of one shape at once (the same
+    sources, one size per target and no ladder, every value and replicate present), their replicates
+    parsed and compared in bulk; None when the targets do not have that shape."""
+    first = parts[0][1]
+    sources = first.sources
+    n = len(sources)
+    names = [m for m in PRETRAINING[pretraining] if m in first.measures]
+    if not names or n < 2:
+        return None
+    values, replicates, settled, sizes = {}, {}, {}, np.full(len(parts), -1, dtype=np.int64)
+    for name in names:
+        spec = get_measure(name)
+        vals, texts, ok = [], [], []
+        for g, (_, part) in enumerate(parts):
+            if part.sources != sources or name not in part.measures:
+                return None
+            rows = part.rows(name, sources)
+            if (rows < 0).any() or not part.has("replicates"):
+                return None
+            if part.has("ladder") and any(isinstance(x, str) and x.strip() for x in part.take("ladder", rows)):
+                return None
+            unreliable = (np.array([_false(r) for r in part.take("reliable", rows)], dtype=bool)
+                          if part.has("reliable") else np.zeros(n, dtype=bool))
+            if spec.noise_when_small and unreliable.any():
+                return None
+            tokens = part.take("sample_tokens", rows) if part.has("sample_tokens") else np.full(n, np.nan)
+            if np.isfinite(tokens).any():
+                if not (np.isfinite(tokens).all() and (tokens == tokens[0]).all()):
+                    return None
+                size = int(tokens[0])
+                if sizes[g] not in (-1, size) and name == names[0]:
+                    return None
+                sizes[g] = size
+            text = part.take("replicates", rows)
+            if not all(isinstance(t, str) and t for t in text):
+                return None
+            v = part.take("value", rows)
+            if not np.isfinite(v).all():
+                return None
+            vals.append(v)
+            texts.extend(text)
+            floor_ok = (not np.isfinite(tokens[0])) or tokens[0] >= spec.reliable_tokens
+            ok.append(np.full(n, floor_ok) & ~unreliable)
+        spaces = {t.count(" ") for t in texts}
+        if len(spaces) != 1:
+            return None
+        count = spaces.pop() + 1
+        flat = " ".join(texts).split()
+        if len(flat) != len(texts) * count:
+            return None
+        try:
+            numbers = np.array(flat, dtype=float)
+        except ValueError:
+            return None
+        values[name] = np.array(vals)
+        replicates[name] = numbers.reshape(len(parts), n, count).transpose(0, 2, 1)  # (targets, R, n)
+        settled[name] = np.array(ok)
+    count = min(r.shape[1] for r in replicates.values())
+    directions = [get_measure(m).direction for m in names]
+    out = []
+    for start in range(0, len(parts), BATCH_CHUNK):
+        chunk = slice(start, start + BATCH_CHUNK)
+        outcomes = np.stack([_compare(replicates[m][chunk, :count], d) for m, d in zip(names, directions)])
+        outcomes[..., np.arange(n), np.arange(n)] = 0.0  # (measures, targets, R, n, n)
+        combined = _first(_combined(outcomes)).mean(axis=1)  # (targets, n)
+        votes = _first(outcomes).mean(axis=2).mean(axis=0)
+        beaten = (outcomes == 1.0).mean(axis=2)  # (measures, targets, n, n)
+        points = [_compare(values[m][chunk], d) for m, d in zip(names, directions)]
+        for p in points:
+            p[..., np.arange(n), np.arange(n)] = 0.0
+        point_first = [_first(p) for p in points]  # (targets, n) each
+        for k, g in enumerate(range(start, min(start + BATCH_CHUNK, len(parts)))):
+            target, part = parts[g]
+            size = np.where(np.eye(n, dtype=bool), _NO_COMMON, sizes[g])
+            measures = [_Measure(m, d, values[m][g], {}, [int(sizes[g]) if sizes[g] >= 0 else None] * n,
+                                 settled[m][g], True) for m, d in zip(names, directions)]
+            pairs = [_Pairs(p[k], None, size) for p in points]
+            firsts = {m: sources[int(np.argmax(f[k]))] for m, f in zip(names, point_first)}
+            flags = _size_flags(part, sources, names) + _unsettled(part, names)
+            out.append(_decide(target, part, pretraining, sources, measures, pairs, flags, firsts, [],
+                               combined[k], votes[k], beaten[:, k]))
+    return out
 
 
 def _close_unsettled(measures: list[_Measure], pairs: list[_Pairs], beaten: np.ndarray,
@@ -456,6 +566,7 @@ def _reason(part: _Part, sources: list[str], measures: list[_Measure], pairs: li
             elif shares[chosen[0]] < HIGH_SHARE:
                 sentences.append(f"not high: under {HIGH_SHARE:.0%} of the votes")
     elif level in ("tie", "disagree"):
+        rank_of = {m.name: _ranks(m.points, m.direction) for m in measures}
         why = []
         for s in chosen:
             own = [labels[m] for m, f in firsts.items() if f == s]
@@ -463,8 +574,7 @@ def _reason(part: _Part, sources: list[str], measures: list[_Measure], pairs: li
                 why.append(f"{s} {shares[s]:.0%} (first under {_join(own)})")
             else:
                 won = f", wins {combined[sources.index(s)]:.0%} of the replicates overall" if combined is not None else ""
-                ranks = ", ".join(f"{labels[m.name]} {int(_ranks(m.points, m.direction)[sources.index(s)])}"
-                                  for m in measures)
+                ranks = ", ".join(f"{labels[m.name]} {int(rank_of[m.name][sources.index(s)])}" for m in measures)
                 why.append(f"{s} {shares[s]:.0%} (ranked {ranks}{won})")
         lead = "too close to call" if level == "tie" else "a disagreement of the measures, not noise"
         sentences.append(f"{lead}; share of the votes: " + ", ".join(why))

@@ -287,3 +287,28 @@ def test_a_close_call_below_the_settled_size_is_not_high_but_a_clear_one_can_be(
     assert rec.recommended == ["alpha"] or rec.level == "tie"
     if rec.recommended == ["alpha"]:
         assert rec.level == "moderate" and "within noise of beta under PPL at 10,000 tokens" in rec.reason
+
+
+def test_many_targets_at_once_give_the_answers_of_one_target_at_a_time():
+    from simcore import recommendation as module
+
+    rng = np.random.default_rng(4)
+    rows = []
+    for t in range(40):  # close values and small noise: ties, disagreements and clear winners all occur
+        for measure, base, sd in (("ppl", 500, 8), ("jsd", 0.5, 0.004)):
+            for s in range(6):
+                value = base * (0.8 if t < 10 and s == 0 else 1 + 0.03 * rng.random())
+                reps = value + sd * rng.standard_normal(50)
+                rows.append({"source": f"s{s}", "target": f"t{t:02d}", "measure": measure, "value": value,
+                             "replicates": encode_replicates(reps.tolist()), "sample_tokens": 100_000})
+    table = pd.DataFrame(rows)
+    parts = module._Part.split(table)
+    batch = module._recommend_batch(parts, "lm")
+    one_by_one = [module._recommend_target(t, p, "lm") for t, p in parts]
+    assert batch is not None and [b.as_dict() for b in batch] == [o.as_dict() for o in one_by_one]
+    assert {b.level for b in batch} >= {"tie", "high"}
+    # a target of another shape (a ladder) is answered one at a time, the same way
+    odd = table[table.target == "t00"].assign(target="odd", ladder=None)
+    assert module._recommend_batch(module._Part.split(odd.assign(
+        ladder=json.dumps({"1": {"value": 1, "replicates": "1"}}))), "lm") is None
+    assert [r.as_dict() for r in recommend(pd.concat([table, odd]))][:-1] == [o.as_dict() for o in one_by_one]
