@@ -225,6 +225,8 @@ def fairness(store: ArtefactStore, cut_name: str) -> None:
                                        .set_index("source")["value"].rank().loc[copy.name]),
                 "ppl rank after": rank_of(after, target, "ppl", copy.name),
                 "jsd rank after": rank_of(after, target, "jsd", copy.name),
+                "cut's share before": f"{old[target].shares.get(copy.name, 0):.0%}",
+                "cut's share after": f"{new[target].shares.get(copy.name, 0):.0%}",
                 "answer before": f"{'|'.join(old[target].recommended)} ({old[target].level} {old[target].confidence:.0%})",
                 "answer after": f"{'|'.join(new[target].recommended)} ({new[target].level} {new[target].confidence:.0%})",
                 "right": TABLE3[target]})
