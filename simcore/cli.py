@@ -69,9 +69,10 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     failed = table.attrs.get("failed_corpora", {})
     for message in sorted(set(table["error"].dropna()) - set(failed.values())):
         print(terminal_text(f"simcore: warning: {message}"), file=sys.stderr)
-    flags = table[table["flag"] != ""].groupby("flag", sort=False)["source"].first()
-    for flag, source in flags.items():
-        print(terminal_text(f"simcore: note: {source}: {flag}"), file=sys.stderr)
+    flags = table[table["flag"].fillna("") != ""].groupby("flag", sort=False)["source"].unique()
+    for flag, names in flags.items():
+        who = names[0] if len(names) == 1 else f"{len(names)} sources ({', '.join(names[:3])}{', …' if len(names) > 3 else ''})"
+        print(terminal_text(f"simcore: note: {who}: {flag}"), file=sys.stderr)
     for corpus in (*sources, *targets):
         if corpus.problem is None and f"source {corpus.name}" not in failed and f"target {corpus.name}" not in failed:
             notes = bench.tokenize(corpus).read_notes
