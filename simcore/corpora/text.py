@@ -1,0 +1,155 @@
+"""Text files: opening (decompressor, encoding), reading lines with bounded memory, plain-text units.
+
+Lines are read at most :data:`LINE_BOUND` characters at a time, so a file that is one line of a
+gigabyte costs memory of the bound, never a multiple of the line: plain text splits such a line
+at whitespace (and counts it), line formats that cannot split refuse or skip it (and say so).
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from ..errors import CorpusError
+from .compression import DECOMPRESSION_ERRORS, open_binary
+from .notes import ReadNotes
+
+if TYPE_CHECKING:
+    from ..corpus import Corpus
+
+SNIFF_BYTES = 1 << 16
+LINE_BOUND = 1 << 20  # characters read at once; a longer line is split (text) or refused (line formats)
+_TAG = re.compile(r"^(O|[BIESLU]-\S+|[BIESLU])$")
+_SPACE = re.compile(r"\s")
+
+
+def detect_encoding(head: bytes, corpus: Corpus, name: str) -> str:
+    if corpus.encoding:
+        return corpus.encoding
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    if b"\0" in head:
+        even, odd = head[0::2], head[1::2]
+        if odd.count(0) > 0.9 * len(odd) or even.count(0) > 0.9 * len(even):
+            raise CorpusError(
+                f"{corpus.name}: {name} looks like UTF-16 text without a byte-order mark; "
+                "give its encoding (utf-16-le or utf-16-be) or save it as UTF-8"
+            )
+        raise CorpusError(f"{corpus.name}: {name} looks like a binary file (it contains NUL bytes), not text")
+    return "utf-8-sig"
+
+
+def open_text(path: Path, corpus: Corpus) -> tuple[io.TextIOWrapper, IO[bytes]]:
+    """The decoded text of a (possibly compressed) file, and the raw file under it."""
+    stream, raw = open_binary(path, corpus)
+    try:
+        head = stream.read(SNIFF_BYTES)
+    except DECOMPRESSION_ERRORS as exc:
+        raise CorpusError(f"{corpus.name}: {path.name} is not a readable compressed file ({exc})") from exc
+    finally:
+        stream.close()
+        raw.close()
+    if not head.strip():
+        raise CorpusError(f"{corpus.name}: {path.name} is empty (or only whitespace)")
+    encoding = detect_encoding(head, corpus, path.name)
+    stream, raw = open_binary(path, corpus)
+    return io.TextIOWrapper(stream, encoding=encoding, errors="strict", newline=None), raw
+
+
+def guard(iterator: Iterator[Any], corpus: Corpus, path: Path) -> Iterator[Any]:
+    """Turn decoding and decompression failures into messages that name the file."""
+    try:
+        yield from iterator
+    except UnicodeDecodeError as exc:
+        raise CorpusError(
+            f"{corpus.name}: {path.name} is not valid {exc.encoding} text "
+            f"(byte 0x{exc.object[exc.start]:02x}); save it as UTF-8 or give its encoding"
+        ) from exc
+    except UnicodeError as exc:  # e.g. UTF-16 asked for, and no byte-order mark
+        raise CorpusError(f"{corpus.name}: {path.name} cannot be read as {corpus.encoding or 'UTF-8'} text ({exc}); "
+                          "give its encoding") from exc
+    except DECOMPRESSION_ERRORS as exc:
+        raise CorpusError(f"{corpus.name}: {path.name} is truncated or corrupt ({exc})") from exc
+    except csv.Error as exc:
+        raise CorpusError(f"{corpus.name}: {path.name} is not a readable CSV file ({exc})") from exc
+
+
+def bounded_lines(text: IO[str], bound: int | None = None) -> Iterator[tuple[str, bool]]:
+    """(piece, complete) for each line: a line longer than ``bound`` characters comes in pieces, all but
+    the last with ``complete`` False. Memory is the bound, whatever the line."""
+    bound = bound or LINE_BOUND
+    while True:
+        piece = text.readline(bound)
+        if not piece:
+            return
+        yield piece, piece.endswith("\n") or len(piece) < bound
+
+
+def whole_lines(text: IO[str], name: str, corpus: Corpus, what: str) -> Iterator[str]:
+    """Lines for a format that cannot split one (JSONL, CSV): a line over the bound is refused, read no further."""
+    for number, (line, complete) in enumerate(bounded_lines(text), 1):
+        if not complete:
+            raise CorpusError(f"{corpus.name}: {name} line {number} is over {LINE_BOUND:,} characters; "
+                              f"a {what} that long is refused")
+        yield line
+
+
+def text_units(text: IO[str], name: str, corpus: Corpus, notes: ReadNotes | None = None) -> Iterator[str]:
+    """Each non-blank line; a line over the bound is cut at whitespace into pieces of about the bound, counted."""
+    carry = ""
+    number = 0
+    long_line = False
+    for piece, complete in bounded_lines(text):
+        if carry or not complete:
+            if not long_line:
+                number += 1
+                long_line = True
+                if notes is not None:
+                    notes.note("repaired", f"{name} line {number}: over {LINE_BOUND:,} characters, split at spaces",
+                               "long line split")
+            piece = carry + piece
+            if complete:
+                carry = ""
+                long_line = False
+                if piece.strip():
+                    yield piece
+                continue
+            cut = _last_space(piece)
+            if cut <= 0 or len(piece) - cut >= LINE_BOUND:
+                cut = len(piece)  # no space to cut at: cut at the bound
+            carry = piece[cut:]
+            if piece[:cut].strip():
+                yield piece[:cut]
+            continue
+        number += 1
+        if piece.strip():
+            yield piece
+    if carry.strip():
+        yield carry
+
+
+def _last_space(text: str) -> int:
+    """The index just after the last space, tab or line break of ``text`` (0 when it has none)."""
+    return max(text.rfind(" "), text.rfind("\t"), text.rfind("\n")) + 1
+
+
+def sniff_format(path: Path, corpus: Corpus) -> str:
+    """``conll`` when most of the first lines are ``token<TAB>tag``, else ``text``."""
+    text, _ = open_text(path, corpus)
+    with text:
+        lines = []
+        for line, complete in guard(bounded_lines(text), corpus, path):
+            if not complete:  # a line of the bound is not CoNLL; stop reading it here
+                lines.append([])
+                break
+            if line.strip() and not line.startswith("-DOCSTART-"):
+                lines.append(line.split())
+            if len(lines) >= 50:
+                break
+    tagged = sum(1 for cols in lines if len(cols) >= 2 and _TAG.match(cols[-1]))
+    return "conll" if lines and tagged >= 0.9 * len(lines) else "text"
