@@ -100,34 +100,33 @@ def whole_lines(text: IO[str], name: str, corpus: Corpus, what: str) -> Iterator
 
 
 def text_units(text: IO[str], name: str, corpus: Corpus, notes: ReadNotes | None = None) -> Iterator[str]:
-    """Each non-blank line; a line over the bound is cut at whitespace into pieces of about the bound, counted."""
+    """Each non-blank line; a line over the bound is cut at whitespace into pieces of at most the bound, counted.
+
+    At most twice the bound is held: the piece just read and the end of the previous one.
+    """
     carry = ""
     number = 0
-    long_line = False
+    inside = False  # in the middle of a line over the bound
     for piece, complete in bounded_lines(text):
-        if carry or not complete:
-            if not long_line:
-                number += 1
-                long_line = True
-                if notes is not None:
-                    notes.note("repaired", f"{name} line {number}: over {LINE_BOUND:,} characters, split at spaces",
-                               "long line split")
-            piece = carry + piece
-            if complete:
-                carry = ""
-                long_line = False
-                if piece.strip():
-                    yield piece
-                continue
-            cut = _last_space(piece)
-            if cut <= 0 or len(piece) - cut >= LINE_BOUND:
-                cut = len(piece)  # no space to cut at: cut at the bound
-            carry = piece[cut:]
+        if not inside and complete:
+            number += 1
+            if piece.strip():
+                yield piece
+            continue
+        if not inside:
+            number += 1
+            if notes is not None:
+                notes.note("repaired", f"{name} line {number}: over {LINE_BOUND:,} characters, split at spaces",
+                           "long line split")
+        piece = carry + piece
+        while len(piece) > LINE_BOUND or (not complete and len(piece) == LINE_BOUND):
+            cut = _last_space(piece[:LINE_BOUND]) or LINE_BOUND  # no space to cut at: cut at the bound
             if piece[:cut].strip():
                 yield piece[:cut]
-            continue
-        number += 1
-        if piece.strip():
+            piece = piece[cut:]
+        carry = "" if complete else piece
+        inside = not complete
+        if complete and piece.strip():
             yield piece
     if carry.strip():
         yield carry
