@@ -76,12 +76,12 @@ def test_zstd_for_every_text_format_in_several_frames(tmp_path, store, name, con
 
 
 def test_truncated_and_corrupt_zstd_are_refused_not_cut_short(tmp_path, store):
-    text = "".join(f"line {i} with some words\n" for i in range(20_000))
+    text = "".join(f"line {i} with some words\n" for i in range(3_000))
     p = tmp_path / "t.txt.zst"
     write_zst(p, text)
     data = p.read_bytes()
     p.write_bytes(data[: len(data) - 10])
-    with pytest.raises(CorpusError, match="truncated or corrupt.*ends inside a frame"):
+    with pytest.raises(CorpusError, match="(truncated or corrupt|not a readable compressed file).*ends inside a frame"):
         tokens_of(p, store)
     p.write_bytes(data[:100] + bytes(200) + data[300:])
     with pytest.raises(CorpusError, match="truncated or corrupt|not a readable compressed"):

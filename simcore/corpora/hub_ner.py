@@ -26,8 +26,10 @@ def clean_tokens(values: Sequence[Any], where: str, notes: ReadNotes) -> list[st
     """The tokens of one row: a null token is dropped and a non-string one written as text, both counted."""
     tokens = []
     for value in values:
-        if isinstance(value, str):
+        if isinstance(value, str) and value.strip():
             tokens.append(value)
+        elif isinstance(value, str):
+            notes.note("skipped", f"{where}: a blank token dropped", "blank token")
         elif value is None:
             notes.note("skipped", f"{where}: a null token dropped", "null token")
         else:

@@ -1,0 +1,109 @@
+"""The one-pass sample (bottom-k by a seeded hash): checked against the definition computed another way
+(every key hashed and sorted here), for any order of shards, and across formats holding the same text."""
+
+import hashlib
+import itertools
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import zstandard
+
+from simcore.corpora.sampling import Candidates, read_candidates, sample_source, shard_candidates
+from simcore.corpus import Corpus, tokenize_corpus
+from simcore.errors import InvalidArgument
+
+LINES = [f"Unit {i} says: {'word ' * (i % 7)}and {i * 13 % 101} more." for i in range(400)]
+
+
+def expected_bottom_k(lines, target, index, seed):
+    """The definition, by brute force: sort every unit by its key, keep the shortest prefix reaching ``target``."""
+    def key(line):
+        block, j = divmod(index, 8)
+        raw = hashlib.blake2b(line.encode(), digest_size=8 * min(8, SAMPLES - 8 * block),
+                              key=seed.to_bytes(8, "big", signed=True), person=block.to_bytes(4, "big")).digest()
+        return int.from_bytes(raw[8 * j: 8 * j + 8], "big")
+    chosen, total = [], 0
+    for line in sorted(lines, key=key):
+        if total >= target:
+            break
+        chosen.append(line)
+        total += len(line.split())
+    return chosen
+
+
+SAMPLES = 3
+
+
+def write_shards(folder, lines, n):
+    folder.mkdir()
+    for s in range(n):
+        (folder / f"part-{s}.txt").write_text("".join(line + "\n" for line in lines[s::n]))
+    return Corpus.from_path(folder)
+
+
+def test_kept_units_are_the_smallest_keys_reaching_the_target(tmp_path):
+    corpus = write_shards(tmp_path / "c", LINES, 1)
+    found = read_candidates(corpus, 500, SAMPLES, 7)
+    assert found.words == sum(len(line.split()) for line in LINES) and found.units == 400
+    for i in range(SAMPLES):
+        assert found.ordered(i) == expected_bottom_k(LINES, 500, i, 7)
+    assert found.ordered(0) != found.ordered(1)
+
+
+def test_the_same_candidates_whatever_the_shards_and_their_order(tmp_path):
+    whole = read_candidates(write_shards(tmp_path / "one", LINES, 1), 700, SAMPLES, 3)
+    sharded = write_shards(tmp_path / "four", LINES, 4)
+    parts = [shard_candidates(sharded, f, 700, SAMPLES, 3) for f in sharded.files]
+    for order in itertools.permutations(parts):
+        merged = Candidates(700, SAMPLES, 3)
+        for part in order:
+            merged.merge(part)
+        assert [merged.ordered(i) for i in range(SAMPLES)] == [whole.ordered(i) for i in range(SAMPLES)]
+        assert merged.words == whole.words
+
+
+def test_every_size_in_one_pass_exact_nested_and_whole_above_the_source(tmp_path, store):
+    corpus = write_shards(tmp_path / "c", LINES, 3)
+    result = sample_source(corpus, [300, 100, 1000, 10**6], SAMPLES, 13, store)
+    full = tokenize_corpus(corpus, store)
+    assert sorted(result.samples) == [100, 300, 1000, 10**6]
+    for size in (100, 300, 1000):
+        assert [s.n_tokens for s in result.samples[size]] == [size] * SAMPLES
+    small, large = (list(result.samples[n][1].sentences()) for n in (300, 1000))
+    flat = [t for s in large for t in s]
+    assert [t for s in small for t in s] == flat[:300], "a smaller sample is the start of the larger one"
+    assert result.whole == (10**6,)
+    assert {s.n_tokens for s in result.samples[10**6]} == {full.n_tokens}
+    assert sorted(map(tuple, result.samples[10**6][0].sentences())) == sorted(map(tuple, full.sentences()))
+    again = sample_source(write_shards(tmp_path / "other", LINES[::-1], 5), [300], SAMPLES, 13, store)
+    assert [s.tokens_file.read_bytes() for s in again.samples[300]] == [
+        s.tokens_file.read_bytes() for s in result.samples[300]]
+    assert sample_source(corpus, [300], SAMPLES, 14, store).samples[300][0].tokens_file.read_bytes() != \
+        result.samples[300][0].tokens_file.read_bytes()
+
+
+def test_the_same_text_as_parquet_jsonl_zst_and_plain_text_gives_the_same_samples(tmp_path, store):
+    (tmp_path / "a.txt").write_text("".join(line + "\n" for line in LINES))
+    pq.write_table(pa.table({"text": LINES}), tmp_path / "a.parquet", row_group_size=50)
+    (tmp_path / "a.jsonl.zst").write_bytes(zstandard.ZstdCompressor().compress(
+        "".join(json.dumps({"text": line}) + "\n" for line in LINES).encode()))
+    results = [sample_source(Corpus.from_path(tmp_path / n), [200, 800], 2, 5, store)
+               for n in ("a.txt", "a.parquet", "a.jsonl.zst")]
+    for size in (200, 800):
+        for i in range(2):
+            texts = {r.samples[size][i].tokens_file.read_bytes() for r in results}
+            assert len(texts) == 1
+    assert len({r.fingerprint for r in results}) == 3, "the fingerprint follows the bytes"
+
+
+def test_fingerprint_follows_every_byte_and_arguments_are_checked(tmp_path, store):
+    p = tmp_path / "a.txt"
+    p.write_text("one two three\nfour five\n")
+    first = sample_source(Corpus.from_path(p), [2], 1, 1, store).fingerprint
+    p.write_text("one two three\nfour fivf\n")
+    assert sample_source(Corpus.from_path(p), [2], 1, 1, store).fingerprint != first
+    for sizes, samples, seed in (([0], 1, 1), ([], 1, 1), ("10", 1, 1), ([5], 0, 1), ([5], 1, 2**70)):
+        with pytest.raises(InvalidArgument):
+            sample_source(Corpus.from_path(p), sizes, samples, seed, store)
