@@ -114,7 +114,9 @@ class Candidates:
         self.words += other.words
         self.units += other.units
         self.file_hashes.extend(other.file_hashes)
+        examples = sorted(self.notes.examples + other.notes.examples)[:5]  # the same whatever the shard order
         self.notes.merge(other.notes)
+        self.notes.examples = examples
 
     def _add_one(self, i: int, key: int, words: int, unit: Unit) -> None:
         heap = self.heaps[i]
