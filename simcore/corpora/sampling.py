@@ -104,6 +104,41 @@ class Candidates:
                 continue  # inlined from _add_one: the common case once a sample is full
             self._add_one(i, key, words, unit)
 
+    def offer(self, units: Iterable[str | list[str]]) -> None:
+        """:meth:`add` for a stream of units, with the per-unit work inlined (the pass's hot loop)."""
+        if self.samples > _KEYS_PER_HASH:
+            for unit in units:
+                self.add(unit if isinstance(unit, str) else tuple(unit))
+            return
+        hasher = hashlib.blake2b(digest_size=8 * self.samples, key=self.seed.to_bytes(8, "big", signed=True),
+                                 person=(0).to_bytes(4, "big"))
+        heaps, totals, target, add_one = self.heaps, self.totals, self.target, self._add_one
+        positions = range(0, 8 * self.samples, 8)
+        words_seen = units_seen = 0
+        for unit in units:
+            if isinstance(unit, str):
+                unit = unit.strip()
+                words = len(unit.split())
+                data = unit.encode("utf-8", "surrogatepass")
+            else:
+                unit = tuple(unit)
+                words = len(unit)
+                data = _unit_bytes(unit)
+            words_seen += words
+            units_seen += 1
+            if not words:
+                continue
+            h = hasher.copy()
+            h.update(data)
+            raw = h.digest()
+            for i, at in enumerate(positions):
+                key = int.from_bytes(raw[at:at + 8], "big")
+                if totals[i] >= target and key >= -heaps[i][0][0]:
+                    continue
+                add_one(i, key, words, unit)
+        self.words += words_seen
+        self.units += units_seen
+
     def merge(self, other: Candidates) -> None:
         """Add another shard's candidates: the smallest keys of both, exactly as if one had read both."""
         if (other.target, other.samples, other.seed) != (self.target, self.samples, self.seed):
@@ -152,8 +187,7 @@ def shard_candidates(corpus: Corpus, file: Path, target: int, samples: int, seed
 
     found = Candidates(target, samples, seed)
     part = part_corpus(corpus, file)
-    for unit in part.units(progress, found.notes):
-        found.add(unit if isinstance(unit, str) else tuple(unit))
+    found.offer(part.units(progress, found.notes))
     try:
         found.file_hashes.append(f"{file_sha256(file)}:{corpus._format(file)}")
     except OSError as exc:
