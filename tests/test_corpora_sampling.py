@@ -107,3 +107,12 @@ def test_fingerprint_follows_every_byte_and_arguments_are_checked(tmp_path, stor
     for sizes, samples, seed in (([0], 1, 1), ([], 1, 1), ("10", 1, 1), ([5], 0, 1), ([5], 1, 2**70)):
         with pytest.raises(InvalidArgument):
             sample_source(Corpus.from_path(p), sizes, samples, seed, store)
+
+
+def test_a_shard_without_the_text_column_is_counted_in_the_pass(tmp_path, store):
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    pq.write_table(pa.table({"text": LINES[:200]}), folder / "a.parquet")
+    pq.write_table(pa.table({"body": LINES[200:]}), folder / "b.parquet")
+    result = sample_source(Corpus.from_path(folder), [100], 1, 2, store)
+    assert result.units == 200 and result.notes.reasons == {"shard without the text column": 1}

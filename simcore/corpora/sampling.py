@@ -185,9 +185,16 @@ def shard_candidates(corpus: Corpus, file: Path, target: int, samples: int, seed
     """Read one file of ``corpus`` once and keep, for every sample, what it may need (a task of its own)."""
     from ..corpus import part_corpus
 
+    from .columnar import MissingColumn
+
     found = Candidates(target, samples, seed)
     part = part_corpus(corpus, file)
-    found.offer(part.units(progress, found.notes))
+    try:
+        found.offer(part.units(progress, found.notes))
+    except MissingColumn as exc:  # one shard of many without the column: said and counted, as Corpus.units does
+        if len(corpus.files) == 1:
+            raise
+        found.notes.note("skipped", str(exc).removeprefix(f"{corpus.name}: "), "shard without the text column")
     try:
         found.file_hashes.append(f"{file_sha256(file)}:{corpus._format(file)}")
     except OSError as exc:
