@@ -184,7 +184,6 @@ def shard_candidates(corpus: Corpus, file: Path, target: int, samples: int, seed
                      progress: Progress = _quiet) -> Candidates:
     """Read one file of ``corpus`` once and keep, for every sample, what it may need (a task of its own)."""
     from ..corpus import part_corpus
-
     from .columnar import MissingColumn
 
     found = Candidates(target, samples, seed)
