@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 from simcore.cli import main
+from simcore.corpora.sampling import sample_source
 from simcore.corpus import (
     Corpus,
     join_parts,
@@ -28,7 +29,6 @@ from simcore.corpus import (
 )
 from simcore.distributed import cluster as cluster_module
 from simcore.distributed.prepare import cluster_matrix
-from simcore.corpora.sampling import sample_source
 from simcore.distributed.shards import Settings, corpus_from_glob, sample_source_on_cluster
 from simcore.errors import CorpusError
 from simcore.matrix import Workbench, corpora_in
