@@ -116,3 +116,16 @@ def test_a_shard_without_the_text_column_is_counted_in_the_pass(tmp_path, store)
     pq.write_table(pa.table({"body": LINES[200:]}), folder / "b.parquet")
     result = sample_source(Corpus.from_path(folder), [100], 1, 2, store)
     assert result.units == 200 and result.notes.reasons == {"shard without the text column": 1}
+
+
+def test_a_second_pass_over_unchanged_files_reads_nothing(tmp_path, store, monkeypatch):
+    corpus = write_shards(tmp_path / "c", LINES, 2)
+    first = sample_source(corpus, [300, 100], 2, 4, store)
+    import simcore.corpora.sampling as sampling
+
+    monkeypatch.setattr(sampling, "read_candidates", lambda *a, **k: pytest.fail("read again"))
+    again = sample_source(corpus, [100, 300], 2, 4, store)
+    assert again == first
+    (corpus.files[0]).write_text("changed text\n")
+    monkeypatch.undo()
+    assert sample_source(Corpus.from_path(tmp_path / "c"), [100, 300], 2, 4, store).fingerprint != first.fingerprint

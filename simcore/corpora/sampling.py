@@ -317,5 +317,42 @@ def sample_source(corpus: Corpus, sizes: Sequence[int], samples: int, seed: int,
         raise InvalidArgument(f"options must be TokenizerOptions, not {type(options).__name__}")
     corpus.check_readable()
     ordered = _check(sizes, samples, seed)
+    pass_key = _pass_key(corpus, ordered, samples, seed, options)
+    remembered = _remembered(corpus, store, pass_key) if pass_key else None
+    if remembered is not None:
+        return remembered
     found = read_candidates(corpus, ordered[-1], samples, seed, progress)
-    return draw_samples(corpus, found, ordered, store, options)
+    result = draw_samples(corpus, found, ordered, store, options)
+    if pass_key:
+        store.put_json("stream-pass", pass_key, {
+            "fingerprint": result.fingerprint, "words": result.words, "units": result.units,
+            "whole": list(result.whole), "notes": result.notes.as_dict(),
+            "samples": {str(size): [s.path.name for s in drawn] for size, drawn in result.samples.items()}})
+    return result
+
+
+def _pass_key(corpus: Corpus, sizes: list[int], samples: int, seed: int, options: TokenizerOptions) -> str | None:
+    """A key for a pass over unchanged files (path, size, modification time), so a second call reads nothing."""
+    try:
+        files = [(str(f.resolve()), f.stat().st_size, f.stat().st_mtime_ns) for f in corpus.files]
+    except OSError:
+        return None
+    return digest("stream-pass", files, corpus.fmt, corpus.text_field, corpus.encoding, corpus.labels,
+                  corpus.tokens_field, corpus.tags_field, sizes, samples, seed, options.as_dict())
+
+
+def _remembered(corpus: Corpus, store: ArtefactStore, pass_key: str) -> StreamSamples | None:
+    """The samples of an earlier pass over the same files, when every one of them is still stored."""
+    from ..corpus import _from_artefact
+
+    record = store.get_json("stream-pass", pass_key)
+    if record is None:
+        return None
+    out: dict[int, list[TokenizedCorpus]] = {}
+    for size, keys in record["samples"].items():
+        paths = [store.get("sample", key) for key in keys]
+        if any(p is None for p in paths):
+            return None
+        out[int(size)] = [_from_artefact(corpus.name, p, store) for p in paths if p is not None]
+    return StreamSamples(corpus.name, record["fingerprint"], record["words"], record["units"], out,
+                         tuple(record["whole"]), ReadNotes.from_dict(record["notes"]))
