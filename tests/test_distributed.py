@@ -157,6 +157,8 @@ def test_one_pass_sample_on_the_cluster_is_byte_for_byte_one_process(client, tmp
             for a, b in zip(one.samples[size], got.samples[size]):
                 _assert_same_artefact(a, b)
     assert one.whole == () and [s.n_tokens for s in one.samples[8000]] == [8000, 8000]
+    # the cluster's pass is remembered: the same call in this process reads nothing and finds the same samples
+    assert sample_source(source, [2000, 8000], 2, settings.options.seed, settings.store) == got
 
 
 def _compare(expected: pd.DataFrame, got: pd.DataFrame) -> None:

@@ -323,12 +323,19 @@ def sample_source(corpus: Corpus, sizes: Sequence[int], samples: int, seed: int,
         return remembered
     found = read_candidates(corpus, ordered[-1], samples, seed, progress)
     result = draw_samples(corpus, found, ordered, store, options)
-    if pass_key:
+    remember_pass(corpus, result, samples, seed, store, options)
+    return result
+
+
+def remember_pass(corpus: Corpus, result: StreamSamples, samples: int, seed: int, store: ArtefactStore,
+                  options: TokenizerOptions) -> None:
+    """Record which samples a pass over these files made (also after a pass on a cluster), for the next call."""
+    pass_key = _pass_key(corpus, sorted(result.samples), samples, seed, options)
+    if pass_key and store.get("stream-pass", pass_key) is None:
         store.put_json("stream-pass", pass_key, {
             "fingerprint": result.fingerprint, "words": result.words, "units": result.units,
             "whole": list(result.whole), "notes": result.notes.as_dict(),
             "samples": {str(size): [s.path.name for s in drawn] for size, drawn in result.samples.items()}})
-    return result
 
 
 def _pass_key(corpus: Corpus, sizes: list[int], samples: int, seed: int, options: TokenizerOptions) -> str | None:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..corpora.sampling import Candidates, StreamSamples, draw_samples, shard_candidates
+from ..corpora.sampling import Candidates, StreamSamples, draw_samples, remember_pass, shard_candidates
 from ..corpus import Corpus, TokenizedCorpus, join_parts, join_sample, sample_part, sample_units, tokenize_part
 from ..errors import CorpusError, SimcoreError
 from ..measures import MeasureOptions
@@ -172,7 +172,9 @@ def merge_candidates(*parts: Candidates) -> Candidates:
 @_guarded
 def draw_stream_samples(settings: Settings, corpus: Corpus, sizes: tuple[int, ...],
                         found: Candidates) -> StreamSamples:
-    return draw_samples(corpus, found, sizes, settings.store, settings.tokenizer)
+    result = draw_samples(corpus, found, sizes, settings.store, settings.tokenizer)
+    remember_pass(corpus, result, found.samples, found.seed, settings.store, settings.tokenizer)
+    return result
 
 
 def stream_sample_sharded(tracker: Tracker, settings: Settings, corpus: Corpus, sizes: Sequence[int],
