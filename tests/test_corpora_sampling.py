@@ -129,3 +129,30 @@ def test_a_second_pass_over_unchanged_files_reads_nothing(tmp_path, store, monke
     (corpus.files[0]).write_text("changed text\n")
     monkeypatch.undo()
     assert sample_source(Corpus.from_path(tmp_path / "c"), [100, 300], 2, 4, store).fingerprint != first.fingerprint
+
+
+def test_a_large_plain_file_is_read_in_line_aligned_ranges_with_the_same_samples(tmp_path, store, monkeypatch):
+    import simcore.corpora.sampling as sampling
+    from simcore.corpora import text as text_reader
+
+    monkeypatch.setattr(text_reader, "LINE_BOUND", 300)
+    long_line = "long " * 200  # 1,000 characters: split at the line bound, within one range
+    for name, content in (("big.txt", "".join(line + "\n" for line in LINES[:200] + [long_line] + LINES[200:])),
+                          ("big.jsonl", "".join(json.dumps({"text": line}) + "\n" for line in LINES))):
+        p = tmp_path / name
+        p.write_text(content)
+        corpus = Corpus.from_path(p)
+        whole = sample_source(corpus, [300, 1000], 2, 9, store)
+        monkeypatch.setattr(sampling, "RANGE_BYTES", 2000)
+        work = sampling.pieces(corpus)
+        assert len(work) > 5 and work[0][1] == 0 and work[-1][2] == p.stat().st_size
+        assert all(a[2] == b[1] for a, b in zip(work, work[1:])), "contiguous ranges"
+        raw = p.read_bytes()
+        assert all(raw[start - 1:start] == b"\n" for _, start, _ in work[1:]), "each range starts a line"
+        split = sample_source(corpus, [300, 1000], 2, 9, store)
+        assert (split.words, split.units) == (whole.words, whole.units)
+        assert split.notes.reasons == whole.notes.reasons
+        for size in (300, 1000):
+            assert [s.tokens_file.read_bytes() for s in split.samples[size]] == [
+                s.tokens_file.read_bytes() for s in whole.samples[size]]
+        monkeypatch.setattr(sampling, "RANGE_BYTES", 1 << 30)

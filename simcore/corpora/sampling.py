@@ -27,6 +27,7 @@ from ..errors import CorpusError, InvalidArgument
 from ..store import ArtefactStore, digest, file_sha256
 from ..tokenize import TokenizerOptions, normalise_all, split_text
 from .notes import ReadNotes
+from .text import line_starts, range_text
 
 if TYPE_CHECKING:
     from ..corpus import Corpus, TokenizedCorpus
@@ -180,33 +181,95 @@ def _check(sizes: Sequence[int], samples: int, seed: int) -> list[int]:
     return sorted(set(sizes))
 
 
+RANGE_BYTES = 1 << 30  # an uncompressed text or JSONL file larger than this is read as ranges of about this size
+
+# A piece of work: a file, or the byte range [start, end) of one (both at line starts); end -1: the whole file.
+Piece = tuple[Path, int, int]
+
+
+def pieces(corpus: Corpus) -> list[Piece]:
+    """The files of ``corpus``, a large uncompressed UTF-8 text or JSONL file cut into line-aligned ranges.
+
+    The cut depends on the file and :data:`RANGE_BYTES` only, never on the number of workers, so one
+    process and a cluster read the same pieces and keep the same notes.
+    """
+    from .formats import split_suffixes
+
+    out: list[Piece] = []
+    for f in corpus.files:
+        size = f.stat().st_size
+        plain = split_suffixes(f.name)[1] is None and corpus.encoding in (None, "utf-8", "utf8", "utf-8-sig")
+        if size > RANGE_BYTES and plain and corpus._format(f) in ("text", "jsonl") and not _utf16(f):
+            bounds = line_starts(f, -(-size // RANGE_BYTES))
+            out.extend((f, a, b) for a, b in zip(bounds[:-1], bounds[1:]))
+        else:
+            out.append((f, 0, -1))
+    return out
+
+
+def _utf16(path: Path) -> bool:
+    with open(path, "rb") as f:
+        head = f.read(4)
+    return head.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\0" in head
+
+
+def _range_units(corpus: Corpus, file: Path, start: int, end: int, notes: ReadNotes) -> Iterator[str]:
+    from .jsonl import jsonl_units
+    from .text import guard, text_units
+
+    name = f"{file.name} (bytes {start:,} on)"
+    with range_text(file, start, end, corpus) as text:
+        read = text_units if corpus._format(file) == "text" else jsonl_units
+        yield from guard(read(text, name, corpus, notes), corpus, file)
+
+
+def _range_sha256(path: Path, start: int, end: int) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        f.seek(start)
+        left = end - start
+        while left > 0:
+            block = f.read(min(1 << 20, left))
+            if not block:
+                break
+            h.update(block)
+            left -= len(block)
+    return h.hexdigest()
+
+
 def shard_candidates(corpus: Corpus, file: Path, target: int, samples: int, seed: int,
-                     progress: Progress = _quiet) -> Candidates:
-    """Read one file of ``corpus`` once and keep, for every sample, what it may need (a task of its own)."""
+                     progress: Progress = _quiet, span: tuple[int, int] = (0, -1)) -> Candidates:
+    """Read one file of ``corpus`` (or the byte range ``span`` of it) once and keep, for every sample,
+    what it may need: a task of its own."""
     from ..corpus import part_corpus
     from .columnar import MissingColumn
 
     found = Candidates(target, samples, seed)
-    part = part_corpus(corpus, file)
+    start, end = span
     try:
-        found.offer(part.units(progress, found.notes))
+        if end >= 0:
+            found.offer(_range_units(corpus, file, start, end, found.notes))
+        else:
+            found.offer(part_corpus(corpus, file).units(progress, found.notes))
     except MissingColumn as exc:  # one shard of many without the column: said and counted, as Corpus.units does
         if len(corpus.files) == 1:
             raise
         found.notes.note("skipped", str(exc).removeprefix(f"{corpus.name}: "), "shard without the text column")
     try:
-        found.file_hashes.append(f"{file_sha256(file)}:{corpus._format(file)}")
+        digest_of = file_sha256(file) if end < 0 else f"{_range_sha256(file, start, end)}@{start}"
+        found.file_hashes.append(f"{digest_of}:{corpus._format(file)}")
     except OSError as exc:
         raise CorpusError(f"{corpus.name}: cannot read {file.name} ({exc.strerror or exc})") from exc
     return found
 
 
 def read_candidates(corpus: Corpus, target: int, samples: int, seed: int, progress: Progress = _quiet) -> Candidates:
-    """Every file of ``corpus`` read once, in this process: what the shards' tasks and a merge make."""
+    """Every piece of ``corpus`` read once, in this process: what the pieces' tasks and a merge make."""
     merged = Candidates(target, samples, seed)
-    for number, f in enumerate(corpus.files):
+    work = pieces(corpus)
+    for number, (f, start, end) in enumerate(work):
         merged.merge(shard_candidates(corpus, f, target, samples, seed,
-                                      lambda m, x, n=number: progress(m, (n + x) / len(corpus.files))))
+                                      lambda m, x, n=number: progress(m, (n + x) / len(work)), (start, end)))
     return merged
 
 
@@ -345,7 +408,7 @@ def _pass_key(corpus: Corpus, sizes: list[int], samples: int, seed: int, options
     except OSError:
         return None
     return digest("stream-pass", files, corpus.fmt, corpus.text_field, corpus.encoding, corpus.labels,
-                  corpus.tokens_field, corpus.tags_field, sizes, samples, seed, options.as_dict())
+                  corpus.tokens_field, corpus.tags_field, sizes, samples, seed, options.as_dict(), RANGE_BYTES)
 
 
 def _remembered(corpus: Corpus, store: ArtefactStore, pass_key: str) -> StreamSamples | None:

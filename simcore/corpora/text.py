@@ -152,3 +152,57 @@ def sniff_format(path: Path, corpus: Corpus) -> str:
                 break
     tagged = sum(1 for cols in lines if len(cols) >= 2 and _TAG.match(cols[-1]))
     return "conll" if lines and tagged >= 0.9 * len(lines) else "text"
+
+
+class _RangeReader(io.RawIOBase):
+    """Bytes ``[start, end)`` of a file, as a stream of their own."""
+
+    def __init__(self, path: Path, start: int, end: int) -> None:
+        self.file = open(path, "rb")
+        self.file.seek(start)
+        self.left = end - start
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.file.read(min(len(buffer), self.left))
+        self.left -= len(data)
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self.file.close()
+        super().close()
+
+
+def line_starts(path: Path, pieces: int) -> list[int]:
+    """``pieces + 1`` byte offsets, each the start of a line (or the file's end), splitting ``path`` evenly."""
+    size = path.stat().st_size
+    bounds = [0]
+    with open(path, "rb") as f:
+        for i in range(1, pieces):
+            at = max(bounds[-1] + 1, i * size // pieces)
+            if at >= size:
+                break
+            f.seek(at - 1)
+            while True:  # to the end of the line that holds byte at - 1, a block at a time
+                block = f.read(1 << 20)
+                if not block:
+                    at = size
+                    break
+                newline = block.find(b"\n")
+                if newline >= 0:
+                    at = f.tell() - len(block) + newline + 1
+                    break
+            if at >= size:
+                break
+            if at > bounds[-1]:
+                bounds.append(at)
+    return [*bounds, size]
+
+
+def range_text(path: Path, start: int, end: int, corpus: Corpus) -> io.TextIOWrapper:
+    """Lines ``[start, end)`` of a UTF-8 file (both offsets at line starts), decoded as the whole file is."""
+    stream = io.BufferedReader(_RangeReader(path, start, end), 1 << 16)
+    return io.TextIOWrapper(stream, encoding="utf-8-sig" if start == 0 else "utf-8", errors="strict", newline=None)

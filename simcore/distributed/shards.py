@@ -23,7 +23,14 @@ from typing import Any
 
 import numpy as np
 
-from ..corpora.sampling import Candidates, StreamSamples, draw_samples, remember_pass, shard_candidates
+from ..corpora.sampling import (
+    Candidates,
+    StreamSamples,
+    draw_samples,
+    pieces,
+    remember_pass,
+    shard_candidates,
+)
 from ..corpus import Corpus, TokenizedCorpus, join_parts, join_sample, sample_part, sample_units, tokenize_part
 from ..errors import CorpusError, SimcoreError
 from ..measures import MeasureOptions
@@ -149,15 +156,17 @@ def join_sample_shards(settings: Settings, tokenized: TokenizedCorpus, n_tokens:
     return join_sample(tokenized, list(parts), n_tokens, index, settings.store, settings.options.seed)
 
 
-# The one-pass sample (simcore.corpora.sampling) on the cluster: each shard read once as a task, the
+# The one-pass sample (simcore.corpora.sampling) on the cluster: each shard (or byte range of a large
+# plain file) read once as a task, the
 # candidates merged in a tree (never more than MERGE_FAN_IN at once on one worker), then drawn.
 
 MERGE_FAN_IN = 4
 
 
 @_guarded
-def shard_candidates_task(corpus: Corpus, file: Path, target: int, samples: int, seed: int) -> Candidates:
-    return shard_candidates(corpus, file, target, samples, seed)
+def shard_candidates_task(corpus: Corpus, file: Path, start: int, end: int, target: int, samples: int,
+                          seed: int) -> Candidates:
+    return shard_candidates(corpus, file, target, samples, seed, span=(start, end))
 
 
 @_guarded
@@ -182,9 +191,10 @@ def stream_sample_sharded(tracker: Tracker, settings: Settings, corpus: Corpus, 
     """Submit the one-pass sample of ``corpus`` (a future of :class:`StreamSamples`, or of Failed)."""
     sizes = tuple(sorted(set(sizes)))
     seed = settings.options.seed
-    n = len(corpus.files)
-    level = [tracker.submit("candidates", f"read {corpus.name} shard {i + 1}/{n}", shard_candidates_task,
-                            corpus, f, sizes[-1], samples, seed) for i, f in enumerate(corpus.files)]
+    work = pieces(corpus)  # a large plain file in line-aligned byte ranges, as one process reads it
+    n = len(work)
+    level = [tracker.submit("candidates", f"read {corpus.name} piece {i + 1}/{n}", shard_candidates_task,
+                            corpus, f, start, end, sizes[-1], samples, seed) for i, (f, start, end) in enumerate(work)]
     while len(level) > 1:
         level = [tracker.submit("merge", f"merged {corpus.name} candidates", merge_candidates,
                                 *level[i:i + MERGE_FAN_IN]) for i in range(0, len(level), MERGE_FAN_IN)]
