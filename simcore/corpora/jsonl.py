@@ -83,7 +83,9 @@ def jsonl_tagged(text: IO[str], path_name: str, corpus: Corpus, names: list[str]
     from .hub_ner import clean_tokens, tag_names
 
     quiet = ReadNotes()
-    for number, record in jsonl_records(text, path_name, corpus):
+    for position, (number, record) in enumerate(jsonl_records(text, path_name, corpus)):
+        if position == 0 and corpus.text_field in record:
+            return  # a file of text records (a source): no tags, and no reason to read it all
         tokens, tags = record.get(corpus.tokens_field), record.get(corpus.tags_field)
         if corpus.text_field in record or not isinstance(tokens, list) or not isinstance(tags, list):
             continue
