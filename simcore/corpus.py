@@ -4,6 +4,9 @@ A :class:`Corpus` names raw input (a file or a directory of files). Tokenizing i
 :class:`TokenizedCorpus` to the artefact store: one unit per line, tokens separated by spaces,
 plus the length of each line. Everything downstream (KenLM, word2vec, counts, samples) streams
 that file, so a corpus of hundreds of millions of tokens is never held in memory as strings.
+
+The readers of each format live in :mod:`simcore.corpora` (one module per format); the one-pass
+sample of a big source, which tokenizes only what it keeps, is :func:`simcore.corpora.sampling.sample_source`.
 """
 
 from __future__ import annotations
