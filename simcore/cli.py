@@ -43,6 +43,14 @@ def _print_table(table: pd.DataFrame) -> None:
         print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
 
 
+def _labels(text: str) -> tuple[str, ...]:
+    """An argparse type: comma-separated tag names, none blank."""
+    names = tuple(n.strip() for n in text.split(","))
+    if not all(names) or len(names) > 10_000:
+        raise argparse.ArgumentTypeError("give the tag names separated by commas, e.g. O,B-PER,I-PER")
+    return names
+
+
 def cmd_matrix(args: argparse.Namespace) -> int:
     out = opt.check_out(args.out, (".csv",))
     opt.no_clobber({"--out": out}, {"--sources": args.sources, "--targets": args.targets},
@@ -52,7 +60,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
                              tvcc_tag_source=args.tvcc_tag_source,
                              **({"wvv_workers": args.workers} if args.workers else {}))
     bench = Workbench(ArtefactStore(args.cache), TokenizerOptions(lowercase=not args.keep_case), options)
-    reader = {"text_field": args.text_field, "encoding": args.encoding}
+    reader = {"text_field": args.text_field, "encoding": args.encoding, "labels": args.labels}
     sources, targets = corpora_in(args.sources, **reader), corpora_in(args.targets, **reader)
     sources = with_glob_sources(sources, args.source_glob, **reader)
     opt.check_names([*sources, *targets])
@@ -250,6 +258,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="JSONL field or CSV column holding the text")
     m.add_argument("--encoding", type=opt.encoding, default=None,
                    help="input encoding (default: UTF-8, UTF-16 by BOM)")
+    m.add_argument("--labels", type=_labels, default=None, metavar="O,B-PER,...",
+                   help="names of the integer tags of Hub-style NER targets, in order (default: the data set's "
+                        "own, from dataset_info.json or the file's features)")
     m.add_argument("--cache", type=opt.path_text, default=None,
                    help="artefact store (default $SIMCORE_CACHE or ~/.cache/simcore)")
     m.add_argument("--quiet", action="store_true")
