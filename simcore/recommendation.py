@@ -25,7 +25,6 @@ named, with its share); a source that wins fewer than ``WINNER_SHARE`` of the re
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +35,20 @@ import pandas as pd
 from .errors import SimcoreError
 from .ladder import size_bias
 from .measures import get_measure
+from .pairwise import (
+    NO_COMMON,
+    MeasureCells,
+    Pairs,
+    TargetRows,
+    by_majority,
+    compare,
+    first_shares,
+    is_false,
+    is_true,
+    measure_cells,
+    pairs_of,
+    ranks,
+)
 
 PRETRAINING: dict[str, tuple[str, ...]] = {"lm": ("ppl", "jsd"), "vectors": ("tvcc", "tvc", "wvv")}
 PRETRAINING_LABEL = {"lm": "language models and BERT-style encoders", "vectors": "word vectors"}
@@ -98,7 +111,7 @@ def recommend(long: pd.DataFrame, pretraining: str = "lm") -> list[Recommendatio
         raise SimcoreError(f"unknown pretraining {pretraining!r}; choose from {', '.join(PRETRAINING)}")
     if not isinstance(long, pd.DataFrame) or not {"source", "target", "measure", "value"} <= set(long.columns):
         raise SimcoreError("the recommendation needs a similarity table with source, target, measure and value")
-    parts = _Part.split(long)
+    parts = TargetRows.split(long)
     answers: list[Recommendation | None] = [None] * len(parts)
     shapes: dict[tuple[Any, ...], list[int]] = {}
     for i, (_, part) in enumerate(parts):
@@ -116,242 +129,26 @@ def recommendation_table(recommendations: list[Recommendation]) -> pd.DataFrame:
     return pd.DataFrame([r.as_row() for r in recommendations], columns=COLUMNS)
 
 
-_NUMERIC = ("value", "std", "sample_tokens", "source_tokens")
-
-
-class _Part:
-    """One target's rows of the long table as plain arrays (pandas per target is too slow for
-    10,000 targets): numeric columns converted once, text columns as objects."""
-
-    def __init__(self, columns: dict[str, np.ndarray]) -> None:
-        self.columns = columns
-        self.source = columns["source"]
-        self.measure = columns["measure"]
-        self.sources = sorted(set(self.source.tolist()))
-        self.measures = list(dict.fromkeys(self.measure.tolist()))
-        self._index: dict[str, dict[str, int]] | None = None
-
-    @classmethod
-    def split(cls, long: pd.DataFrame) -> list[tuple[str, _Part]]:
-        columns = {c: long[c].to_numpy(dtype=object) for c in long.columns}
-        for c in _NUMERIC:
-            if c in long:
-                columns[c] = pd.to_numeric(long[c], errors="coerce").to_numpy(float)
-        columns["source"] = long["source"].astype(str).to_numpy(dtype=object)
-        columns["measure"] = long["measure"].astype(str).to_numpy(dtype=object)
-        targets = long["target"].astype(str).to_numpy(dtype=object)
-        order = np.argsort(targets, kind="stable")
-        names, starts = np.unique(targets[order], return_index=True)
-        bounds = list(starts) + [len(order)]
-        return [(str(name), cls({c: v[order[bounds[k]:bounds[k + 1]]] for c, v in columns.items()}))
-                for k, name in enumerate(names)]
-
-    def has(self, column: str) -> bool:
-        return column in self.columns
-
-    def rows(self, measure: str, sources: list[str]) -> np.ndarray:
-        """Row index of each source's (first) row for ``measure``; -1 where it has none."""
-        if self._index is None:
-            self._index = {}
-            for i, (m, s) in enumerate(zip(self.measure.tolist(), self.source.tolist())):
-                self._index.setdefault(m, {}).setdefault(s, i)
-        first = self._index.get(measure, {})
-        return np.array([first.get(s, -1) for s in sources], dtype=np.int64)
-
-    def take(self, column: str, rows: np.ndarray) -> np.ndarray:
-        """A column at ``rows`` (NaN or None where a row is -1)."""
-        values = self.columns[column]
-        if values.dtype == float:
-            return np.where(rows >= 0, values[np.maximum(rows, 0)], np.nan)
-        return np.array([values[r] if r >= 0 else None for r in rows], dtype=object)
-
-
-@dataclass
-class _Measure:
-    """One carrying measure's values for one target, at every size the sources were sampled at."""
-
-    name: str
-    direction: int
-    points: np.ndarray  # (sources,) the table's values
-    at: dict[int, tuple[np.ndarray, np.ndarray | None]]  # size -> (points (sources,), replicates (R, sources))
-    main: list[int | None]  # each source's table size
-    settled: np.ndarray  # (sources,) the table cell is at or above the size where rankings settled
-    replicated: bool
-
-
-def _cells(part: _Part, name: str, sources: list[str]) -> _Measure | str:
-    """One measure's values over the sources, or why it cannot carry the recommendation."""
-    from .matrix import decode_replicates
-
-    spec = get_measure(name)
-    rows = part.rows(name, sources)
-    values = part.take("value", rows)
-    reliable = part.take("reliable", rows) if part.has("reliable") else np.array([None] * len(sources))
-    unreliable = np.array([_false(r) for r in reliable], dtype=bool)
-    tokens = part.take("sample_tokens", rows) if part.has("sample_tokens") else np.full(len(sources), np.nan)
-    if spec.noise_when_small and unreliable.any():
-        used = int(np.nanmin(tokens)) if np.isfinite(tokens).any() else 0
-        return (f"{spec.label} left out: unreliable below {spec.reliable_tokens:,} tokens per source "
-                f"({used:,} used)")
-    if not np.isfinite(values).any():
-        errors = [e for e in part.take("error", rows) if isinstance(e, str) and e] if part.has("error") else []
-        return f"{spec.label} has no values" + (f" ({errors[0]})" if errors else "")
-    n = len(sources)
-    main = [int(t) if math.isfinite(t) else None for t in tokens]
-    samples = ([decode_replicates(r) for r in part.take("replicates", rows)] if part.has("replicates")
-               else [None] * n)
-    if not any(s is not None for s in samples) and part.has("std"):
-        samples = _from_std(values, part.take("std", rows))
-    ladders = part.take("ladder", rows) if part.has("ladder") else [None] * n
-    entries: dict[int, list[tuple[float, np.ndarray | None]]] = {}
-    for i in range(n):
-        entries.setdefault(main[i] if main[i] is not None else -1, [(math.nan, None)] * n)[i] = (values[i], samples[i])
-        for size, (value, reps) in _ladder(ladders[i]).items():
-            entries.setdefault(size, [(math.nan, None)] * n)[i] = (value, reps)
-    present = [r for col in entries.values() for _, r in col if r is not None]
-    count = min(len(r) for r in present) if present else 0
-    at = {}
-    for size, col in entries.items():
-        points = np.array([v for v, _ in col], dtype=float)
-        reps = (np.column_stack([r[:count] if r is not None else np.full(count, v) for v, r in col])
-                if count else None)
-        at[size] = (points, reps)
-    settled = np.array([t is None or t >= spec.reliable_tokens for t in main]) & ~unreliable
-    return _Measure(name, spec.direction, values, at, main, settled, bool(count))
-
-
-def _ladder(text: Any) -> dict[int, tuple[float, np.ndarray | None]]:
-    """A row's ``ladder`` cell: size -> (value, replicates); {} when empty or unreadable."""
-    from .matrix import decode_replicates
-
-    if not isinstance(text, str) or not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return {}
-    out = {}
-    if isinstance(data, dict):
-        for size, cell in data.items():
-            try:
-                value = float(cell["value"])
-                out[int(size)] = (value, decode_replicates(cell.get("replicates")))
-            except (TypeError, ValueError, KeyError):
-                continue
-    return out
-
-
-def _false(value: Any) -> bool:
-    return str(value).strip().lower() == "false"
-
-
-def _true(value: Any) -> bool:
-    return str(value).strip().lower() == "true"
-
-
-def _from_std(values: np.ndarray, std: np.ndarray) -> list[np.ndarray | None]:
-    """Normal replicates from the spread over source samples, for tables without bootstrap replicates."""
-    rng = np.random.default_rng(13)
-    return [rng.normal(v, s, 200) if math.isfinite(s) and s > 0 else None for v, s in zip(values, std)]
-
-
-def _ranks(values: np.ndarray, direction: int) -> np.ndarray:
-    """Ranks along the last axis (1 = most similar; ties share the mean rank, as scipy's rankdata
-    'average'; missing values last)."""
-    key = np.where(np.isfinite(values), -direction * values, np.inf)
-    a, b = key[..., :, None], key[..., None, :]
-    return 1 + (b < a).sum(axis=-1) + 0.5 * ((b == a).sum(axis=-1) - 1)
-
-
-@dataclass
-class _Pairs:
-    """Pairwise outcomes of one measure: outcome[r, i, j] = 1 when source i beats j in replicate r
-    (0.5 for a tie or an unfair comparison), at ``size[i, j]`` tokens (-1: size not recorded in the
-    table; ``_NO_COMMON``: the two were never sampled at one size)."""
-
-    points: np.ndarray  # (sources, sources)
-    replicates: np.ndarray | None  # (R, sources, sources)
-    size: np.ndarray  # (sources, sources)
-
-
-_NO_COMMON = -2
-
-
-def _compare(values: np.ndarray, direction: int) -> np.ndarray:
-    """outcome[..., i, j] for values (..., sources): 1 better, 0.5 equal (or both missing), 0 worse."""
-    a, b = values[..., :, None], values[..., None, :]
-    fa, fb = np.isfinite(a), np.isfinite(b)
-    with np.errstate(invalid="ignore"):
-        diff = direction * (a - b)
-    out = np.where(diff > 0, 1.0, np.where(diff < 0, 0.0, 0.5))
-    out = np.where(fa & ~fb, 1.0, np.where(~fa & fb, 0.0, np.where(~fa & ~fb, 0.5, out)))
-    return out
-
-
-def _pairs(m: _Measure) -> _Pairs:
-    """Each pair of sources compared at the largest size both have."""
-    n = len(m.points)
-    sizes = sorted(m.at)
-    present = np.stack([np.isfinite(m.at[z][0]) for z in sizes])  # (sizes, sources)
-    common = present[:, :, None] & present[:, None, :]
-    level = np.where(common.any(axis=0), (common * np.arange(1, len(sizes) + 1)[:, None, None]).max(axis=0) - 1, -1)
-    size = np.where(level >= 0, np.array(sizes, dtype=np.int64)[np.maximum(level, 0)], _NO_COMMON)
-    np.fill_diagonal(size, _NO_COMMON)
-    points = np.full((n, n), 0.5)
-    reps = None
-    count = next((r.shape[0] for _, r in m.at.values() if r is not None), 0) if m.replicated else 0
-    if count:
-        reps = np.full((count, n, n), 0.5)
-    for z, (p, r) in m.at.items():
-        mask = size == z
-        if not mask.any():
-            continue
-        points = np.where(mask, _compare(p, m.direction), points)
-        if reps is not None and r is not None:
-            reps = np.where(mask, _compare(r, m.direction), reps)
-    np.fill_diagonal(points, 0.0)
-    if reps is not None:
-        reps[:, np.arange(n), np.arange(n)] = 0.0
-    return _Pairs(points, reps, size)
-
-
-def _first(outcome: np.ndarray) -> np.ndarray:
-    """Each source's share of the first place (Copeland count; a tie splits it), along the last axis."""
-    score = outcome.sum(axis=-1)
-    best = np.isclose(score, score.max(axis=-1, keepdims=True))
-    return best / best.sum(axis=-1, keepdims=True)
-
-
-def _combined(outcomes: np.ndarray) -> np.ndarray:
-    """Measures (first axis) combined per pair by majority, with the mean of the outcomes breaking
-    ties between equal Copeland counts: with three measures one outlier cannot move a pair."""
-    mean = outcomes.mean(axis=0)
-    majority = np.where(mean > 0.5 + 1e-9, 1.0, np.where(mean < 0.5 - 1e-9, 0.0, 0.5))
-    n = mean.shape[-1]
-    majority[..., np.arange(n), np.arange(n)] = 0.0
-    return majority + 1e-3 * mean
-
-
-def _recommend_target(target: str, part: _Part, pretraining: str) -> Recommendation:
+def _recommend_target(target: str, part: TargetRows, pretraining: str) -> Recommendation:
     sources = part.sources
     measures, left_out = [], []
     for name in PRETRAINING[pretraining]:
         if name not in part.measures:
             continue
-        cells = _cells(part, name, sources)
-        (measures if isinstance(cells, _Measure) else left_out).append(cells)
+        cells = measure_cells(part, name, sources)
+        (measures if isinstance(cells, MeasureCells) else left_out).append(cells)
     flags = list(left_out) + _size_flags(part, sources, [m.name for m in measures])
     flags += _unsettled(part, [m.name for m in measures])
     if not measures:
         wanted = ", ".join(get_measure(m).label for m in PRETRAINING[pretraining])
         reason = "; ".join(left_out) or f"the table has none of the measures for {PRETRAINING_LABEL[pretraining]} ({wanted})"
         return Recommendation(target, pretraining, [], math.nan, "none", [], reason, {}, flags)
-    pairs = [_pairs(m) for m in measures]
-    point_first = [_first(p.points) for p in pairs]
+    pairs = [pairs_of(m) for m in measures]
+    point_first = [first_shares(p.points) for p in pairs]
     firsts = {m.name: sources[int(np.argmax(f))] for m, f in zip(measures, point_first)}
-    unequal = [m for m, p in zip(measures, pairs) if (p.size[~np.eye(len(sources), dtype=bool)] == _NO_COMMON).any()]
+    unequal = [m for m, p in zip(measures, pairs) if (p.size[~np.eye(len(sources), dtype=bool)] == NO_COMMON).any()]
     if any(p.replicates is None for p in pairs):
-        shares = _first(_combined(np.stack([p.points for p in pairs])))
+        shares = first_shares(by_majority(np.stack([p.points for p in pairs])))
         order = np.argsort(-shares, kind="stable")
         chosen = [sources[i] for i in order if shares[i] > 0]
         share_map = {s: float(w) for s, w in zip(sources, shares)}
@@ -360,15 +157,15 @@ def _recommend_target(target: str, part: _Part, pretraining: str) -> Recommendat
                               share_map, flags, firsts)
     count = min(p.replicates.shape[0] for p in pairs)
     outcomes = np.stack([p.replicates[:count] for p in pairs])  # (measures, R, n, n)
-    combined = _first(_combined(outcomes)).mean(axis=0)  # share of replicates each source wins
-    per_measure = _first(outcomes).mean(axis=1)  # (measures, n): how often each measure puts a source first
+    combined = first_shares(by_majority(outcomes)).mean(axis=0)  # share of replicates each source wins
+    per_measure = first_shares(outcomes).mean(axis=1)  # (measures, n): how often each measure puts a source first
     beaten = (outcomes == 1.0).mean(axis=1)  # (measures, n, n): share of replicates i beats j
     return _decide(target, part, pretraining, sources, measures, pairs, flags, firsts, unequal, combined,
                    per_measure.mean(axis=0), beaten)
 
 
-def _decide(target: str, part: _Part, pretraining: str, sources: list[str], measures: list[_Measure],
-            pairs: list[_Pairs], flags: list[str], firsts: dict[str, str], unequal: list[_Measure],
+def _decide(target: str, part: TargetRows, pretraining: str, sources: list[str], measures: list[MeasureCells],
+            pairs: list[Pairs], flags: list[str], firsts: dict[str, str], unequal: list[MeasureCells],
             combined: np.ndarray, votes: np.ndarray, beaten: np.ndarray) -> Recommendation:
     """The answer from the replicate statistics: ``combined`` (share of replicates each source wins),
     ``votes`` (its share of the votes) and ``beaten`` (measures × n × n: share of replicates i beats j)."""
@@ -406,7 +203,7 @@ BATCH_MIN = 16  # targets of one shape from which the batched path pays
 BATCH_CHUNK = 256  # targets whose pairwise outcomes are held in memory at once
 
 
-def _recommend_batch(parts: list[tuple[str, _Part]], pretraining: str) -> list[Recommendation] | None:
+def _recommend_batch(parts: list[tuple[str, TargetRows]], pretraining: str) -> list[Recommendation] | None:
     """The same answers as :func:`_recommend_target` for many targets of one shape at once (the same
     sources, one size per target and no ladder, every value and replicate present), their replicates
     parsed and compared in bulk; None when the targets do not have that shape."""
@@ -428,7 +225,7 @@ def _recommend_batch(parts: list[tuple[str, _Part]], pretraining: str) -> list[R
                 return None
             if part.has("ladder") and any(isinstance(x, str) and x.strip() for x in part.take("ladder", rows)):
                 return None
-            unreliable = (np.array([_false(r) for r in part.take("reliable", rows)], dtype=bool)
+            unreliable = (np.array([is_false(r) for r in part.take("reliable", rows)], dtype=bool)
                           if part.has("reliable") else np.zeros(n, dtype=bool))
             if spec.noise_when_small and unreliable.any():
                 return None
@@ -469,21 +266,21 @@ def _recommend_batch(parts: list[tuple[str, _Part]], pretraining: str) -> list[R
     out = []
     for start in range(0, len(parts), BATCH_CHUNK):
         chunk = slice(start, start + BATCH_CHUNK)
-        outcomes = np.stack([_compare(replicates[m][chunk, :count], d) for m, d in zip(names, directions)])
+        outcomes = np.stack([compare(replicates[m][chunk, :count], d) for m, d in zip(names, directions)])
         outcomes[..., np.arange(n), np.arange(n)] = 0.0  # (measures, targets, R, n, n)
-        combined = _first(_combined(outcomes)).mean(axis=1)  # (targets, n)
-        votes = _first(outcomes).mean(axis=2).mean(axis=0)
+        combined = first_shares(by_majority(outcomes)).mean(axis=1)  # (targets, n)
+        votes = first_shares(outcomes).mean(axis=2).mean(axis=0)
         beaten = (outcomes == 1.0).mean(axis=2)  # (measures, targets, n, n)
-        points = [_compare(values[m][chunk], d) for m, d in zip(names, directions)]
+        points = [compare(values[m][chunk], d) for m, d in zip(names, directions)]
         for p in points:
             p[..., np.arange(n), np.arange(n)] = 0.0
-        point_first = [_first(p) for p in points]  # (targets, n) each
+        point_first = [first_shares(p) for p in points]  # (targets, n) each
         for k, g in enumerate(range(start, min(start + BATCH_CHUNK, len(parts)))):
             target, part = parts[g]
-            size = np.where(np.eye(n, dtype=bool), _NO_COMMON, sizes[g])
-            measures = [_Measure(m, d, values[m][g], {}, [int(sizes[g]) if sizes[g] >= 0 else None] * n,
+            size = np.where(np.eye(n, dtype=bool), NO_COMMON, sizes[g])
+            measures = [MeasureCells(m, d, values[m][g], {}, [int(sizes[g]) if sizes[g] >= 0 else None] * n,
                                  settled[m][g], True) for m, d in zip(names, directions)]
-            pairs = [_Pairs(p[k], None, size) for p in points]
+            pairs = [Pairs(p[k], None, size) for p in points]
             firsts = {m: sources[int(np.argmax(f[k]))] for m, f in zip(names, point_first)}
             flags = _size_flags(part, sources, names) + _unsettled(part, names)
             out.append(_decide(target, part, pretraining, sources, measures, pairs, flags, firsts, [],
@@ -491,7 +288,7 @@ def _recommend_batch(parts: list[tuple[str, _Part]], pretraining: str) -> list[R
     return out
 
 
-def _close_unsettled(measures: list[_Measure], pairs: list[_Pairs], beaten: np.ndarray,
+def _close_unsettled(measures: list[MeasureCells], pairs: list[Pairs], beaten: np.ndarray,
                      winner: int) -> list[tuple[str, int, int]]:
     """(measure, source, size) for each comparison of the winner that was made below the size where the
     measure's rankings settled and that the winner does not win by more than its noise: a decision
@@ -513,10 +310,10 @@ def _fmt(value: float) -> str:
     return f"{value:.4g}" if math.isfinite(value) else "n/a"
 
 
-def _reason(part: _Part, sources: list[str], measures: list[_Measure], pairs: list[_Pairs],
+def _reason(part: TargetRows, sources: list[str], measures: list[MeasureCells], pairs: list[Pairs],
             chosen: list[str], level: str, shares: dict[str, float], firsts: dict[str, str], pretraining: str,
             flags: list[str], *, beaten: np.ndarray | None = None, combined: np.ndarray | None = None,
-            unequal: list[_Measure] | None = None) -> str:
+            unequal: list[MeasureCells] | None = None) -> str:
     labels = {m.name: get_measure(m.name).label for m in measures}
     sentences = []
     if len(set(firsts.values())) == 1:
@@ -566,7 +363,7 @@ def _reason(part: _Part, sources: list[str], measures: list[_Measure], pairs: li
             elif shares[chosen[0]] < HIGH_SHARE:
                 sentences.append(f"not high: under {HIGH_SHARE:.0%} of the votes")
     elif level in ("tie", "disagree"):
-        rank_of = {m.name: _ranks(m.points, m.direction) for m in measures}
+        rank_of = {m.name: ranks(m.points, m.direction) for m in measures}
         why = []
         for s in chosen:
             own = [labels[m] for m, f in firsts.items() if f == s]
@@ -588,7 +385,7 @@ def _reason(part: _Part, sources: list[str], measures: list[_Measure], pairs: li
         values = part.take("value", part.rows(name, sources))
         if not np.isfinite(values).any():
             continue
-        top = sources[int(np.argmin(_ranks(values, get_measure(name).direction)))]
+        top = sources[int(np.argmin(ranks(values, get_measure(name).direction)))]
         if top not in chosen:
             others.append(f"{get_measure(name).label} prefers {top}")
     if others:
@@ -600,17 +397,17 @@ def pairwise_table(long: pd.DataFrame, target: str, pretraining: str = "lm") -> 
     """Every pair of sources for one target under each carrying measure: the size they met at, both
     values there, and the share of replicates in which the first is more similar (the drill-down)."""
     columns = ["measure", "source_a", "source_b", "tokens", "value_a", "value_b", "better", "share_a_better"]
-    found = [p for t, p in _Part.split(long[long["target"].astype(str) == str(target)])]
+    found = [p for t, p in TargetRows.split(long[long["target"].astype(str) == str(target)])]
     if not found or pretraining not in PRETRAINING:
         return pd.DataFrame(columns=columns)
     part = found[0]
     sources = part.sources
     rows = []
     for name in PRETRAINING[pretraining]:
-        m = _cells(part, name, sources) if name in part.measures else None
-        if not isinstance(m, _Measure):
+        m = measure_cells(part, name, sources) if name in part.measures else None
+        if not isinstance(m, MeasureCells):
             continue
-        p = _pairs(m)
+        p = pairs_of(m)
         for i in range(len(sources)):
             for j in range(i + 1, len(sources)):
                 z = int(p.size[i, j])
@@ -623,7 +420,7 @@ def pairwise_table(long: pd.DataFrame, target: str, pretraining: str = "lm") -> 
     return pd.DataFrame(rows, columns=columns)
 
 
-def _size_flags(part: _Part, sources: list[str], measures: list[str]) -> list[str]:
+def _size_flags(part: TargetRows, sources: list[str], measures: list[str]) -> list[str]:
     """Sources used whole for the carrying measures (smaller than the size the others were sampled at)."""
     if not part.has("used_whole") or not part.has("source_tokens") or not measures:
         return []
@@ -632,7 +429,7 @@ def _size_flags(part: _Part, sources: list[str], measures: list[str]) -> list[st
     for name in measures:
         rows = part.rows(name, sources)
         for source, flag, tokens in zip(sources, part.take("used_whole", rows), part.take("source_tokens", rows)):
-            if _true(flag) and math.isfinite(tokens):
+            if is_true(flag) and math.isfinite(tokens):
                 whole[source] = max(whole.get(source, 0), int(tokens))
                 used.append(name)
     if not whole:
@@ -645,7 +442,7 @@ def _size_flags(part: _Part, sources: list[str], measures: list[str]) -> list[st
             f"are compared at {'its' if one else 'their'} size where the table has it ({bias})"]
 
 
-def _unsettled(part: _Part, measures: list[str]) -> list[str]:
+def _unsettled(part: TargetRows, measures: list[str]) -> list[str]:
     """Carrying measures computed below the size at which their rankings settled on real corpora."""
     if not part.has("sample_tokens"):
         return []

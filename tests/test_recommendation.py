@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import random
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -17,8 +18,8 @@ from simcore.errors import SimcoreError
 from simcore.ladder import SIZE_DIRECTION, size_bias
 from simcore.matrix import Workbench, corpora_in, encode_replicates
 from simcore.measures import get_measure
-from simcore.store import ArtefactStore
 from simcore.recommendation import pairwise_table, recommend, recommendation_table
+from simcore.store import ArtefactStore
 
 from .conftest import SAMPLE_DATA
 
@@ -291,6 +292,7 @@ def test_a_close_call_below_the_settled_size_is_not_high_but_a_clear_one_can_be(
 
 def test_many_targets_at_once_give_the_answers_of_one_target_at_a_time():
     from simcore import recommendation as module
+    from simcore.pairwise import TargetRows
 
     rng = np.random.default_rng(4)
     rows = []
@@ -302,13 +304,13 @@ def test_many_targets_at_once_give_the_answers_of_one_target_at_a_time():
                 rows.append({"source": f"s{s}", "target": f"t{t:02d}", "measure": measure, "value": value,
                              "replicates": encode_replicates(reps.tolist()), "sample_tokens": 100_000})
     table = pd.DataFrame(rows)
-    parts = module._Part.split(table)
+    parts = TargetRows.split(table)
     batch = module._recommend_batch(parts, "lm")
     one_by_one = [module._recommend_target(t, p, "lm") for t, p in parts]
     assert batch is not None and [b.as_dict() for b in batch] == [o.as_dict() for o in one_by_one]
     assert {b.level for b in batch} >= {"tie", "high"}
     # a target of another shape (a ladder) is answered one at a time, the same way
     odd = table[table.target == "t00"].assign(target="zz_odd", ladder=None)
-    assert module._recommend_batch(module._Part.split(odd.assign(
+    assert module._recommend_batch(TargetRows.split(odd.assign(
         ladder=json.dumps({"1": {"value": 1, "replicates": "1"}}))), "lm") is None
     assert [r.as_dict() for r in recommend(pd.concat([table, odd]))][:-1] == [o.as_dict() for o in one_by_one]
