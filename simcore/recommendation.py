@@ -371,8 +371,8 @@ def _reason(part: TargetRows, sources: list[str], measures: list[MeasureCells], 
                 why.append(f"{s} {shares[s]:.0%} (first under {_join(own)})")
             else:
                 won = f", wins {combined[sources.index(s)]:.0%} of the replicates overall" if combined is not None else ""
-                ranks = ", ".join(f"{labels[m.name]} {int(rank_of[m.name][sources.index(s)])}" for m in measures)
-                why.append(f"{s} {shares[s]:.0%} (ranked {ranks}{won})")
+                ranked = ", ".join(f"{labels[m.name]} {int(rank_of[m.name][sources.index(s)])}" for m in measures)
+                why.append(f"{s} {shares[s]:.0%} (ranked {ranked}{won})")
         lead = "too close to call" if level == "tie" else "a disagreement of the measures, not noise"
         sentences.append(f"{lead}; share of the votes: " + ", ".join(why))
     elif level == "unknown":
