@@ -15,7 +15,6 @@ import os
 import random
 import re
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pandas as pd
 import pytest
