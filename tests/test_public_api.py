@@ -23,7 +23,7 @@ from .conftest import SAMPLE_DATA
 
 PUBLIC = {"simcore": simcore, "simcore.analysis": analysis, "simcore.export": export}
 SKIP = {"simcore.Workbench", "simcore.corpora_in", "simcore.ArtefactStore", "simcore.Corpus"}  # touch disk/corpora
-N_CALLS = 1500
+N_CALLS = 1000
 
 
 def test_every_public_name_is_documented_and_exists():
