@@ -96,18 +96,36 @@ def escape_formulas(table: pd.DataFrame) -> pd.DataFrame:
     for column in out.columns:
         values = out[column]
         if values.dtype == object or pd.api.types.is_string_dtype(values):
-            text = _text_only(values)  # non-text cells stay as they are
-            needs = text.str.lstrip("'").str.startswith(_FORMULA_START).fillna(False).astype(bool)
-            if needs.any():
-                out[column] = values.astype(object).where(~needs, "'" + text)
+            escaped = _per_distinct(values, escape_formula)
+            if escaped is not None:
+                out[column] = escaped
     return out
 
 
-def _text_only(values: pd.Series) -> pd.Series:
-    """The column as objects, with every cell that is not text made missing (so .str methods skip it)."""
+def _per_distinct(values: pd.Series, change: Any) -> pd.Series | None:
+    """``values`` with ``change`` applied once per distinct value (a ranking repeats each name thousands of
+    times); None when nothing changes."""
     objects = values.astype(object)
-    is_text = pd.Series([isinstance(v, str) for v in objects], index=values.index, dtype=bool)
-    return objects.where(is_text)
+    try:
+        codes, uniques = pd.factorize(objects, use_na_sentinel=True)
+    except TypeError:  # unhashable cells: one at a time
+        changed = objects.map(change)
+        return None if changed.equals(objects) else changed
+    new = [change(u) for u in uniques]
+    if all(a is b for a, b in zip(new, uniques)):
+        return None
+    table = np.array(new + [None], dtype=object)
+    result = pd.Series(table[codes], index=values.index, dtype=object)
+    return result.where(codes != -1, objects)
+
+
+def _has_carriage_return(values: pd.Series) -> bool:
+    objects = values.astype(object)
+    try:
+        distinct = pd.unique(objects)
+    except TypeError:
+        distinct = objects.to_numpy()
+    return any(isinstance(v, str) and "\r" in v for v in distinct)
 
 
 def csv_text(table: pd.DataFrame, **options: Any) -> str:
@@ -120,7 +138,7 @@ def csv_text(table: pd.DataFrame, **options: Any) -> str:
     escaped = escape_formulas(_table(table))
     text_cells = [escaped[c] for c in escaped.columns
                   if escaped[c].dtype == object or pd.api.types.is_string_dtype(escaped[c])]
-    carriage = any(_text_only(col).str.contains("\r", regex=False).fillna(False).any() for col in text_cells)
+    carriage = any(_has_carriage_return(col) for col in text_cells)
     return escaped.to_csv(index=False, lineterminator="\r\n" if carriage else "\n", **options)
 
 
