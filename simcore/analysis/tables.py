@@ -7,6 +7,7 @@ formula is taken off again, so results files that use the real names join on eve
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import stat
@@ -235,14 +236,17 @@ def _check_replicates(column: pd.Series, where: str) -> None:
     that fails is the first bad cell looked for, to name it.
     """
     text = column.dropna().astype(str)
-    plain = text.str.fullmatch(r"[-+0-9.eE \t]*")
-    if plain.all():
-        try:
-            with np.errstate(over="ignore"):
-                numbers = np.array(" ".join(text).split(), dtype=float)
-            if np.isfinite(numbers).all():
+    plain = text.str.fullmatch(r"[-+0-9.eE \t]*")  # no nan, inf or other words
+    widths = text.str.count(r"[^ \t]+") if plain.all() else None
+    if widths is not None and (widths.empty or widths.max() == 0):
+        return
+    if widths is not None:
+        try:  # pandas' C parser reads the numbers of every cell at once; shorter rows are padded with NaN
+            numbers = pd.read_csv(io.StringIO("\n".join(text)), sep=r"\s+", header=None,
+                                  names=range(int(widths.max())), dtype=float).to_numpy()
+            if not np.isinf(numbers).any() and np.isfinite(numbers).sum() == int(widths.sum()):
                 return
-        except (ValueError, OverflowError):
+        except (ValueError, OverflowError, pd.errors.ParserError, pd.errors.EmptyDataError):
             pass
     for label, cell in text.items():
         try:
