@@ -300,11 +300,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return its exit status (0 done, 2 bad input or a failure explained in one line)."""
-    try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as exc:  # argparse has printed its one-line usage error (or the help)
-        return exc.code if isinstance(exc.code, int) else 2
-    with _escaped_terminal():
+    with _escaped_terminal():  # also argparse's messages, which repeat the values given
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as exc:  # argparse has printed its one-line usage error (or the help)
+            return exc.code if isinstance(exc.code, int) else 2
         return _run(args)
 
 
