@@ -99,14 +99,28 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_recommendations(long: pd.DataFrame, pretraining: str = "lm", reasons: bool = False) -> None:
+MAX_PRINTED_TARGETS = 10  # more targets: the first ones and a summary line, unless --all
+
+
+def _print_recommendations(long: pd.DataFrame, pretraining: str = "lm", reasons: bool = False,
+                           recommendations: list[Any] | None = None, show_all: bool = False) -> None:
     from .recommendation import PRETRAINING, PRETRAINING_LABEL, recommend
 
     if not set(PRETRAINING[pretraining]) & set(long["measure"]):
         return
     print(f"\nRecommendation for {PRETRAINING_LABEL[pretraining]}:")
-    for rec in recommend(long, pretraining):
+    _print_headlines(recommend(long, pretraining) if recommendations is None else recommendations, reasons, show_all)
+
+
+def _print_headlines(recommendations: list[Any], reasons: bool, show_all: bool) -> None:
+    shown = recommendations if show_all else recommendations[:MAX_PRINTED_TARGETS]
+    for rec in shown:
         print(terminal_text(rec.headline() + (f". Why: {rec.reason}" if reasons else "")))
+    if len(shown) < len(recommendations):
+        levels = pd.Series([rec.level for rec in recommendations]).value_counts()
+        counts = ", ".join(f"{n:,} {level}" for level, n in levels.items())
+        print(f"... and {len(recommendations) - len(shown):,} more targets ({len(recommendations):,} in all: "
+              f"{counts}); --all prints every one, --out FILE writes them")
 
 
 def cmd_recommend(args: argparse.Namespace) -> int:
@@ -117,10 +131,9 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     opt.no_clobber({"--out": out}, {"--matrix": args.matrix})
     long = read_matrix(args.matrix)
     recommendations = recommend(long, args.pretraining)
-    for rec in recommendations:
-        print(terminal_text(rec.headline() + f". Why: {rec.reason}"))
+    _print_headlines(recommendations, True, args.all)
     if out:
-        ranking = rank_sources(long, pretraining=args.pretraining)
+        ranking = rank_sources(long, pretraining=args.pretraining, recommendations=recommendations)
         write_recommendations(recommendations, ranking, out, _matrix_options(long))
         print(terminal_text(f"wrote {out}"), file=sys.stderr)
     return 0
@@ -142,18 +155,25 @@ def _matrix_options(long: pd.DataFrame) -> dict[str, Any]:
 
 def cmd_rank(args: argparse.Namespace) -> int:
     from .analysis import rank_sources, read_matrix  # scipy loads only for the commands that need it
-    from .recommendation import recommend
+    from .recommendation import PRETRAINING, recommend
 
     out = opt.check_out(args.out, (".csv", ".json", ".md", ".html")) if args.out is not None else None
     opt.no_clobber({"--out": out}, {"--matrix": args.matrix})
     long = read_matrix(args.matrix)
-    ranking = rank_sources(long, args.measures, args.pretraining)
+    recommendations = recommend(long, args.pretraining) if set(PRETRAINING[args.pretraining]) & set(long["measure"]) else []
+    ranking = rank_sources(long, args.measures, args.pretraining, recommendations=recommendations)
     if out:
-        write_ranking(ranking, out, _matrix_options(long), recommend(long, args.pretraining))
+        write_ranking(ranking, out, _matrix_options(long), recommendations)
         print(terminal_text(f"wrote {args.out}"), file=sys.stderr)
     else:
-        _print_table(ranking)
-        _print_recommendations(long, args.pretraining)
+        targets = list(dict.fromkeys(ranking["target"]))
+        if args.all or len(targets) <= MAX_PRINTED_TARGETS:
+            _print_table(ranking)
+        else:
+            _print_table(ranking[ranking["target"].isin(set(targets[:MAX_PRINTED_TARGETS]))])
+            print(f"... and {len(targets) - MAX_PRINTED_TARGETS:,} more targets ({len(ranking):,} rows in all); "
+                  "--all prints every row, --out FILE writes them")
+        _print_recommendations(long, args.pretraining, recommendations=recommendations, show_all=args.all)
     return 0
 
 
@@ -273,12 +293,16 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--measures", type=opt.measures, default=None)
     r.add_argument("--pretraining", choices=PRETRAINING_CHOICES, default="lm", help=PRETRAINING_HELP)
     r.add_argument("--out", type=opt.path_text, default=None, help=".csv, .json, .md or .html")
+    r.add_argument("--all", action="store_true",
+                   help=f"print every target (default: the first {MAX_PRINTED_TARGETS} and a summary)")
     r.set_defaults(run=cmd_rank)
 
     e = commands.add_parser("recommend", help="the source to pretrain on per target, how sure, and why")
     e.add_argument("--matrix", required=True, type=opt.path_text, help="a matrix CSV written by `simcore matrix`")
     e.add_argument("--pretraining", choices=PRETRAINING_CHOICES, default="lm", help=PRETRAINING_HELP)
     e.add_argument("--out", type=opt.path_text, default=None, help=".csv (one row per target), .json, .md or .html")
+    e.add_argument("--all", action="store_true",
+                   help=f"print every target (default: the first {MAX_PRINTED_TARGETS} and a summary)")
     e.set_defaults(run=cmd_recommend)
 
     a = commands.add_parser("agreement", help="Fleiss' and Cohen's kappa between measures")
@@ -313,11 +337,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return its exit status (0 done, 2 bad input or a failure explained in one line)."""
-    try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as exc:  # argparse has printed its one-line usage error (or the help)
-        return exc.code if isinstance(exc.code, int) else 2
-    with _escaped_terminal():
+    with _escaped_terminal():  # also argparse's messages, which repeat the values given
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as exc:  # argparse has printed its one-line usage error (or the help)
+            return exc.code if isinstance(exc.code, int) else 2
         return _run(args)
 
 

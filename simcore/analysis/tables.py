@@ -7,6 +7,7 @@ formula is taken off again, so results files that use the real names join on eve
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import stat
@@ -68,8 +69,7 @@ def to_long(table: pd.DataFrame, where: str = "the similarity table") -> pd.Data
     if "_row" not in long:
         long["_row"] = np.arange(1, len(long) + 1)
     long = _without_duplicates(long, where).drop(columns="_row")
-    known = set(all_measures())
-    long["direction"] = [get_measure(m).direction if m in known else 0 for m in long["measure"]]
+    long["direction"] = _directions(long["measure"])
     return long.reset_index(drop=True)
 
 
@@ -136,7 +136,10 @@ def validate_columns(table: pd.DataFrame, where: str = "the similarity table",
             out[column] = _booleans(out[column], column, where)
     for column in TEXT_COLUMNS:
         if column in out:
-            out[column] = out[column].map(lambda v: None if v is None or (isinstance(v, float) and v != v) else str(v))
+            values = out[column]
+            if values.dtype == object and values.map(type).isin([str]).all():
+                continue  # text as read from a CSV: nothing to convert
+            out[column] = values.map(lambda v: None if v is None or (isinstance(v, float) and v != v) else str(v))
     if "replicates" in out:
         _check_replicates(out["replicates"], where)
     return out
@@ -226,22 +229,34 @@ def _booleans(column: pd.Series, name: str, where: str) -> pd.Series:
     return pd.Series(np.where(empty, None, true.to_numpy()), index=column.index, dtype=object)
 
 
-_NUMBER_TEXT = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d{1,3})?"
-_REPLICATES = rf"\s*(?:{_NUMBER_TEXT}\s+)*{_NUMBER_TEXT}\s*|\s*"
-
-
 def _check_replicates(column: pd.Series, where: str) -> None:
-    """Each cell empty or numbers separated by spaces (what simcore.matrix.encode_replicates writes)."""
+    """Each cell empty or finite numbers separated by spaces (what simcore.matrix.encode_replicates writes).
+
+    Checked for the whole column at once (characters, then one parse of every number); only when
+    that fails is the first bad cell looked for, to name it.
+    """
     text = column.dropna().astype(str)
-    bad = ~text.str.fullmatch(_REPLICATES)
-    large = ~bad & text.str.contains(r"[eE]\+?\d{3}|\d{300}", regex=True)  # could overflow: read those
-    for label in text.index[large.to_numpy()]:
-        bad[label] = not all(math.isfinite(_one_float(v)) for v in text[label].split())
-    if bad.any():
-        label = bad.index[bad.to_numpy().nonzero()[0][0]]
-        row = int(column.index.get_loc(label))
-        raise TableError(f"{where}: column replicates, row {row + 1}: {_show(text[label])} is not a list of "
-                         "finite numbers separated by spaces")
+    plain = text.str.fullmatch(r"[-+0-9.eE \t]*")  # no nan, inf or other words
+    widths = text.str.count(r"[^ \t]+") if plain.all() else None
+    if widths is not None and (widths.empty or widths.max() == 0):
+        return
+    if widths is not None:
+        try:  # pandas' C parser reads the numbers of every cell at once; shorter rows are padded with NaN
+            numbers = pd.read_csv(io.StringIO("\n".join(text)), sep=r"\s+", header=None,
+                                  names=range(int(widths.max())), dtype=float).to_numpy()
+            if not np.isinf(numbers).any() and np.isfinite(numbers).sum() == int(widths.sum()):
+                return
+        except (ValueError, OverflowError, pd.errors.ParserError, pd.errors.EmptyDataError):
+            pass
+    for label, cell in text.items():
+        try:
+            ok = all(math.isfinite(float(v)) for v in cell.split())
+        except (ValueError, OverflowError):
+            ok = False
+        if not ok:
+            row = int(column.index.get_loc(label))
+            raise TableError(f"{where}: column replicates, row {row + 1}: {_show(cell)} is not a list of "
+                             "finite numbers separated by spaces")
 
 
 def _without_duplicates(long: pd.DataFrame, where: str) -> pd.DataFrame:
@@ -280,8 +295,7 @@ def checked_long(long: Any) -> pd.DataFrame:
         out[column] = _names(out[column])
     out["measure"] = _names(out["measure"]).str.strip().str.lower()
     out["value"] = pd.to_numeric(out["value"], errors="coerce")
-    known = set(all_measures())
-    computed = pd.Series([get_measure(m).direction if m in known else 0 for m in out["measure"]], index=out.index)
+    computed = _directions(out["measure"])
     given = pd.to_numeric(out["direction"], errors="coerce") if "direction" in out else computed
     out["direction"] = given.where(given.isin([-1, 0, 1]), computed).astype(int)
     return out.reset_index(drop=True)
@@ -365,6 +379,13 @@ def _frame(table: Any, what: str) -> pd.DataFrame:
         raise InvalidArgument(f"{what} must be a pandas DataFrame, not {type(table).__name__}; "
                               "read one with simcore.analysis.read_matrix or read_results")
     return table
+
+
+def _directions(measures: pd.Series) -> pd.Series:
+    """Each row's measure direction (+1 higher is more similar, -1 lower, 0 neither or unknown)."""
+    known = set(all_measures())
+    direction = {m: get_measure(m).direction if m in known else 0 for m in measures.unique()}
+    return measures.map(direction).astype(int)
 
 
 def _names(column: pd.Series) -> pd.Series:

@@ -17,7 +17,6 @@ from ..errors import SimcoreError
 from ..terminal import terminal_text
 from .config import ProbeCaps
 
-
 MAX_SENTENCES = 10**9
 MAX_EPOCHS = 10_000
 MAX_SECONDS = 7 * 24 * 3600.0  # one training run: a week at most
