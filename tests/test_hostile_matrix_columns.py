@@ -83,6 +83,16 @@ def _must_refuse(column: str, bad: str, measure: str) -> bool:
             return not empty and not all(math.isfinite(float(v)) for v in text.split())
         except ValueError:
             return True
+    if column == "ladder":  # a JSON object: size -> {"value": finite number, "replicates": numbers or null}
+        if empty:
+            return False
+        try:
+            data = json.loads(text)
+            return not (isinstance(data, dict) and all(
+                k.isdigit() and int(k) > 0 and isinstance(e, dict) and type(e.get("value")) in (int, float)
+                and math.isfinite(e["value"]) for k, e in data.items()))
+        except ValueError:
+            return True
     if column not in NUMBER_COLUMNS:
         return False
     low, high, whole, needed = NUMBER_COLUMNS[column]

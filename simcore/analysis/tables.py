@@ -8,6 +8,7 @@ formula is taken off again, so results files that use the real names join on eve
 from __future__ import annotations
 
 import io
+import json
 import math
 import os
 import stat
@@ -142,6 +143,8 @@ def validate_columns(table: pd.DataFrame, where: str = "the similarity table",
             out[column] = values.map(lambda v: None if v is None or (isinstance(v, float) and v != v) else str(v))
     if "replicates" in out:
         _check_replicates(out["replicates"], where)
+    if "ladder" in out:
+        _check_ladder(out["ladder"], where)
     return out
 
 
@@ -257,6 +260,34 @@ def _check_replicates(column: pd.Series, where: str) -> None:
             row = int(column.index.get_loc(label))
             raise TableError(f"{where}: column replicates, row {row + 1}: {_show(cell)} is not a list of "
                              "finite numbers separated by spaces")
+
+
+def _check_ladder(column: pd.Series, where: str) -> None:
+    """Each cell empty or what simcore.matrix writes: a JSON object from a sample size in tokens to
+    {"value": a finite number, "replicates": numbers separated by spaces, or null}."""
+    for label, cell in column.dropna().items():
+        if not str(cell).strip():
+            continue
+        try:
+            data = json.loads(cell)
+            ok = isinstance(data, dict) and all(
+                size.isdigit() and int(size) > 0 and isinstance(entry, dict)
+                and isinstance(entry.get("value"), (int, float)) and not isinstance(entry.get("value"), bool)
+                and math.isfinite(entry["value"])
+                and (entry.get("replicates") is None or isinstance(entry["replicates"], str))
+                for size, entry in data.items())
+        except (ValueError, TypeError, OverflowError):
+            ok = False
+        if ok:
+            replicates = pd.Series([e["replicates"] for e in data.values() if e.get("replicates")], dtype=object)
+            try:
+                _check_replicates(replicates, where)
+            except TableError:
+                ok = False
+        if not ok:
+            row = int(column.index.get_loc(label))
+            raise TableError(f"{where}: column ladder, row {row + 1}: {_show(cell)} is not a sample size ladder "
+                             '(a JSON object such as {"10000": {"value": 1.5, "replicates": "1.4 1.6"}})')
 
 
 def _without_duplicates(long: pd.DataFrame, where: str) -> pd.DataFrame:
