@@ -164,3 +164,15 @@ def test_one_text_as_parquet_jsonl_zst_and_plain_text_gives_identical_units(tmp_
                                                                                "same.jsonl.zst")]
     assert len({m.fingerprint for m in made}) == 1
     assert [m.tokens_file.read_bytes() for m in made[1:]] == [made[0].tokens_file.read_bytes()] * 2
+
+
+def test_the_dashboard_offers_the_new_formats_from_the_server(tmp_path):
+    from dashboard.loading import UPLOAD_TYPES, readable
+
+    folder = tmp_path / "ner"
+    save_to_disk(folder, pa.table(NER), NER_FEATURES)
+    pq.write_table(pa.table({"text": ["x"]}), tmp_path / "a.parquet")
+    write_zst(tmp_path / "b.jsonl.zst", '{"text": "y"}\n')
+    assert [p.name for p in sorted(tmp_path.rglob("*")) if readable(p)] == [
+        "a.parquet", "b.jsonl.zst", "data-00000-of-00001.arrow"]
+    assert {"parquet", "zst", "arrow"} <= set(UPLOAD_TYPES)

@@ -13,6 +13,7 @@ import zstandard
 from simcore.corpora.sampling import Candidates, read_candidates, sample_source, shard_candidates
 from simcore.corpus import Corpus, tokenize_corpus
 from simcore.errors import InvalidArgument
+from simcore.store import ArtefactStore
 
 LINES = [f"Unit {i} says: {'word ' * (i % 7)}and {i * 13 % 101} more." for i in range(400)]
 
@@ -156,3 +157,21 @@ def test_a_large_plain_file_is_read_in_line_aligned_ranges_with_the_same_samples
             assert [s.tokens_file.read_bytes() for s in split.samples[size]] == [
                 s.tokens_file.read_bytes() for s in whole.samples[size]]
         monkeypatch.setattr(sampling, "RANGE_BYTES", 1 << 30)
+
+
+@pytest.mark.parametrize("lines", [[f"{line} ({i})" for i in range(12) for line in LINES], LINES[:40]],
+                         ids=["larger source", "source smaller than the top size"])
+def test_a_later_call_for_smaller_sizes_reads_nothing_and_gives_the_same_bytes(tmp_path, store, monkeypatch, lines):
+    import simcore.corpora.sampling as sampling
+
+    corpus = write_shards(tmp_path / "c", lines, 2)
+    fresh = sample_source(corpus, [300, 10_000, 30_000], 2, 4, ArtefactStore(tmp_path / "fresh"))
+    sample_source(corpus, [30_000], 2, 4, store)
+    monkeypatch.setattr(sampling, "read_candidates", lambda *a, **k: pytest.fail("read again"))
+    later = sample_source(corpus, [10_000, 300], 2, 4, store)
+    assert later.whole == tuple(s for s in (300, 10_000) if s in fresh.whole)
+    assert (later.fingerprint, later.words, later.units) == (fresh.fingerprint, fresh.words, fresh.units)
+    for size in (300, 10_000):
+        assert [s.tokens_file.read_bytes() for s in later.samples[size]] == [
+            s.tokens_file.read_bytes() for s in fresh.samples[size]]
+        assert [s.meta for s in later.samples[size]] == [s.meta for s in fresh.samples[size]]

@@ -329,9 +329,7 @@ def draw_samples(corpus: Corpus, found: Candidates, sizes: Sequence[int], store:
     whole: TokenizedCorpus | None = None
 
     def record(key: str, count: int, units: int, size: int, i: int) -> dict[str, Any]:
-        return {"fingerprint": key, "n_tokens": count, "n_units": units, "parent": fingerprint,
-                "options": options.as_dict(), "read_notes": found.notes.as_dict(),
-                "sample": {"n_tokens": size, "index": i, "seed": found.seed}}
+        return _sample_meta(key, count, units, fingerprint, options, found.notes, size, i, found.seed)
 
     for i in range(found.samples):
         top_size = sizes[-1]
@@ -351,16 +349,36 @@ def draw_samples(corpus: Corpus, found: Candidates, sizes: Sequence[int], store:
             if size == top_size:
                 out[size].append(top)
                 continue
-            key = digest("stream-sample", fingerprint, size, i, found.seed)
-
-            def build(path: Path, i: int = i, size: int = size, key: str = key, top: TokenizedCorpus = top
-                      ) -> dict[str, Any]:
-                _, count, units = _write_tokens(_cut(top.sentences(), size), path)
-                return record(key, count, units, size, i)
-
-            out[size].append(_from_artefact(corpus.name, store.build("sample", key, build), store))
+            out[size].append(_prefix_sample(corpus, top, size, i, found.seed, fingerprint, options, found.notes,
+                                            store))
     whole_sizes = tuple(size for size in sizes if whole is not None and whole.n_tokens < size)
     return StreamSamples(corpus.name, fingerprint, found.words, found.units, out, whole_sizes, found.notes)
+
+
+def _sample_meta(key: str, count: int, units: int, fingerprint: str, options: TokenizerOptions, notes: ReadNotes,
+                 size: int, index: int, seed: int) -> dict[str, Any]:
+    """The manifest record of one sample of the pass (the same wherever and whenever it is written)."""
+    return {"fingerprint": key, "n_tokens": count, "n_units": units, "parent": fingerprint,
+            "options": options.as_dict(), "read_notes": notes.as_dict(),
+            "sample": {"n_tokens": size, "index": index, "seed": seed}}
+
+
+def _prefix_sample(corpus: Corpus, top: TokenizedCorpus, size: int, index: int, seed: int, fingerprint: str,
+                   options: TokenizerOptions, notes: ReadNotes, store: ArtefactStore) -> TokenizedCorpus:
+    """Sample ``index`` at ``size``: the start of the same sample at a larger size, read back, not tokenized."""
+    from ..corpus import _from_artefact, _write_tokens
+
+    key = digest("stream-sample", fingerprint, size, index, seed)
+
+    def build(path: Path) -> dict[str, Any]:
+        _, count, units = _write_tokens(_cut(top.sentences(), size), path)
+        return _sample_meta(key, count, units, fingerprint, options, notes, size, index, seed)
+
+    return _from_artefact(corpus.name, store.build("sample", key, build), store)
+
+
+# Sizes at which a pass is looked for before reading again: a pass kept for a larger size serves every smaller one.
+_REMEMBERED_TOPS = (10_000, 30_000, 100_000, 300_000, 1_000_000, 3_000_000, 10_000_000, 30_000_000, 100_000_000)
 
 
 def sample_source(corpus: Corpus, sizes: Sequence[int], samples: int, seed: int, store: ArtefactStore,
@@ -369,6 +387,9 @@ def sample_source(corpus: Corpus, sizes: Sequence[int], samples: int, seed: int,
 
     Nothing but the kept units is held or stored; the result is the same bytes whatever the order
     of the corpus's files and however many workers read them (:mod:`simcore.distributed.shards`).
+    A pass is remembered in the store (for files of unchanged path, size and modification time):
+    a later call for sizes up to that pass's largest reads nothing (a smaller sample is the start
+    of the larger one, read back from the store); only a larger size reads the source again.
     """
     from ..corpus import Corpus
 
@@ -380,10 +401,10 @@ def sample_source(corpus: Corpus, sizes: Sequence[int], samples: int, seed: int,
         raise InvalidArgument(f"options must be TokenizerOptions, not {type(options).__name__}")
     corpus.check_readable()
     ordered = _check(sizes, samples, seed)
-    pass_key = _pass_key(corpus, ordered, samples, seed, options)
-    remembered = _remembered(corpus, store, pass_key) if pass_key else None
-    if remembered is not None:
-        return remembered
+    for top in (ordered[-1], *(t for t in _REMEMBERED_TOPS if t > ordered[-1])):
+        remembered = _remembered(corpus, store, top, ordered, samples, seed, options)
+        if remembered is not None:
+            return remembered
     found = read_candidates(corpus, ordered[-1], samples, seed, progress)
     result = draw_samples(corpus, found, ordered, store, options)
     remember_pass(corpus, result, samples, seed, store, options)
@@ -392,37 +413,51 @@ def sample_source(corpus: Corpus, sizes: Sequence[int], samples: int, seed: int,
 
 def remember_pass(corpus: Corpus, result: StreamSamples, samples: int, seed: int, store: ArtefactStore,
                   options: TokenizerOptions) -> None:
-    """Record which samples a pass over these files made (also after a pass on a cluster), for the next call."""
-    pass_key = _pass_key(corpus, sorted(result.samples), samples, seed, options)
+    """Record the largest samples a pass over these files made (also after a pass on a cluster), for later calls."""
+    top = max(result.samples)
+    pass_key = _pass_key(corpus, top, samples, seed, options)
     if pass_key and store.get("stream-pass", pass_key) is None:
+        whole = result.samples[top][0] if top in result.whole else None
         store.put_json("stream-pass", pass_key, {
             "fingerprint": result.fingerprint, "words": result.words, "units": result.units,
-            "whole": list(result.whole), "notes": result.notes.as_dict(),
-            "samples": {str(size): [s.path.name for s in drawn] for size, drawn in result.samples.items()}})
+            "notes": result.notes.as_dict(), "whole": None if whole is None else whole.n_tokens})
 
 
-def _pass_key(corpus: Corpus, sizes: list[int], samples: int, seed: int, options: TokenizerOptions) -> str | None:
-    """A key for a pass over unchanged files (path, size, modification time), so a second call reads nothing."""
+def _pass_key(corpus: Corpus, top: int, samples: int, seed: int, options: TokenizerOptions) -> str | None:
+    """A key for a pass over unchanged files (path, size, modification time) up to ``top`` tokens."""
     try:
         files = [(str(f.resolve()), f.stat().st_size, f.stat().st_mtime_ns) for f in corpus.files]
     except OSError:
         return None
     return digest("stream-pass", files, corpus.fmt, corpus.text_field, corpus.encoding, corpus.labels,
-                  corpus.tokens_field, corpus.tags_field, sizes, samples, seed, options.as_dict(), RANGE_BYTES)
+                  corpus.tokens_field, corpus.tags_field, top, samples, seed, options.as_dict(), RANGE_BYTES)
 
 
-def _remembered(corpus: Corpus, store: ArtefactStore, pass_key: str) -> StreamSamples | None:
-    """The samples of an earlier pass over the same files, when every one of them is still stored."""
+def _remembered(corpus: Corpus, store: ArtefactStore, top: int, sizes: list[int], samples: int, seed: int,
+                options: TokenizerOptions) -> StreamSamples | None:
+    """``sizes`` from an earlier pass up to ``top`` over the same files, when its samples are still stored."""
     from ..corpus import _from_artefact
 
-    record = store.get_json("stream-pass", pass_key)
+    pass_key = _pass_key(corpus, top, samples, seed, options)
+    record = store.get_json("stream-pass", pass_key) if pass_key else None
     if record is None:
         return None
+    # each sample's largest size, stored under the key draw_samples gives it (the whole source is sample 0's)
+    paths = [store.get("sample", digest("stream-sample", record["fingerprint"], top, i, seed)) for i in range(samples)]
+    if any(p is None for p in paths):
+        return None
+    tops = [_from_artefact(corpus.name, p, store) for p in paths if p is not None]
+    notes = ReadNotes.from_dict(record["notes"])
+    whole = tops[0] if record["whole"] is not None else None
     out: dict[int, list[TokenizedCorpus]] = {}
-    for size, keys in record["samples"].items():
-        paths = [store.get("sample", key) for key in keys]
-        if any(p is None for p in paths):
-            return None
-        out[int(size)] = [_from_artefact(corpus.name, p, store) for p in paths if p is not None]
-    return StreamSamples(corpus.name, record["fingerprint"], record["words"], record["units"], out,
-                         tuple(record["whole"]), ReadNotes.from_dict(record["notes"]))
+    for size in sizes:
+        if whole is not None and whole.n_tokens < size:
+            out[size] = [whole] * samples
+        elif size == top:
+            out[size] = tops
+        else:
+            out[size] = [_prefix_sample(corpus, t, size, i, seed, record["fingerprint"], options, notes, store)
+                         for i, t in enumerate(tops)]
+    whole_sizes = tuple(size for size in sizes if whole is not None and whole.n_tokens < size)
+    return StreamSamples(corpus.name, record["fingerprint"], record["words"], record["units"], out, whole_sizes,
+                         notes)

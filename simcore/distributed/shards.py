@@ -156,17 +156,25 @@ def join_sample_shards(settings: Settings, tokenized: TokenizedCorpus, n_tokens:
     return join_sample(tokenized, list(parts), n_tokens, index, settings.store, settings.options.seed)
 
 
-# The one-pass sample (simcore.corpora.sampling) on the cluster: each shard (or byte range of a large
-# plain file) read once as a task, the
+# The one-pass sample (simcore.corpora.sampling) on the cluster: the shards (and byte ranges of large
+# plain files) read once, in a few tasks per worker, the
 # candidates merged in a tree (never more than MERGE_FAN_IN at once on one worker), then drawn.
 
 MERGE_FAN_IN = 4
+# Pieces are read in this many tasks per worker (consecutive pieces together): each task sends back at
+# most the largest sample's units, so what crosses the network is bounded by the workers, not the shards.
+TASKS_PER_WORKER = 2
 
 
 @_guarded
-def shard_candidates_task(corpus: Corpus, file: Path, start: int, end: int, target: int, samples: int,
+def shard_candidates_task(corpus: Corpus, work: list[tuple[Path, int, int]], target: int, samples: int,
                           seed: int) -> Candidates:
-    return shard_candidates(corpus, file, target, samples, seed, span=(start, end))
+    """Several pieces read in turn into one set of candidates: what leaves the worker is at most the
+    largest sample's worth of units, however many pieces it read."""
+    merged = Candidates(target, samples, seed)
+    for file, start, end in work:
+        merged.merge(shard_candidates(corpus, file, target, samples, seed, span=(start, end)))
+    return merged
 
 
 @_guarded
@@ -192,9 +200,12 @@ def stream_sample_sharded(tracker: Tracker, settings: Settings, corpus: Corpus, 
     sizes = tuple(sorted(set(sizes)))
     seed = settings.options.seed
     work = pieces(corpus)  # a large plain file in line-aligned byte ranges, as one process reads it
-    n = len(work)
-    level = [tracker.submit("candidates", f"read {corpus.name} piece {i + 1}/{n}", shard_candidates_task,
-                            corpus, f, start, end, sizes[-1], samples, seed) for i, (f, start, end) in enumerate(work)]
+    workers = max(1, len(tracker.client.scheduler_info().get("workers", {})))
+    groups = min(len(work), TASKS_PER_WORKER * workers)
+    bounds = [len(work) * g // groups for g in range(groups + 1)]
+    level = [tracker.submit("candidates", f"read {corpus.name} pieces {a + 1}-{b} of {len(work)}",
+                            shard_candidates_task, corpus, work[a:b], sizes[-1], samples, seed)
+             for a, b in zip(bounds[:-1], bounds[1:])]
     while len(level) > 1:
         level = [tracker.submit("merge", f"merged {corpus.name} candidates", merge_candidates,
                                 *level[i:i + MERGE_FAN_IN]) for i in range(0, len(level), MERGE_FAN_IN)]
