@@ -81,9 +81,9 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     for flag, names in flags.items():
         who = names[0] if len(names) == 1 else f"{len(names)} sources ({', '.join(names[:3])}{', …' if len(names) > 3 else ''})"
         print(terminal_text(f"simcore: note: {who}: {flag}"), file=sys.stderr)
-    for corpus in (*sources, *targets):
+    for corpus, is_source in (*((c, True) for c in sources), *((c, False) for c in targets)):
         if corpus.problem is None and f"source {corpus.name}" not in failed and f"target {corpus.name}" not in failed:
-            notes = bench.tokenize(corpus).read_notes
+            notes = bench.read_notes(corpus) if is_source else bench.tokenize(corpus).read_notes
             if notes:
                 print(terminal_text(f"simcore: note: {corpus.name}: {notes.summary()}"), file=sys.stderr)
     if not args.quiet:

@@ -24,7 +24,8 @@ import pandas as pd
 
 from .corpus import Corpus, TokenizedCorpus, corpus_name, refuse_system_path, sample_corpus, tokenize_corpus
 from .errors import CorpusError, InvalidArgument, SimcoreError, StoreError
-from .ladder import DEFAULT_SAMPLE_CAP, pair_sizes, size_bias, table_size
+from .corpora.sampling import StreamSamples, sample_source
+from .ladder import DEFAULT_SAMPLE_CAP, LADDER, pair_sizes, size_bias, table_size
 from .measures import MeasureOptions, PreparedSource, PreparedTarget, get_measure, parse_measures
 from .store import ArtefactStore, digest
 from .tokenize import TokenizerOptions
@@ -40,6 +41,7 @@ COLUMNS = ["source", "target", "measure", "value", "std", "ci_low", "ci_high", "
 
 Progress = Callable[[str, float], None]
 MAX_JOBS = 256
+STREAM_MIN_BYTES = 50_000_000  # sources this large are sampled in one streaming pass, never tokenized whole
 PARALLEL_MIN_TOKENS = 2_000_000  # source-sample tokens over all parts below which processes do not pay
 # Rough relative cost of one part (a source sample under a measure, with its targets), for progress.
 UNIT_COST = {"wvv": 20.0, "tvcc": 4.0, "ppl": 3.0, "jsd": 2.0, "tvc": 1.0, "ttr": 0.5}
@@ -177,16 +179,52 @@ class Workbench:
                          lambda: tokenize_corpus(corpus, self.store, self.tokenizer, progress, raw_key=raw_key),
                          limit=256)
 
+    def streams(self, corpus: Corpus) -> bool:
+        """Whether a source is sampled in one streaming pass (a large one) instead of being tokenized whole."""
+        try:
+            return corpus.problem is None and corpus.size_bytes >= STREAM_MIN_BYTES
+        except OSError:
+            return False
+
+    def _pass(self, corpus: Corpus, sizes: Sequence[int], samples: int,
+              progress: Progress = _quiet) -> StreamSamples:
+        """Every sample of a large source for ``sizes``, read in one pass (remembered in the store)."""
+        return sample_source(corpus, sorted(set(sizes)), samples, self.options.seed, self.store, self.tokenizer,
+                             progress)
+
+    def size(self, corpus: Corpus, samples: int = 1, progress: Progress = _quiet) -> int:
+        """A source's size in tokens. A large source is not tokenized whole: one pass draws its samples
+        for the whole ladder, and its size is its whitespace words (never more than its tokens) unless
+        it turned out smaller than the ladder's top, when it is the exact count."""
+        if not self.streams(corpus):
+            return self.tokenize(corpus, progress).n_tokens
+        result = self._pass(corpus, [r for r in LADDER if r <= DEFAULT_SAMPLE_CAP], samples, progress)
+        top = max(result.samples)
+        return result.samples[top][0].n_tokens if top in result.whole else result.words
+
+    def read_notes(self, corpus: Corpus) -> Any:
+        """What reading the corpus met (skipped lines, repaired tokens, ...), from its pass or its tokens."""
+        if self.streams(corpus):
+            return self._pass(corpus, [LADDER[0]], 1).notes
+        return self.tokenize(corpus).read_notes
+
     def source(self, corpus: Corpus, sample_tokens: int, samples: int,
                progress: Progress = _quiet) -> list[PreparedSource]:
         if not _whole(sample_tokens) or not _whole(samples) or sample_tokens < 1 or samples < 1:
             raise InvalidArgument("sample_tokens and samples must be positive whole numbers")
-        tokenized = self.tokenize(corpus, progress)
-        key = (corpus.name, tokenized.fingerprint, sample_tokens, samples)  # equal bytes, two names: two sources
+        if self.streams(corpus):
+            result = self._pass(corpus, [sample_tokens], samples, progress)
+            key = (corpus.name, result.fingerprint, sample_tokens, samples)
+            drawn = result.samples[sample_tokens]
+        else:
+            tokenized = self.tokenize(corpus, progress)
+            key = (corpus.name, tokenized.fingerprint, sample_tokens, samples)  # equal bytes, two names: two sources
+            drawn = None
 
         def prepare() -> list[PreparedSource]:
-            drawn = [sample_corpus(tokenized, sample_tokens, i, self.store, self.options.seed) for i in range(samples)]
-            return [PreparedSource(s, self.store, self.options, progress) for s in drawn]
+            chosen = drawn or [sample_corpus(tokenized, sample_tokens, i, self.store, self.options.seed)
+                               for i in range(samples)]
+            return [PreparedSource(s, self.store, self.options, progress) for s in chosen]
 
         prepared = _remember(self._sources, key, prepare, limit=MEMORY_SOURCES)
         for p in prepared:
@@ -204,7 +242,7 @@ class Workbench:
         sources = _corpus_list(sources, "sources")
         if not sources:
             raise InvalidArgument("give at least one source")
-        return comparison_size([self.tokenize(c, progress).n_tokens for c in sources], measure)
+        return comparison_size([self.size(c, progress=progress) for c in sources], measure)
 
     def cell(self, sources: list[PreparedSource], target: PreparedTarget, measure_name: str) -> CellResult:
         """One measure for one source (over its samples) and one target; stored once scored."""
@@ -421,9 +459,9 @@ class Workbench:
 
         sizes = {}
         for c in sources:
-            tokenized = attempt("source", c, lambda c=c: self.tokenize(c, progress))
-            if tokenized is not None:
-                sizes[c.name] = tokenized.n_tokens
+            size = attempt("source", c, lambda c=c: self.size(c, samples, progress))
+            if size is not None:
+                sizes[c.name] = size
         common = (sample_tokens or table_size(list(sizes.values()))) if sizes else 1
         n_tokens = {n: common for n in names}
         # Pairs of sources also meet at the largest size both have (see simcore.ladder).

@@ -1,5 +1,7 @@
 import math
 
+import pandas as pd
+
 import pytest
 
 from simcore.corpus import Corpus
@@ -139,3 +141,40 @@ def test_a_measure_that_is_noise_at_the_tables_size_is_not_computed_unless_asked
     assert table.loc["wvv"]["flag"].str.contains("WVV not computed: it is noise below 1,000,000").all()
     assert not (store.root / "word2vec").exists()  # no skip-gram model was trained
     assert table.loc["tvc"]["value"].notna().all()
+
+
+def test_a_large_source_is_sampled_in_one_pass_the_same_from_every_format(tmp_path, monkeypatch):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import zstandard
+
+    from simcore.store import ArtefactStore
+
+    monkeypatch.setattr("simcore.matrix.STREAM_MIN_BYTES", 0)  # every source counts as large here
+    lines = [line for line in (SAMPLE_DATA / "sources" / "news.txt").read_text().splitlines() if line.strip()]
+    folders = {}
+    for kind in ("text", "parquet", "zst"):
+        folder = folders[kind] = tmp_path / kind
+        folder.mkdir()
+        if kind == "text":
+            (folder / "news.txt").write_text("\n".join(lines) + "\n")
+        elif kind == "parquet":
+            pq.write_table(pa.table({"text": lines}), folder / "news.parquet", row_group_size=50)
+        else:
+            import json as json_module
+
+            data = "".join(json_module.dumps({"text": line}) + "\n" for line in lines).encode()
+            (folder / "news.jsonl.zst").write_bytes(zstandard.ZstdCompressor().compress(data))
+    other = Corpus.from_path(SAMPLE_DATA / "sources" / "tweets.jsonl")
+    target = Corpus.from_path(SAMPLE_DATA / "targets" / "news_ner.conll")
+    tables = {}
+    for kind, folder in folders.items():
+        store = ArtefactStore(tmp_path / f"store-{kind}")
+        news = Corpus.from_path(next(folder.iterdir()), name="news")
+        tables[kind] = Workbench(store).matrix([news, other], [target], ["tvc", "ppl", "jsd"])
+        tokenized = [p for p in (store.root / "tokens").iterdir() if p.is_dir()]
+        assert len(tokenized) == 1  # the target alone: the (large) sources were never tokenized whole
+    columns = ["source", "measure", "value", "sample_tokens", "source_tokens", "ladder", "replicates"]
+    for kind in ("parquet", "zst"):
+        pd.testing.assert_frame_equal(tables["text"][columns], tables[kind][columns])
+    assert tables["text"]["error"].isna().all()
