@@ -45,7 +45,7 @@ st.dataframe(recommendation_frame(parts.recommendations), hide_index=True, width
 st.caption(f"Similarity values: {c.md(state.matrix_label)}. A tie names every source within noise of the first: "
            "an honest tie beats a false winner.")
 
-downloads = st.columns(4)
+downloads = [*st.columns(2), *st.columns(2)]  # two a row: four in one row cut their labels
 downloads[0].download_button("Download recommendation (CSV)", parts.recommendations_csv,
                              file_name="simcore-recommendation.csv", mime="text/csv", on_click="ignore",
                              key="dl_rec", type="primary")

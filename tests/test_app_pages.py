@@ -103,10 +103,13 @@ def test_home_loads_the_sample():
 def test_home_gives_the_answer_once_a_matrix_is_computed(computed):
     at = go(computed, "app.py")
     no_problems(at)
-    answer = at.dataframe[0].value.set_index("target")
+    text = " ".join(m.value for m in at.markdown)
+    captions = [c.value for c in at.caption]
     for rec in recommend(state(at).matrix, "lm"):
-        assert answer.loc[rec.target, "pretrain on"] == " or ".join(rec.recommended)
-    assert answer.loc["news_ner", "pretrain on"] == "news"
+        picked = (" or ".join(rec.recommended) or "no recommendation").replace("_", "\\_")
+        assert f"**{rec.target.replace('_', chr(92) + '_')}**: pretrain on **{picked}**" in text, text
+        assert any(rec.reason in c.replace("\\", "") for c in captions)  # the whole why, not cut to a table cell
+    assert "pretrain on **news**" in text
     go(computed, "pages/2_Similarity.py")  # the module's later tests expect the Similarity page
 
 
