@@ -166,3 +166,22 @@ def test_a_matrix_download_is_the_csv_the_cli_reads(tmp_path: Path):
     back = read_matrix(path)
     pd.testing.assert_frame_equal(back[["source", "target", "measure", "value", "direction"]],
                                   long[["source", "target", "measure", "value", "direction"]], check_dtype=False)
+
+
+def test_a_sentence_selection_comes_back_from_the_store(tmp_path: Path):
+    from simcore.selection import SelectionOptions, choose, kept_indices, score_pool
+
+    store = ArtefactStore(tmp_path / "store")
+    pool = Corpus.from_path(SAMPLE_DATA / "sources" / "news.txt")
+    scores = score_pool(pool, Corpus.from_path(SAMPLE_DATA / "targets" / "news_ner.conll"),
+                        SelectionOptions(method="cosine"), store)
+    cutoff = choose(scores, top=10)
+    state = AppState()
+    state.extra["selection_runs"] = {"cosine · news → news_ner · top 10": {
+        "pool": pool, "scores": scores, "cutoff": cutoff, "keep_duplicates": False, "method": "cosine",
+        "target": "news_ner", "examples": pd.DataFrame()}}  # what the page adds later is not kept
+    restored = AppState()
+    assert ws.restore(ws.snapshot(state, "s", store.root, SAMPLE_DATA), restored, locator(store)) == []
+    run = restored.extra["selection_runs"]["cosine · news → news_ner · top 10"]
+    assert run["cutoff"] == cutoff and run["scores"].n == scores.n and run["pool"].path == pool.path.resolve()
+    assert list(kept_indices(run["scores"], run["cutoff"])) == list(kept_indices(scores, cutoff))
