@@ -290,7 +290,8 @@ def _jobs_panel() -> None:
 def _loaded_now(state: AppState) -> None:
     st.markdown("**Loaded now**")
     st.caption(f"Workspace: {md(state.workspace_name)} (saved as you work; its address reopens it)")
-    st.page_link(OPEN_RESULTS, label="Manage workspaces", icon=":material/work:")
+    st.page_link(OPEN_RESULTS, label="Manage workspaces", icon=":material/work:",
+                 query_params={"tab": "workspaces", "ws": state.workspace})
     if not (state.sources or state.targets or state.matrices or state.results is not None):
         st.caption("Nothing yet. Load the bundled sample on the home page or add corpora on the Corpora page.")
         return

@@ -20,7 +20,8 @@ st.caption("Large corpora are best scored on the command line, e.g. "
            "see the heatmaps, agreement, rankings and exports. A wide table with one column per measure "
            "(like the paper's Table 3) works too.")
 
-upload_tab, path_tab, ws_tab = st.tabs(["Upload a matrix CSV", "Server path", "Workspaces"])
+upload_tab, path_tab, ws_tab = st.tabs(["Upload a matrix CSV", "Server path", "Workspaces"],
+                                      default="Workspaces" if st.query_params.get("tab") == "workspaces" else None)
 with upload_tab:
     upload = st.file_uploader("Matrix CSV", type=["csv"], key="matrix_upload")
     if upload is not None and state.extra.get("matrix_upload_id") != upload.file_id:
