@@ -3,11 +3,11 @@
 import streamlit as st
 
 from dashboard import common as c
+from dashboard.analysis_cache import correlations, regrets
 from dashboard.charts import label, scatter
 from dashboard.loading import TABLE3_NAME, load_table3, read_table, set_results, use_table3_results
 from dashboard.name_map import LEAVE_OUT, apply_mapping, suggest
 from dashboard.tables import NO_COLUMN, correlation_table, normalised_results
-from simcore.analysis import correlate, regret
 from simcore.analysis.correlation import join
 from simcore.errors import SimcoreError
 
@@ -117,7 +117,7 @@ try:
     if results.empty:
         raise SimcoreError("the results table has no F1 values yet; type them in or choose another column")
     joined = join(long[long["measure"].isin(measures)], results)
-    corr = correlate(long, results, measures, per_target=True)
+    corr = correlations(long, results, measures)  # cached: a click elsewhere on the page does not redo it
 except SimcoreError as exc:
     st.error(str(exc))
     st.stop()
@@ -147,7 +147,7 @@ for i, m in enumerate(measures):
 
 st.subheader("Regret: F1 lost by choosing the source each measure ranks first")
 try:
-    table = regret(long, results, measures)
+    table = regrets(long, results, measures)
     if scope_key == "all":
         summary = table[table["target"] == "mean"][["measure", "regret"]]
         heading = "mean regret (F1 points)"

@@ -312,3 +312,17 @@ def test_runs_are_named_by_what_sets_them_apart_and_compare_opens_on_a_comparabl
     paper = long_frame({("CADEC", "1BWB", "tvc"): 0.1, ("CADEC", "Wiki", "tvc"): 0.2}, d)
     assert default_pair({"m1": mine, "m2": again, "paper": paper}) == ("m1", "m2")
     assert default_pair({"m1": mine, "paper": paper}) is None
+
+
+def test_cached_correlations_follow_the_content_not_the_object():
+    from dashboard.analysis_cache import correlations, fingerprint
+    from simcore.analysis import correlate
+
+    long = long_frame({("t", s, "tvc"): v for s, v in zip("abcd", [0.1, 0.4, 0.2, 0.3])}, {"tvc": 1})
+    results = pd.DataFrame({"target": ["t"] * 4, "source": list("abcd"), "f1": [1.0, 4.0, 2.0, 3.5],
+                            "improvement": [1.0, 4.0, 2.0, 3.5]})
+    assert fingerprint(long) == fingerprint(long.copy())
+    changed = results.assign(improvement=[1.0, 4.0, 2.0, 3.0])
+    assert fingerprint(changed) != fingerprint(results)
+    pd.testing.assert_frame_equal(correlations(long, results, ["tvc"]), correlate(long, results, ["tvc"], per_target=True))
+    pd.testing.assert_frame_equal(correlations(long, changed, ["tvc"]), correlate(long, changed, ["tvc"], per_target=True))
