@@ -541,7 +541,7 @@ def read_zip(data: bytes) -> dict[str, bytes]:
         if len(members) > MAX_MEMBERS:
             raise WorkspaceError("the workspace file holds too many files")
         files: dict[str, bytes] = {}
-        total = 0
+        total = read = 0
         for info in members:
             if info.is_dir():
                 continue
@@ -559,6 +559,9 @@ def read_zip(data: bytes) -> dict[str, bytes]:
                 raise WorkspaceError(f"{info.filename} cannot be read from the workspace file ({exc})") from None
             if len(content) > MAX_MEMBER_BYTES:
                 raise WorkspaceError(f"{info.filename} is too large")
+            read += len(content)  # what was read, not what the header claims
+            if read > 2 * MAX_ZIP_BYTES:
+                raise WorkspaceError("the workspace file expands to too much data")
             files[info.filename] = content
     parse_manifest(files)
     return files

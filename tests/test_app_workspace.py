@@ -52,14 +52,13 @@ def test_a_reload_restores_the_work_and_a_stranger_sees_none_of_it(cache: Path):
     at.button(key="load_sample").click().run()
     go(at, "pages/6_Open_results.py")
     at.button(key="open_table3").click().run()  # a matrix and NER results
-    go(at, "pages/3_Predictiveness.py")
     no_problems(at)
     mine = state(at)
     ws_id = mine.workspace
     assert ws.valid_id(ws_id) and at.query_params["ws"] in (ws_id, [ws_id])  # the address names it
     assert (cache / "workspaces" / ws_id / "workspace.json").is_file()
 
-    again = opened(ws_id, "pages/3_Predictiveness.py")  # F5
+    again = opened(ws_id, "pages/5_Ranking_and_export.py")  # F5
     no_problems(again)
     back = state(again)
     assert back.workspace == ws_id and sorted(back.sources) == sorted(mine.sources)
