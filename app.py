@@ -7,7 +7,6 @@ from dashboard import common as c
 from dashboard import compute, jobs
 from dashboard.loading import load_sample
 from simcore.errors import SimcoreError
-from simcore.recommendation import recommend
 
 c.setup_page("Which corpus should I pretrain on?")
 state = c.get_state()
@@ -16,6 +15,7 @@ state = c.get_state()
 @st.cache_data(show_spinner=False, max_entries=32)
 def answer_rows(fingerprint: str, _long: pd.DataFrame) -> list[dict]:
     """The recommendation for language models, per target (cached by the matrix's content fingerprint)."""
+    from simcore.recommendation import recommend  # not imported before there is a matrix: a faster first page
     return [{"target": r.target, "pick": " or ".join(r.recommended) or "no recommendation",
              "confidence": r.confidence, "level": r.level, "why": r.reason} for r in recommend(_long, "lm")]
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from simcore.analysis import to_long
 from simcore.corpus import Corpus, display_name, format_of, save_upload
 from simcore.errors import SimcoreError
 from simcore.export import unescape_formula
@@ -196,6 +195,8 @@ def add_matrix_table(state: AppState, table: pd.DataFrame, label: str, origin: s
     if "recommended" in lower and "source" not in lower:
         raise SimcoreError(f"{label} is simcore's recommendation table (one row per target), not a similarity "
                            "matrix: open the matrix CSV (Open results: Download this matrix) or the ranking CSV")
+    from simcore.analysis import to_long  # scipy loads with it: not on every page's first import
+
     long = to_long(table)
     if long.empty:
         raise SimcoreError(f"{label}: the table has no rows")

@@ -31,11 +31,9 @@ from typing import Any
 
 import pandas as pd
 
-from simcore.analysis import to_long
 from simcore.corpus import _SUFFIX_FORMAT, COMPRESSIONS, FORMATS, Corpus, save_upload
 from simcore.errors import SimcoreError
 from simcore.export import escape_formulas, unescape_formula
-from simcore.selection.choosing import Cutoff, ScoreSet
 from simcore.store import ArtefactStore
 
 from .state import AppState, Job, LoadedCorpus, NamedMatrix
@@ -181,6 +179,8 @@ def matrix_csv(long: pd.DataFrame) -> bytes:
 
 def read_matrix_csv(data: bytes, label: str) -> pd.DataFrame:
     """A long matrix from CSV bytes written by :func:`matrix_csv` or the CLI (checked by ``to_long``)."""
+    from simcore.analysis import to_long  # scipy loads with it: not on every page's first import
+
     long = to_long(_read_csv(data, label))
     for column in ("source", "target"):
         long[column] = long[column].map(unescape_formula)
@@ -212,6 +212,8 @@ def _describe_corpus(loaded: LoadedCorpus, store_root: Path, sample_root: Path) 
 
 
 def _describe_selection(label: str, run: dict[str, Any], store_root: Path, sample_root: Path) -> dict[str, Any] | None:
+    from simcore.selection.choosing import Cutoff, ScoreSet  # the selection package is slow to import
+
     scores, cutoff, pool = run.get("scores"), run.get("cutoff"), run.get("pool")
     if not isinstance(scores, ScoreSet) or not isinstance(cutoff, Cutoff) or not isinstance(pool, Corpus):
         return None
@@ -496,6 +498,7 @@ def _selection(s: Any, locator: Locator, files: dict[str, bytes]) -> tuple[str, 
     path = locator.store.get(kind, key)
     if path is None:
         raise WorkspaceError(f"{label}: its scores are not in this server's store; run the selection again")
+    from simcore.selection.choosing import Cutoff, ScoreSet
     scores = ScoreSet(path=path, method=str(sc.get("method", "")), higher_kept=bool(sc.get("higher_kept")),
                       n=int(sc.get("n", 0)), meta=sc.get("meta") if isinstance(sc.get("meta"), dict) else {})
     cutoff = Cutoff(key=float(cut["key"]), index=int(cut["index"]), n_kept=int(cut["n_kept"]),
