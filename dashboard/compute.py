@@ -7,9 +7,11 @@ when the job is cancelled. When it ends the matrix is kept under a new name (not
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -18,6 +20,7 @@ import streamlit as st
 from simcore.errors import SimcoreError
 from simcore.matrix import COLUMNS, DEFAULT_MEASURES
 from simcore.measures import MeasureOptions, all_measures, get_measure
+from simcore.store import digest
 from simcore.tokenize import TokenizerOptions
 
 from . import jobs, work
@@ -111,24 +114,54 @@ def _job_key(job: Job) -> str:
                        job.sample_tokens], sort_keys=True, default=str)
 
 
+@st.cache_resource(show_spinner=False)
+def _code_version() -> str:
+    """A hash of simcore's source: a stored answer is used only with the code that computed it."""
+    package = Path(__file__).resolve().parent.parent / "simcore"
+    h = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        h.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def _answer_key(state: AppState, job: Job) -> str:
+    corpora = [(n, str(b[n].corpus.path), b[n].corpus.size_bytes) for b, names in
+               ((state.sources, job.sources), (state.targets, job.targets)) for n in names]
+    return digest("demo-answer", _job_key(job), json.dumps(corpora), _code_version())
+
+
 def start_demo_answer(state: AppState) -> None:
-    """With the sample loaded: its matrix at once when this server has computed it, else computed in the background."""
+    """With the sample loaded: its matrix at once when this server (or its store, from an earlier start) has
+    it, else computed in the background."""
     job = demo_job(state)
     if not job.sources or not job.targets or jobs.running(state, KIND) is not None:
         return
     answers, lock = _answers()
+    key = _answer_key(state, job)
     with lock:
-        table = answers.get(_job_key(job))
+        table = answers.get(key)
+    if table is None:
+        stored = get_store().get("demo-answer", key)
+        if stored is not None:
+            from .workspace import read_matrix_csv
+
+            table = read_matrix_csv((stored / "matrix.csv").read_bytes(), DEMO_NAME)
+            with lock:
+                answers[key] = table
     if table is not None:
         _keep(state, job, table.copy(), DEMO_NAME)
         return
-    start_matrix(state, job, on_done=_demo_finished, title="Working out the sample's answer")
+    start_matrix(state, job, on_done=partial(_demo_finished, key=key), title="Working out the sample's answer")
 
 
-def _demo_finished(state: AppState, task: jobs.BackgroundJob) -> None:
+def _demo_finished(state: AppState, task: jobs.BackgroundJob, key: str) -> None:
+    from .workspace import matrix_csv
+
     answers, lock = _answers()
     with lock:
-        answers[_job_key(task.params)] = task.result.copy()
+        answers[key] = task.result.copy()
+    data = matrix_csv(task.result)
+    get_store().build("demo-answer", key, lambda out: (out / "matrix.csv").write_bytes(data) and None)
     _keep(state, task.params, task.result, DEMO_NAME)
 
 

@@ -36,26 +36,33 @@ def _sample_matrix():
 
 
 def test_demo_home_shows_the_answer_on_arrival_with_buttons(tmp_path, monkeypatch):
-    """With the answer on this server (computed for an earlier visitor), Home shows it at once: no link to
-    find, no "Next: compute the similarity matrix" above it, and the next steps are buttons."""
+    """With the answer in the store (computed for an earlier visitor, before a restart), Home shows it at once:
+    no link to find, no "Next: compute the similarity matrix" above it, and the next steps are buttons."""
     from dashboard import compute
-    from dashboard.state import AppState
-    from simcore.matrix import DEFAULT_MEASURES
+    from dashboard.state import AppState, LoadedCorpus
+    from dashboard.workspace import matrix_csv
+    from simcore.matrix import DEFAULT_MEASURES, corpora_in
+    from simcore.store import ArtefactStore
 
     monkeypatch.setenv("SIMCORE_DEMO", "1")
     monkeypatch.setenv("SIMCORE_CACHE", str(tmp_path / "store"))
     long, best = _sample_matrix()
-    probe = AppState()
-    probe.sources = {n: None for n in sorted(p.name.split(".")[0] for p in (SAMPLE_DATA / "sources").iterdir())}
-    probe.targets = {n: None for n in best}
-    job = compute.demo_job(probe)
+    sample = AppState()
+    for bucket, folder in ((sample.sources, "sources"), (sample.targets, "targets")):
+        for corpus in corpora_in(SAMPLE_DATA / folder):
+            bucket[corpus.name] = LoadedCorpus(corpus, "sample")
+    job = compute.demo_job(sample)
     assert job.measures == list(DEFAULT_MEASURES)
+    data = matrix_csv(long)
+    ArtefactStore(tmp_path / "store").build("demo-answer", compute._answer_key(sample, job),
+                                           lambda out: (out / "matrix.csv").write_bytes(data) and None)
     answers, _ = compute._answers()
-    answers[compute._job_key(job)] = long
+    answers.clear()  # a restarted server: only the store has it
     try:
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
         at.run()
         assert not at.exception and not at.error
+        assert "matrix" not in at.session_state["simcore_state"].jobs  # nothing to compute
         text = " ".join(m.value for m in at.markdown)
         for source in best.values():
             assert f"pretrain on **{source.replace('_', chr(92) + '_')}**" in text, text
