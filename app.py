@@ -15,9 +15,12 @@ state = c.get_state()
 @st.cache_data(show_spinner=False, max_entries=32)
 def answer_rows(fingerprint: str, _long: pd.DataFrame) -> list[dict]:
     """The recommendation for language models, per target (cached by the matrix's content fingerprint)."""
-    from simcore.recommendation import recommend  # not imported before there is a matrix: a faster first page
-    return [{"target": r.target, "pick": " or ".join(r.recommended) or "no recommendation",
-             "confidence": r.confidence, "level": r.level, "why": r.reason} for r in recommend(_long, "lm")]
+    from dashboard.tables import recommendation_frame  # not imported before there is a matrix: a faster first page
+    from simcore.recommendation import recommend
+
+    frame = recommendation_frame(recommend(_long, "lm"))
+    return [{"target": r["target"], "pick": r["pretrain on"], "confidence": r["confidence"], "level": r["level"],
+             "why": r["why"]} for r in frame.to_dict("records")]
 
 
 def fingerprint(long: pd.DataFrame) -> str:

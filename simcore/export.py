@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from .errors import SimcoreError
+from .output_paths import write_text_atomic
 from .recommendation import PRETRAINING_LABEL, Recommendation, recommendation_table
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -44,12 +45,26 @@ def escape_formulas(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def csv_text(table: pd.DataFrame, **options: Any) -> str:
+    """A table as simcore writes every CSV: formula-like cells escaped, and every name read back exactly.
+
+    Python's csv quotes a cell holding a line feed but not one holding a lone carriage return, which
+    a reader takes for the end of a row; a table with such a cell is written with CRLF line ends,
+    which makes every carriage return quoted (pandas and spreadsheets read both kinds of file).
+    """
+    escaped = escape_formulas(table)
+    text_cells = [escaped[c] for c in escaped.columns
+                  if escaped[c].dtype == object or pd.api.types.is_string_dtype(escaped[c])]
+    carriage = any(col.map(lambda v: isinstance(v, str) and "\r" in v).any() for col in text_cells)
+    return escaped.to_csv(index=False, lineterminator="\r\n" if carriage else "\n", **options)
+
+
 def ranking_csv(ranking: pd.DataFrame) -> str:
-    return escape_formulas(ranking).to_csv(index=False)
+    return csv_text(ranking)
 
 
 def recommendations_csv(recommendations: list[Recommendation]) -> str:
-    return escape_formulas(recommendation_table(recommendations)).to_csv(index=False)
+    return csv_text(recommendation_table(recommendations))
 
 
 def _number(value: Any) -> float | None:
@@ -68,13 +83,17 @@ def ranking_json(ranking: pd.DataFrame, options: dict[str, Any] | None = None,
 
 
 def _md(text: Any) -> str:
-    """Text safe inside a Markdown table cell: HTML and Markdown syntax escaped."""
-    escaped = html.escape(" ".join(str(text).splitlines()), quote=False)  # a line break would end the row
-    return "".join("\\" + c if c in "\\`*_{}[]()#+-.!|~>" else c for c in escaped)
+    """Text safe inside a Markdown table cell: HTML and Markdown syntax escaped, the name recoverable exactly.
+
+    A line feed or carriage return would end the table row: they are written as the character
+    references ``&#10;`` and ``&#13;`` (html.unescape gives them back); other characters stay as given.
+    """
+    escaped = "".join("\\" + c if c in "\\`*_{}[]()#+-.!|~>" else c for c in html.escape(str(text), quote=False))
+    return escaped.replace("\n", "&#10;").replace("\r", "&#13;")
 
 
 def _confidence(rec: Recommendation) -> str:
-    return "–" if pd.isna(rec.confidence) else f"{rec.level} ({rec.confidence:.0%})"
+    return rec.confidence_text()
 
 
 def ranking_markdown(ranking: pd.DataFrame, options: dict[str, Any] | None = None,
@@ -145,7 +164,7 @@ def write_ranking(ranking: pd.DataFrame, path: Path | str, options: dict[str, An
                ".html": lambda: ranking_html(ranking, options, recommendations=recommendations)}
     if path.suffix.lower() not in writers:
         raise SimcoreError(f"cannot write {path.name}: use a .csv, .json, .md or .html file name")
-    path.write_text(writers[path.suffix.lower()](), encoding="utf-8")
+    write_text_atomic(path, writers[path.suffix.lower()]())
 
 
 def write_recommendations(recommendations: list[Recommendation], ranking: pd.DataFrame, path: Path | str,
@@ -153,6 +172,6 @@ def write_recommendations(recommendations: list[Recommendation], ranking: pd.Dat
     """The recommendation as .csv (one row per target), or .json/.md/.html with the rankings after it."""
     path = Path(path)
     if path.suffix.lower() == ".csv":
-        path.write_text(recommendations_csv(recommendations), encoding="utf-8")
+        write_text_atomic(path, recommendations_csv(recommendations))
     else:
         write_ranking(ranking, path, options, recommendations)
