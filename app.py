@@ -1,15 +1,37 @@
-"""Home: what the tool answers, one click to load the bundled sample, what is loaded now."""
+"""Home: the answer (on the sample, worked out on arrival), one click to load the sample, what is loaded now."""
 
+import pandas as pd
 import streamlit as st
 
 from dashboard import common as c
+from dashboard import compute, jobs
 from dashboard.loading import load_sample
-from dashboard.tables import recommendation_frame
 from simcore.errors import SimcoreError
-from simcore.recommendation import recommend
 
-c.setup_page("Which corpus should I pretrain on?", ":material/explore:")
+c.setup_page("Which corpus should I pretrain on?")
 state = c.get_state()
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def answer_rows(fingerprint: str, _long: pd.DataFrame) -> list[dict]:
+    """The recommendation for language models, per target (cached by the matrix's content fingerprint)."""
+    from dashboard.tables import recommendation_frame  # not imported before there is a matrix: a faster first page
+    from simcore.recommendation import recommend
+
+    frame = recommendation_frame(recommend(_long, "lm"))
+    return [{"target": r["target"], "pick": r["pretrain on"], "confidence": r["confidence"], "level": r["level"],
+             "why": r["why"]} for r in frame.to_dict("records")]
+
+
+def fingerprint(long: pd.DataFrame) -> str:
+    return str(int(pd.util.hash_pandas_object(long[["source", "target", "measure", "value"]], index=False).sum()))
+
+
+def nav_button(page: str, text: str, icon: str, key: str, primary: bool = False) -> None:
+    """A next step that looks like a button and opens its page."""
+    if st.button(text, icon=icon, key=key, type="primary" if primary else "secondary", width="stretch"):
+        st.switch_page(page)
+
 
 st.markdown(
     "You have a small **target** sample of the text your named-entity recogniser must handle and several "
@@ -17,6 +39,31 @@ st.markdown(
     "the target (vocabulary coverage, language-model perplexity, word-vector variance, n-gram divergence) "
     "predict which source helps the NER model most (Dai et al. 2019, 2020) — before you spend days pretraining."
 )
+
+task = jobs.running(state, compute.KIND)
+if state.matrix is not None:
+    st.subheader("The answer")
+    try:
+        rows = answer_rows(fingerprint(state.matrix), state.matrix)
+        for row in rows:
+            confidence = "" if pd.isna(row["confidence"]) else f", confidence {row['confidence']:.0%}"
+            st.markdown(f"**{c.md(row['target'])}**: pretrain on **{c.md(row['pick'])}** ({row['level']}{confidence})")
+            st.caption(c.md(row["why"]))  # the whole reason, wrapped (a table cell would cut it)
+        st.caption(f"For language models and BERT-style encoders, from {c.md(state.matrix_label)}.")
+        steps = st.columns(3)
+        with steps[0]:
+            nav_button(c.RANKING, "Rankings, word vectors and downloads", ":material/trophy:", "next_ranking", True)
+        with steps[1]:
+            nav_button(c.PREDICTIVENESS, "Does similarity predict NER F1?", ":material/insights:", "next_pred")
+        with steps[2]:
+            nav_button(c.SIMILARITY, "Heatmaps, or compute with other options", ":material/grid_on:", "next_sim")
+    except SimcoreError as exc:
+        st.caption(f"No recommendation for this matrix: {exc}")
+elif task is not None:
+    st.subheader("The answer")
+    st.caption("Working it out in the background (the first time on this server takes about a minute); it "
+               "appears here when it is done, and goes on if you open other pages.")
+    c.job_progress(compute.KIND, lambda job: f"{len(job.partial)} similarity values finished.")
 
 sample_loaded = bool(state.extra.get("sample_loaded")) and any(
     loaded.origin == "sample" for loaded in [*state.sources.values(), *state.targets.values()])
@@ -26,8 +73,18 @@ with left:
     st.caption("Six sources in different registers (clinical notes, abstracts, news, protocols, reviews, tweets) "
                "and three NER-tagged targets (forum posts, news, lab protocols).")
     if sample_loaded:
-        st.success("The sample is loaded. Next: compute the similarity matrix.")
-        st.page_link(c.SIMILARITY, label="Compute the similarity matrix", icon=":material/grid_on:")
+        if state.matrix is not None:
+            st.success("The sample is loaded; its answer is above.")
+        elif task is not None:
+            st.info("The sample is loaded; its answer is being worked out above.")
+        else:
+            st.success("The sample is loaded.")
+            if st.button("Work out the answer", type="primary", key="demo_answer", icon=":material/play_arrow:"):
+                try:
+                    compute.start_demo_answer(state)
+                    c.changed(state)
+                except SimcoreError as exc:
+                    st.error(str(exc))
         if st.button("Load the sample again", key="load_sample",
                      help="Adds back sample corpora you removed or renamed"):
             try:
@@ -43,29 +100,14 @@ with left:
                 c.changed(state, "success", f"Loaded {len(state.sources)} sources and {len(state.targets)} targets.")
             except SimcoreError as exc:
                 st.error(str(exc))
-        st.page_link(c.SIMILARITY, label="Then compute the similarity matrix", icon=":material/grid_on:")
 with right:
     st.subheader("Or bring your own")
-    st.page_link(c.CORPORA, label="Corpora: upload a target sample and your sources", icon=":material/library_books:")
-    st.page_link(c.OPEN_RESULTS, label="Open results: a matrix computed with `simcore matrix`", icon=":material/folder_open:")
-    st.page_link(c.PREDICTIVENESS, label="Predictiveness: does similarity predict NER F1?", icon=":material/insights:")
-    st.page_link(c.AGREEMENT, label="Agreement: do the measures agree?", icon=":material/handshake:")
-    st.page_link(c.RANKING, label="Ranking and export", icon=":material/trophy:")
-    st.page_link(c.COMPARE, label="Compare two results: what changed between two runs", icon=":material/compare_arrows:")
-
-if state.matrix is not None:
-    st.divider()
-    st.subheader("The answer")
-    try:
-        answer = recommendation_frame(recommend(state.matrix, "lm"))
-        st.dataframe(answer[["target", "pretrain on", "confidence", "level", "why"]], hide_index=True,
-                     width="stretch", column_config={"confidence": st.column_config.ProgressColumn(
-                         "confidence", min_value=0.0, max_value=1.0, format="percent")})
-        st.caption(f"For language models and BERT-style encoders, from {c.md(state.matrix_label)}. "
-                   "For word vectors, and the rankings behind it:")
-        st.page_link(c.RANKING, label="Ranking and export", icon=":material/trophy:")
-    except SimcoreError as exc:
-        st.caption(f"No recommendation for this matrix: {exc}")
+    nav_button(c.CORPORA, "Corpora: upload a target sample and your sources", ":material/library_books:", "go_corpora")
+    nav_button(c.OPEN_RESULTS, "Open results: a matrix from `simcore matrix`, or a workspace",
+               ":material/folder_open:", "go_open")
+    nav_button(c.PREDICTIVENESS, "Predictiveness: does similarity predict NER F1?", ":material/insights:", "go_pred")
+    nav_button(c.COMPARE, "Compare two results: what changed between two runs", ":material/compare_arrows:",
+               "go_compare")
 
 st.divider()
 st.subheader("Loaded now")

@@ -131,7 +131,7 @@ def scatter(points: pd.DataFrame, measure: str, y_title: str = "F1 improvement",
     data = points[["source", "target", "value", "improvement"]].dropna()
     domain = targets or sorted(data["target"].unique())
     colours = [TARGET_COLOURS[i % len(TARGET_COLOURS)] for i in range(len(domain))]
-    shapes = [TARGET_SHAPES[(i // len(TARGET_COLOURS)) % len(TARGET_SHAPES)] for i in range(len(domain))]
+    shapes = [TARGET_SHAPES[i % len(TARGET_SHAPES)] for i in range(len(domain))]  # the caption promises shapes
     colour = alt.Color("target:N", scale=alt.Scale(domain=domain, range=colours),
                        legend=alt.Legend(orient="right", title="target"))
     shape = alt.Shape("target:N", scale=alt.Scale(domain=domain, range=shapes), legend=None)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -17,15 +19,19 @@ import streamlit as st
 
 from simcore.errors import SimcoreError
 
-from . import jobs
+from . import compute, jobs
+from . import workspace as ws
 from .loading import load_sample
+from .paths import SAMPLE_DATA, resolve_server_path
 from .resources import get_store, get_workbench, workbench_lock
 from .state import AppState, Job, LoadedCorpus, NamedMatrix
 
 __all__ = ["AppState", "Job", "LoadedCorpus", "NamedMatrix", "get_state", "get_store", "get_workbench",
-           "workbench_lock", "setup_page", "pick_matrix", "keep_choices", "save_choices", "changed", "md"]
+           "workbench_lock", "setup_page", "pick_matrix", "keep_choices", "save_choices", "changed", "md",
+           "save_workspace", "switch_workspace", "get_workspaces"]
 
 STATE_KEY = "simcore_state"
+PAGE_ICON = "🧭"
 # How often a running job's progress is redrawn: each redraw is a script run on the server, for every session.
 REFRESH_SECONDS = 2.0
 
@@ -57,18 +63,102 @@ NAVIGATION = [
 
 
 def get_state() -> AppState:
-    """The session's state object (created empty on a session's first page)."""
+    """The session's state object: on a session's first page, the workspace its address names (``?ws=``),
+    or a new one (on the sample with SIMCORE_DEMO=1)."""
     state = st.session_state.get(STATE_KEY)
     if not isinstance(state, AppState):
         state = AppState()
         st.session_state[STATE_KEY] = state
-        if os.environ.get("SIMCORE_DEMO") == "1":  # scripts/demo.sh: every new session starts on the sample
-            try:
-                load_sample(state)
-                state.extra["sample_loaded"] = True
-            except SimcoreError as exc:
-                st.error(str(exc))
+        open_workspace(state, st.query_params.get("ws"))
     return state
+
+
+# ---- the workspace on disk (dashboard.workspace) ---------------------------------------------------------
+
+@st.cache_resource(show_spinner=False)
+def _workspaces(root: str) -> ws.Workspaces:
+    return ws.Workspaces(Path(root) / "workspaces")
+
+
+def get_workspaces() -> ws.Workspaces:
+    """The workspace folders of this server (under the artefact store)."""
+    return _workspaces(str(get_store().root))
+
+
+def locator() -> ws.Locator:
+    return ws.Locator(get_store(), SAMPLE_DATA, resolve_server_path)
+
+
+def _new_workspace(state: AppState, related: list[str] | None = None, demo: bool = True) -> None:
+    state.workspace = ws.new_id()
+    state.workspace_name = time.strftime("Workspace of %d %b %Y, %H:%M")
+    state.workspace_created = time.time()
+    state.workspace_related = list(related or [])
+    if demo and os.environ.get("SIMCORE_DEMO") == "1":  # scripts/demo.sh: a visitor starts on the sample...
+        try:
+            load_sample(state)
+            state.extra["sample_loaded"] = True
+            compute.start_demo_answer(state)  # ...and its answer (at once when this server has it)
+        except SimcoreError as exc:
+            state.say("error", str(exc))
+
+
+def open_workspace(state: AppState, ws_id: str | None) -> None:
+    """Fill an empty state from the workspace ``ws_id`` (a new workspace when there is none by that id)."""
+    spaces = get_workspaces()
+    if ws_id and spaces.exists(ws_id):
+        try:
+            manifest = spaces.manifest(ws_id)
+            notes = ws.restore(spaces.read(ws_id), state, locator())
+            state.workspace, state.workspace_name = ws_id, str(manifest.get("name", ""))[:ws.MAX_NAME]
+            state.workspace_created = float(manifest.get("created") or time.time())
+            related = manifest.get("related")
+            state.workspace_related = [r for r in related if ws.valid_id(r)] if isinstance(related, list) else []
+            for note in notes[:10]:
+                state.say("warning", note)
+            return
+        except SimcoreError as exc:
+            state.say("error", f"The workspace could not be opened: {exc}. This is a new one.")
+            state.__init__()  # type: ignore[misc]  # drop anything half-restored
+    elif ws_id:
+        state.say("warning", "No workspace at this address (deleted, or the address is incomplete): this is a new one.")
+    _new_workspace(state)
+
+
+def save_workspace(state: AppState) -> None:
+    """Write the state's workspace files that changed (nothing until the workspace holds something)."""
+    if not state.workspace:
+        return
+    spaces = get_workspaces()
+    if not ws.has_content(state) and not spaces.exists(state.workspace):
+        return
+    try:
+        files = ws.snapshot(state, state.workspace_name, get_store().root, SAMPLE_DATA, state.workspace_created,
+                            state.workspace_related)
+        spaces.write(state.workspace, files)
+    except (OSError, SimcoreError) as exc:
+        if not state.extra.get("workspace_warned"):
+            state.extra["workspace_warned"] = True
+            st.warning(f"Your work could not be saved on the server ({exc}); a reload would lose it.")
+
+
+def switch_workspace(state: AppState, ws_id: str | None) -> None:
+    """Leave this workspace for another (or a new one, ``None``): the session's state starts again from it."""
+    save_workspace(state)
+    for job in state.jobs.values():
+        if job.running:
+            job.cancel()
+    related = [state.workspace, *state.workspace_related]
+    fresh = AppState()
+    st.session_state[STATE_KEY] = fresh
+    if ws_id is None:
+        _new_workspace(fresh, related, demo=False)
+    else:
+        open_workspace(fresh, ws_id)
+        fresh.workspace_related = list(dict.fromkeys(
+            [r for r in [*fresh.workspace_related, *related] if r != fresh.workspace]))
+    st.query_params["ws"] = fresh.workspace
+    save_workspace(fresh)
 
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
@@ -130,6 +220,12 @@ def save_choices(state: AppState, form: str, keys: Iterable[str]) -> None:
     state.extra.setdefault("forms", {})[form] = {k: st.session_state[k] for k in keys if k in st.session_state}
 
 
+def remember_pick(mapping: dict[str, Any], name: str, key: str, leave_out: str) -> None:
+    """A name match the user picked (an on_change callback): kept for the session and its workspace."""
+    picked = st.session_state.get(key)
+    mapping[name] = None if picked == leave_out else picked
+
+
 # ---- named matrices -----------------------------------------------------------------------------------
 
 def pick_matrix(state: AppState, page: str) -> NamedMatrix | None:
@@ -164,7 +260,7 @@ def job_progress(kind: str, caption: Callable[[jobs.BackgroundJob], str],
         current = jobs.running(get_state(), kind)
         if current is None:
             st.rerun()
-        st.progress(current.fraction, text=md(f"{current.title}: {current.message}"))
+        st.progress(current.fraction, text=md(current.line()))
         st.caption(caption(current))
         if rows is not None and current.partial:
             st.dataframe(rows(current), hide_index=True)
@@ -175,7 +271,7 @@ def job_progress(kind: str, caption: Callable[[jobs.BackgroundJob], str],
 # ---- sidebar ------------------------------------------------------------------------------------------
 
 def _job_line(job: jobs.BackgroundJob) -> str:
-    return f"{job.title}: {job.message} ({job.fraction:.0%}, {job.elapsed():.0f} s)"
+    return job.line()
 
 
 def _jobs_panel() -> None:
@@ -193,6 +289,9 @@ def _jobs_panel() -> None:
 
 def _loaded_now(state: AppState) -> None:
     st.markdown("**Loaded now**")
+    st.caption(f"Workspace: {md(state.workspace_name)} (saved as you work; its address reopens it)")
+    st.page_link(OPEN_RESULTS, label="Manage workspaces", icon=":material/work:",
+                 query_params={"tab": "workspaces", "ws": state.workspace})
     if not (state.sources or state.targets or state.matrices or state.results is not None):
         st.caption("Nothing yet. Load the bundled sample on the home page or add corpora on the Corpora page.")
         return
@@ -218,10 +317,14 @@ def _sidebar(state: AppState) -> None:
 
 
 def setup_page(title: str, icon: str = "") -> None:
-    """Page configuration, finished jobs filed, the shared sidebar, title and pending messages; call first."""
-    st.set_page_config(page_title=f"{title} · simcore", page_icon=icon or None, layout="wide")
+    """(``icon`` is kept for the pages' calls; every page has the app's own icon.) Page configuration, finished jobs filed, the shared sidebar, title and pending messages; call first."""
+    # An emoji favicon is drawn by the browser; a Material icon would be fetched from fonts.gstatic.com.
+    st.set_page_config(page_title=f"{title} · simcore", page_icon=PAGE_ICON, layout="wide")
     state = get_state()
+    if st.query_params.get("ws") != state.workspace:
+        st.query_params["ws"] = state.workspace  # a reload, a bookmark or a new tab opens this workspace again
     jobs.collect(state)
+    save_workspace(state)  # what the last run changed
     _sidebar(state)
     st.title(title)
     messages, state.flash = state.flash, []

@@ -81,3 +81,23 @@ def compare(long_a: pd.DataFrame, long_b: pd.DataFrame) -> Comparison:
         measures=measures, targets=sorted(sets["target"][0]), sources=sorted(sets["source"][0]),
         only_a={k: v[1] for k, v in sets.items() if v[1]}, only_b={k: v[2] for k, v in sets.items() if v[2]},
         ranking_a=rank_sources(shared(long_a), measures), ranking_b=rank_sources(shared(long_b), measures))
+
+
+def comparable(long_a: pd.DataFrame, long_b: pd.DataFrame) -> bool:
+    """Whether two matrices share a target, two sources and a similarity measure (so :func:`compare` has rankings)."""
+    def names(long: pd.DataFrame, column: str) -> set[str]:
+        return set(long[column].dropna().astype(str))
+
+    similarity = set(long_a.loc[long_a["direction"] != 0, "measure"].astype(str))
+    return bool(names(long_a, "target") & names(long_b, "target")) and len(
+        names(long_a, "source") & names(long_b, "source")) >= 2 and bool(similarity & names(long_b, "measure"))
+
+
+def default_pair(matrices: dict[str, pd.DataFrame]) -> tuple[str, str] | None:
+    """The newest two matrices (oldest first) that can be compared, or None when no two can."""
+    names = list(matrices)
+    for j in range(len(names) - 1, 0, -1):
+        for i in range(j - 1, -1, -1):
+            if comparable(matrices[names[i]], matrices[names[j]]):
+                return names[i], names[j]
+    return None

@@ -7,15 +7,20 @@ when the job is cancelled. When it ends the matrix is kept under a new name (not
 
 from __future__ import annotations
 
+import hashlib
 import json
+import threading
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import streamlit as st
 
 from simcore.errors import SimcoreError
-from simcore.matrix import COLUMNS
+from simcore.matrix import COLUMNS, DEFAULT_MEASURES
 from simcore.measures import MeasureOptions, all_measures, get_measure
+from simcore.store import digest
 from simcore.tokenize import TokenizerOptions
 
 from . import jobs, work
@@ -29,12 +34,41 @@ def job_options(job: Job) -> tuple[MeasureOptions, TokenizerOptions]:
     return MeasureOptions.from_dict(job.options), TokenizerOptions(**job.tokenizer)
 
 
+# Rough cost of one (source, target) value of each measure, relative to a coverage count: training a
+# source's word vectors (WVV) and its KenLM model (PPL) dominate; the progress bar weighs finished cells by it.
+MEASURE_COST = {"wvv": 20.0, "ppl": 6.0, "tvcc": 4.0, "jsd": 2.0, "tvc": 1.0, "ttr": 0.5}
+
+
+def cell_cost(row: dict[str, Any]) -> float:
+    return MEASURE_COST.get(str(row.get("measure", "")), 2.0)
+
+
+def options_label(job: Job) -> str:
+    """What sets a run apart from the default choices, e.g. ``PPL order 4, 3 sub-corpora, case kept``."""
+    default = MeasureOptions()
+    words = {"ppl_order": "PPL order", "jsd_max_n": "JSD n ≤", "wvv_words": "WVV words", "seed": "seed",
+             "ppl_per_sentence": "PPL per sentence"}
+    parts = [f"{text} {job.options[key]}" for key, text in words.items()
+             if key in job.options and job.options[key] != getattr(default, key, None)]
+    if "tvcc_pos" in job.options and "PROPN" in job.options["tvcc_pos"]:
+        parts.append("TVcC with proper nouns")
+    if job.samples != 1:
+        parts.append(f"{job.samples} sub-corpora")
+    if job.sample_tokens:
+        parts.append(f"{job.sample_tokens:,} tokens each")
+    if not job.tokenizer.get("lowercase", True):
+        parts.append("case kept")
+    if list(job.measures) != list(DEFAULT_MEASURES):
+        parts.append(", ".join(get_measure(m).label for m in job.measures))
+    return ", ".join(parts) or "default options"
+
+
 def _run_name(state: AppState, job: Job) -> str:
     runs = sum(1 for m in state.matrices.values() if m.job is not None) + 1
-    return f"run {runs}: {len(job.sources)} sources × {len(job.targets)} targets"
+    return f"run {runs}: {len(job.sources)} sources × {len(job.targets)} targets, {options_label(job)}"
 
 
-def start_matrix(state: AppState, job: Job) -> jobs.BackgroundJob:
+def start_matrix(state: AppState, job: Job, on_done: Any = None, title: str = "") -> jobs.BackgroundJob:
     """Start computing the matrix for these choices in the background (SimcoreError when they do not make sense)."""
     missing = [n for n in job.sources if n not in state.sources] + [n for n in job.targets if n not in state.targets]
     if missing:
@@ -51,19 +85,99 @@ def start_matrix(state: AppState, job: Job) -> jobs.BackgroundJob:
                    sources=sources, targets=targets, measures=list(job.measures), samples=job.samples,
                    sample_tokens=job.sample_tokens)
     total = len(job.sources) * len(job.targets) * len(job.measures)
-    return jobs.start(state, KIND, f"Similarity matrix ({total} values)", task, _finished, params=job,
-                      lock=bench.lock)
+    total_cost = len(job.sources) * len(job.targets) * sum(cell_cost({"measure": m}) for m in job.measures)
+    return jobs.start(state, KIND, title or f"Similarity matrix ({total} values)", task, on_done or _finished,
+                      params=job, lock=bench.lock, total=total, cost=cell_cost, total_cost=total_cost)
+
+
+# ---- the demo's answer: the sample's matrix, computed at start (once per server) -------------------------
+
+DEMO_NAME = "the sample, default options"
+
+
+@st.cache_resource(show_spinner=False)
+def _answers() -> tuple[dict[str, pd.DataFrame], threading.Lock]:
+    """Matrices of the demo's default job by its choices, computed once per server and shared by sessions."""
+    return {}, threading.Lock()
+
+
+def demo_job(state: AppState) -> Job:
+    """The Similarity form's default choices for every loaded corpus."""
+    options = MeasureOptions()
+    return Job(sources=sorted(state.sources), targets=sorted(state.targets), measures=list(DEFAULT_MEASURES),
+               options=json.loads(json.dumps(options.subset(tuple(options.__dataclass_fields__)))),
+               tokenizer={"lowercase": True})
+
+
+def _job_key(job: Job) -> str:
+    return json.dumps([job.sources, job.targets, job.measures, job.options, job.tokenizer, job.samples,
+                       job.sample_tokens], sort_keys=True, default=str)
+
+
+@st.cache_resource(show_spinner=False)
+def _code_version() -> str:
+    """A hash of simcore's source: a stored answer is used only with the code that computed it."""
+    package = Path(__file__).resolve().parent.parent / "simcore"
+    h = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        h.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def _answer_key(state: AppState, job: Job) -> str:
+    corpora = [(n, str(b[n].corpus.path), b[n].corpus.size_bytes) for b, names in
+               ((state.sources, job.sources), (state.targets, job.targets)) for n in names]
+    return digest("demo-answer", _job_key(job), json.dumps(corpora), _code_version())
+
+
+def start_demo_answer(state: AppState) -> None:
+    """With the sample loaded: its matrix at once when this server (or its store, from an earlier start) has
+    it, else computed in the background."""
+    job = demo_job(state)
+    if not job.sources or not job.targets or jobs.running(state, KIND) is not None:
+        return
+    answers, lock = _answers()
+    key = _answer_key(state, job)
+    with lock:
+        table = answers.get(key)
+    if table is None:
+        stored = get_store().get("demo-answer", key)
+        if stored is not None:
+            from .workspace import read_matrix_csv
+
+            table = read_matrix_csv((stored / "matrix.csv").read_bytes(), DEMO_NAME)
+            with lock:
+                answers[key] = table
+    if table is not None:
+        _keep(state, job, table.copy(), DEMO_NAME)
+        return
+    start_matrix(state, job, on_done=partial(_demo_finished, key=key), title="Working out the sample's answer")
+
+
+def _demo_finished(state: AppState, task: jobs.BackgroundJob, key: str) -> None:
+    from .workspace import matrix_csv
+
+    answers, lock = _answers()
+    with lock:
+        answers[key] = task.result.copy()
+    data = matrix_csv(task.result)
+    get_store().build("demo-answer", key, lambda out: (out / "matrix.csv").write_bytes(data) and None)
+    _keep(state, task.params, task.result, DEMO_NAME)
 
 
 def _finished(state: AppState, task: jobs.BackgroundJob) -> None:
-    job: Job = task.params
-    table: pd.DataFrame = task.result
+    name = _keep(state, task.params, task.result, _run_name(state, task.params))
+    state.say("success", f"Computed {len(task.result)} similarity values: kept as “{name}”.")
+
+
+def _keep(state: AppState, job: Job, table: pd.DataFrame, name: str) -> str:
+    """Keep a computed matrix under ``name`` (made unique) with the settings that made it."""
     options, tokenizer = job_options(job)
     settings = {"measures": job.measures, "samples": job.samples,
-                "sample_tokens": int(table["sample_tokens"].iloc[0]) if len(table) else job.sample_tokens,
+                "sample_tokens": int(table["sample_tokens"].iloc[0]) if len(table) and "sample_tokens" in table
+                and pd.notna(table["sample_tokens"].iloc[0]) else job.sample_tokens,
                 **json.loads(json.dumps(options.subset(tuple(options.__dataclass_fields__)))), **tokenizer.as_dict()}
-    name = state.add_matrix(NamedMatrix(_run_name(state, job), table, "computed here", settings, job=job))
-    state.say("success", f"Computed {len(table)} similarity values: kept as “{name}”.")
+    return state.add_matrix(NamedMatrix(name, table, "computed here", settings, job=job))
 
 
 def partial_matrix(task: jobs.BackgroundJob) -> pd.DataFrame:

@@ -46,13 +46,35 @@ class JobCancelled(Exception):
     """Raised inside the worker at its next progress report once the user pressed Cancel."""
 
 
+def duration(seconds: float) -> str:
+    """``45 s``, ``3 min 20 s``, ``1 h 5 min``: a time span as people say it."""
+    seconds = max(0, int(round(seconds)))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
 @dataclass
 class BackgroundJob:
+    """One job of a session, as the pages show it.
+
+    Its ``fraction`` never goes backwards: it is the furthest of what the work reported and, for work
+    that finishes rows (the matrix's cells), the expected cost of the finished rows over the expected
+    cost of all (``cost`` weighs a row: a word-vector cell costs far more than a coverage count).
+    """
+
     kind: str
     title: str
     params: Any = None  # the choices that started it (kept for the page's form)
-    message: str = "starting"
+    message: str = "starting a worker process"
     fraction: float = 0.0
+    total: int | None = None  # rows expected, when known
+    cost: Callable[[dict[str, Any]], float] | None = field(default=None, repr=False)
+    total_cost: float = 0.0
+    done_cost: float = 0.0
+    work_started: float | None = None  # when the work itself began (after waiting for the server's lock)
     status: str = RUNNING
     result: Any = None
     error: str | None = None
@@ -78,7 +100,40 @@ class BackgroundJob:
         if self._cancel.is_set():
             raise JobCancelled
         self.message = str(message)[:160]
-        self.fraction = max(0.0, min(1.0, float(fraction)))
+        self.advance(fraction)
+
+    def advance(self, fraction: float) -> None:
+        """Move the bar to ``fraction`` (or to the share of the finished rows' cost when that is ahead); never back."""
+        by_rows = self.done_cost / self.total_cost if self.total_cost > 0 else 0.0
+        ahead = max(self.fraction, float(fraction), min(0.99, by_rows))
+        self.fraction = max(0.0, min(1.0 if self.status != RUNNING else 0.999, ahead))
+
+    def add_row(self, row: dict[str, Any]) -> None:
+        """A finished row: kept, and counted towards the progress by its expected cost."""
+        self.partial.append(row)
+        if self.cost is not None and self.total_cost > 0:
+            self.done_cost += self.cost(row)
+            self.advance(self.fraction)
+
+    def eta(self) -> float | None:
+        """Seconds left, from the pace so far; None until there is a pace to go by."""
+        if self.work_started is None or not self.running:
+            return None
+        spent = time.time() - self.work_started
+        if self.fraction < 0.01 or spent < 2:
+            return None
+        return spent * (1 - self.fraction) / self.fraction
+
+    def line(self) -> str:
+        """``Similarity matrix: ppl of news → forum — 34 of 108 values · 31% · 1 min 05 s, about 2 min 20 s left``."""
+        parts = [f"{self.fraction:.0%}"]
+        if self.total:
+            parts.insert(0, f"{len(self.partial)} of {self.total} values")
+        parts.append(duration(self.elapsed()))
+        left = self.eta()
+        if left is not None:
+            parts[-1] += f", about {duration(left)} left"
+        return f"{self.title}: {self.message} — " + " · ".join(parts)
 
     def cancel(self) -> None:
         self._cancel.set()
@@ -102,7 +157,8 @@ def running(state: AppState, kind: str) -> BackgroundJob | None:
 
 def start(state: AppState, kind: str, title: str, work: Callable[[Any], Any],
           on_done: Callable[[AppState, BackgroundJob], None], params: Any = None,
-          lock: threading.Lock | None = None) -> BackgroundJob:
+          lock: threading.Lock | None = None, total: int | None = None,
+          cost: Callable[[dict[str, Any]], float] | None = None, total_cost: float = 0.0) -> BackgroundJob:
     """Run ``work(task)`` in a child process owned by this session; one job of a kind at a time.
 
     With ``lock`` (shared by the sessions of this server) the job waits for it before it starts, so
@@ -110,7 +166,8 @@ def start(state: AppState, kind: str, title: str, work: Callable[[Any], Any],
     """
     if running(state, kind) is not None:
         raise SimcoreError(f"a {kind} computation is already running; wait for it or cancel it in the sidebar")
-    job = BackgroundJob(kind=kind, title=title, params=params, on_done=on_done)
+    job = BackgroundJob(kind=kind, title=title, params=params, on_done=on_done, total=total, cost=cost,
+                        total_cost=total_cost)
     job._thread = threading.Thread(target=_watch, args=(job, work, lock), name=f"simcore-{kind}-job", daemon=True)
     state.jobs[kind] = job
     job._thread.start()
@@ -123,6 +180,8 @@ def _watch(job: BackgroundJob, work: Callable[[Any], Any], lock: threading.Lock 
         if lock is not None:
             while not lock.acquire(timeout=0.5):
                 job.progress("waiting for another computation on this server to finish", 0.0)
+        job.work_started = time.time()
+        job.message = "starting a worker process (loading simcore)"
         try:
             _supervise(job, work)
         finally:
@@ -145,8 +204,13 @@ def _supervise(job: BackgroundJob, work: Callable[[Any], Any]) -> None:
     _children.add(child)
     send.close()  # the child holds the only writing end: end of file once it exits
     cancel_sent: float | None = None
+    heard = False  # nothing from the child yet: it is still starting and has stored nothing
     try:
         while True:
+            if job.cancel_requested and not heard:
+                child.terminate()  # Cancel during the start is at once
+                job.status, job.message = CANCELLED, "cancelled"
+                return
             if job.cancel_requested and cancel_sent is None:
                 cancel.set()
                 cancel_sent = time.time()
@@ -163,6 +227,7 @@ def _supervise(job: BackgroundJob, work: Callable[[Any], Any]) -> None:
                 job.status = FAILED
                 job.error = f"the computation stopped unexpectedly (exit code {child.exitcode})"
                 return
+            heard = True
             if _record(job, message):
                 return
     finally:
@@ -177,9 +242,10 @@ def _record(job: BackgroundJob, message: tuple[Any, ...]) -> bool:
     """Copy one report of the child onto the job; True once the work has ended."""
     what = message[0]
     if what == "progress":
-        job.message, job.fraction = message[1], message[2]
+        job.message = message[1]
+        job.advance(message[2])
     elif what == "row":
-        job.partial.append(message[1])
+        job.add_row(message[1])
     elif what == DONE:
         job.result = message[1]
         job.fraction, job.message, job.status = 1.0, "done", DONE

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import pandas as pd
 
-from simcore.analysis import to_long
 from simcore.corpora.formats import DATASET_METADATA
 from simcore.corpus import Corpus, display_name, format_of, save_upload
 from simcore.errors import SimcoreError
+from simcore.export import unescape_formula
 from simcore.matrix import corpora_in
+from simcore.measures import all_measures
 
 from .paths import SAMPLE_DATA, TABLE3, resolve_server_path
 from .resources import get_store, get_workbench
@@ -64,6 +66,26 @@ def add_upload(state: AppState, role: str, filename: str, data: bytes, fmt: str 
     corpus = Corpus.from_path(path, name=display_name(filename), fmt=fmt, text_field=text_field or "text",
                               max_decompressed_bytes=UPLOAD_DECOMPRESSED_LIMIT)
     return add_corpus(state, role, corpus, f"upload: {display_name(filename)}")
+
+
+# File names that say nothing about the text (split names, placeholders): an upload named so is asked for a name.
+VAGUE_NAMES = {"test", "dev", "train", "valid", "validation", "eval", "data", "corpus", "sample", "samples", "text",
+               "texts", "input", "file", "upload", "target", "source", "all", "full", "out", "output", "new", "tmp",
+               "temp", "untitled", "export", "download", "file1", "file2", "data1", "data2", "test1", "test2", "doc"}
+_COPY_SUFFIX = re.compile(r"\s*\(\d+\)$")
+
+
+def says_little(name: str) -> bool:
+    """True for a corpus name like ``test`` or ``dev (2)``, which tells nothing about the text."""
+    return _COPY_SUFFIX.sub("", name).strip().lower() in VAGUE_NAMES
+
+
+def suggest_name(role: str, name: str) -> str:
+    """A placeholder showing the kind of name that helps, from the vague one."""
+    base = _COPY_SUFFIX.sub("", name).strip()
+    if role == "target":
+        return f"e.g. forum posts ({base} split)"
+    return "e.g. clinical notes 2019"
 
 
 def add_server_path(state: AppState, role: str, text: str, fmt: str | None = None, text_field: str = "text",
@@ -167,10 +189,33 @@ def set_results(state: AppState, table: pd.DataFrame, label: str) -> None:
 
 
 def add_matrix_table(state: AppState, table: pd.DataFrame, label: str, origin: str) -> str:
-    """Keep a matrix read from a table under ``label`` (made unique); returns the name it got."""
+    """Keep a matrix read from a table under ``label`` (made unique); returns the name it got.
+
+    simcore's own exports open too: the ranking CSV keeps its similarity values (its combined
+    'recommended' ranking is left out, it is no measure); the recommendation CSV is refused by name.
+    """
+    lower = {str(col).strip().lower() for col in table.columns}
+    if "recommended" in lower and "source" not in lower:
+        raise SimcoreError(f"{label} is simcore's recommendation table (one row per target), not a similarity "
+                           "matrix: open the matrix CSV (Open results: Download this matrix) or the ranking CSV")
+    from simcore.analysis import to_long  # scipy loads with it: not on every page's first import
+
     long = to_long(table)
     if long.empty:
         raise SimcoreError(f"{label}: the table has no rows")
+    for column in ("source", "target"):  # simcore's CSVs quote names a spreadsheet would run
+        long[column] = long[column].map(unescape_formula)
+    known = set(all_measures())
+    unknown = sorted(set(long["measure"]) - known)
+    if unknown:
+        long = long[long["measure"].isin(known)].reset_index(drop=True)
+        if long.empty:
+            raise SimcoreError(f"{label} holds no similarity measure simcore knows (it has {', '.join(unknown)}; "
+                               f"known: {', '.join(all_measures())})")
+        state.say("info", f"{label}: left out {', '.join(unknown)}, which "
+                          f"{'is' if len(unknown) == 1 else 'are'} not a similarity measure"
+                          + (" (the ranking's combined order, recomputed on the Ranking page)"
+                             if "recommended" in unknown else "") + ".")
     options = {}
     if "options" in long and long["options"].notna().any():
         options = {"options (first row)": str(long["options"].dropna().iloc[0])}

@@ -50,6 +50,28 @@ class ProbeRequest:
         return (1 + len(self.sources)) * self.seeds
 
 
+def weak_caps(caps: ProbeCaps) -> list[str]:
+    """Caps so small that every F1 would say nothing (a run of 500 sentences, 1 epoch, 5 s gave F1 0)."""
+    reasons = []
+    if caps.epochs < 3:
+        reasons.append(f"{caps.epochs} epoch{'s' if caps.epochs != 1 else ''} (the tagger barely starts learning)")
+    if caps.seconds < 30:
+        reasons.append(f"{caps.seconds:.0f} s per run (most runs stop before their first epoch ends)")
+    if caps.train_sentences is not None and caps.train_sentences < 1000:
+        reasons.append(f"{caps.train_sentences} train sentences (too few for the sources' vectors to make a "
+                       "difference that shows)")
+    return reasons
+
+
+def time_bound(caps: ProbeCaps, sources: int, seeds: int) -> str:
+    """What the caps allow at most: ``19 training runs of at most 5 min 00 s: at most 1 h 35 min``."""
+    from .jobs import duration
+
+    runs = (1 + sources) * seeds
+    return (f"{runs} training run{'s' if runs != 1 else ''} of at most {duration(caps.seconds)}: at most "
+            f"{duration(runs * caps.seconds)}, less for runs already stored or stopped by their epochs")
+
+
 def loaded_target_dirs(state: AppState) -> list[str]:
     """The loaded targets that are directories of splits (the ones a probe can use)."""
     return sorted(name for name, t in state.targets.items() if t.corpus.path.is_dir())

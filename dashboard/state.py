@@ -82,6 +82,11 @@ class AppState:
     flash: list[tuple[str, str]] = field(default_factory=list)
     # Anything a page wants to keep (other pages may use their own keys).
     extra: dict[str, Any] = field(default_factory=dict)
+    # The workspace on disk this state is saved in (dashboard.workspace): its id (in the address), name, links.
+    workspace: str = ""
+    workspace_name: str = ""
+    workspace_created: float = 0.0
+    workspace_related: list[str] = field(default_factory=list)
 
     # The active matrix, as the pages and the exports read it.
     @property

@@ -8,7 +8,6 @@ opens simcore's on-disk store itself; artefacts built here are the ones the page
 from __future__ import annotations
 
 import os
-
 from pathlib import Path
 from typing import Any
 

@@ -5,7 +5,17 @@ import streamlit as st
 
 from dashboard import common as c
 from dashboard.corpus_view import corpus_preview, corpus_stats, length_chart
-from dashboard.loading import FORMAT_CHOICES, UPLOAD_TYPES, add_server_path, add_upload, corpus_choices, remove, rename
+from dashboard.loading import (
+    FORMAT_CHOICES,
+    UPLOAD_TYPES,
+    add_server_path,
+    add_upload,
+    corpus_choices,
+    remove,
+    rename,
+    says_little,
+    suggest_name,
+)
 from dashboard.paths import data_roots
 from simcore.corpus import ReadNotes
 from simcore.errors import SimcoreError
@@ -35,12 +45,13 @@ with add_tab:
     if submitted:
         if not files:
             st.warning("Choose one or more files first.")
-        for f in files or []:
-            try:
-                name = add_upload(state, role, f.name, f.getvalue(), fmt, field)
-                state.say("success", f"Added {c.md(name)} as a {role}. Rename it below if the file name says little.")
-            except SimcoreError as exc:
-                state.say("error", str(exc))
+        with st.spinner(f"Reading and tokenizing {len(files or [])} file(s)…"):
+            for f in files or []:
+                try:
+                    name = add_upload(state, role, f.name, f.getvalue(), fmt, field)
+                    state.say("success", f"Added {c.md(name)} as a {role}.")
+                except SimcoreError as exc:
+                    state.say("error", str(exc))
         if files:
             c.changed(state)
 
@@ -61,10 +72,34 @@ with path_tab:
             go = st.form_submit_button("Add from the server", type="primary", key="add_path")
         if go:
             try:
-                names = add_server_path(state, prole, typed or picked, pfmt, pfield, per_file=split.endswith("file"))
+                with st.spinner("Reading and tokenizing (the first time a corpus is added takes longest)…"):
+                    names = add_server_path(state, prole, typed or picked, pfmt, pfield,
+                                            per_file=split.endswith("file"))
                 c.changed(state, "success", f"Added {c.md(', '.join(names))} as {prole}{'s' if len(names) > 1 else ''}.")
             except SimcoreError as exc:
                 st.error(str(exc))
+
+# Uploads named "test", "dev", "data (2)"…: the browser sends no folder, so ask for a name that says what they are.
+vague = [(role, name) for role, bucket in (("target", state.targets), ("source", state.sources))
+         for name, loaded in bucket.items() if loaded.origin.startswith("upload") and says_little(name)]
+if vague:
+    with st.form("name_uploads"):
+        st.markdown("**Name your uploads.** These file names say little on the pages and in the exports "
+                    "(the browser sends no folder name): what is each one?")
+        for role, name in vague:
+            st.text_input(f"{role} “{name}”", key=f"vague_{role}_{name}", placeholder=suggest_name(role, name))
+        named = st.form_submit_button("Rename", type="primary", key="name_uploads_go")
+    if named:
+        done = []
+        for role, name in vague:
+            new = st.session_state.get(f"vague_{role}_{name}", "").strip()
+            if new:
+                try:
+                    done.append(f"{c.md(name)} → {c.md(rename(state, role, name, new))}")
+                except SimcoreError as exc:
+                    st.error(str(exc))
+        if done:
+            c.changed(state, "success", "Renamed " + ", ".join(done) + ".")
 
 if not state.sources and not state.targets:
     st.info("No corpora loaded yet. Upload files above, or load the bundled sample on the home page.")
@@ -108,14 +143,16 @@ for role, bucket in (("target", state.targets), ("source", state.sources)):
                     st.caption("Entity mentions: " + ", ".join(f"{k} {v}" for k, v in s.entities.items()))
                 if s is not None and s.top_words:
                     st.caption("Most frequent words: " + ", ".join(w for w, _ in s.top_words[:15]))
-            r1, r2, r3 = st.columns([3, 1, 1], vertical_alignment="bottom")
-            new_name = r1.text_input("Name", value=name, key=f"name_{role}_{name}")
-            if r2.button("Rename", key=f"rename_{role}_{name}"):
+            with st.form(f"rename_form_{role}_{name}", border=False):  # Enter in the field renames
+                r1, r2 = st.columns([4, 1], vertical_alignment="bottom")
+                new_name = r1.text_input("Name", value=name, key=f"name_{role}_{name}")
+                renamed = r2.form_submit_button("Rename", key=f"rename_{role}_{name}")
+            if renamed:
                 try:
                     c.changed(state, "success", f"Renamed {c.md(name)} to {c.md(rename(state, role, name, new_name))}.")
                 except SimcoreError as exc:
                     st.error(str(exc))
-            if r3.button(f"Remove {name}", key=f"remove_{role}_{name}"):
+            if st.button(f"Remove {name}", key=f"remove_{role}_{name}"):
                 remove(state, role, name)
                 c.changed(state, "info", f"Removed {c.md(name)}.")
 

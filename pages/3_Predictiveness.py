@@ -4,11 +4,11 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import common as c
+from dashboard.analysis_cache import correlations, regrets
 from dashboard.charts import label, scatter
 from dashboard.loading import TABLE3_NAME, load_table3, read_table, set_results, use_table3_results
 from dashboard.name_map import LEAVE_OUT, apply_mapping, suggest
 from dashboard.tables import NO_COLUMN, correlation_table, normalised_results
-from simcore.analysis import correlate, regret
 from simcore.analysis.correlation import CAPPED, join, left_out_note, usable_results
 from simcore.errors import SimcoreError
 
@@ -55,6 +55,7 @@ if editor_key not in st.session_state or "results_base" not in state.extra:
 st.caption(f"Results: {c.md(state.results_label)}. Edit cells in place; add or delete rows at the bottom.")
 state.results = st.data_editor(state.extra["results_base"], key=editor_key, num_rows="dynamic", hide_index=True,
                                width="stretch", height=240)
+c.save_workspace(state)  # an edited cell is kept at once (a reload right after it finds it)
 
 columns = list(state.results.columns)
 numeric = [col for col in columns if col not in ("target", "source")]
@@ -66,12 +67,14 @@ def _index(options: list[str], value: str | None) -> int:
     return options.index(value) if value in options else 0
 
 
-f1 = pick[0].selectbox("F1 column", numeric, index=_index(numeric, chosen.get("f1")), key="col_f1")
+version = state.extra.get("results_version", 0)  # new results: the pickers start on their guessed columns
+f1 = pick[0].selectbox("F1 column", numeric, index=_index(numeric, chosen.get("f1")), key=f"col_f1_{version}")
 baseline_options = [NO_COLUMN, *numeric]
 baseline = pick[1].selectbox("Baseline column (no pretraining)", baseline_options,
-                             index=_index(baseline_options, chosen.get("baseline")), key="col_baseline")
+                             index=_index(baseline_options, chosen.get("baseline")), key=f"col_baseline_{version}")
 improvement = pick[2].selectbox("…or a column that already holds the improvement", baseline_options,
-                                index=_index(baseline_options, chosen.get("improvement")), key="col_improvement")
+                                index=_index(baseline_options, chosen.get("improvement")),
+                                key=f"col_improvement_{version}")
 state.results_columns = {"f1": f1, "baseline": None if baseline == NO_COLUMN else baseline,
                          "improvement": None if improvement == NO_COLUMN else improvement}
 
@@ -86,6 +89,7 @@ measures = c.similarity_measures(long)
 
 # Names in the results that the matrix does not have: suggest matches, let the user pick, remember the picks.
 mapping: dict[str, dict[str, str | None]] = state.extra.setdefault("name_map", {"target": {}, "source": {}})
+mapped: dict[str, dict[str, str | None]] = {"target": {}, "source": {}}  # this matrix's matches, picked or guessed
 unmatched = {col: sorted({str(v) for v in state.results[col].dropna()} - set(map(str, long[col].unique())))
              for col in ("target", "source") if col in state.results}
 if any(unmatched.values()):
@@ -100,19 +104,22 @@ if any(unmatched.values()):
             options = [LEAVE_OUT, *choices]
             grid = st.columns(3)
             for i, name in enumerate(names):
-                remembered = mapping[col].get(name, guesses.get(name))
-                key = f"map_{col}_{name}"
+                # only the user's own picks are remembered: a guess made for another matrix is not a choice
+                own = mapping[col].get(name, "")
+                key = f"map_{col}_{name}_{shown_matrix.name}"
                 if st.session_state.get(key) not in options:
-                    st.session_state[key] = remembered if remembered in options else LEAVE_OUT
-                picked = grid[i % 3].selectbox(f"{col} “{name}” is", options, key=key)
-                mapping[col][name] = None if picked == LEAVE_OUT else picked
+                    st.session_state[key] = (own or LEAVE_OUT) if own is None or own in options else (
+                        guesses.get(name) or LEAVE_OUT)
+                picked = grid[i % 3].selectbox(f"{col} “{name}” is", options, key=key, on_change=c.remember_pick,
+                                               args=(mapping[col], name, key, LEAVE_OUT))
+                mapped[col][name] = None if picked == LEAVE_OUT else picked
 capped_runs = CAPPED in state.results and (pd.to_numeric(state.results[CAPPED], errors="coerce").fillna(0) > 0).any()
 include_capped = st.checkbox("Include runs cut short by the probe's time cap", key="pred_capped", value=False,
                              disabled=not capped_runs,
                              help="They trained fewer epochs than the others, so their F1 (often near 0) measures the "
                                   "cap, not the source: left out of the correlations and regret by default")
 try:
-    results = normalised_results(apply_mapping(state.results, mapping), state.results_columns)
+    results = normalised_results(apply_mapping(state.results, mapped), state.results_columns)
     if results.empty:
         raise SimcoreError("the results table has no F1 values yet; type them in or choose another column")
     results, left_out = usable_results(results, include_capped)
@@ -121,7 +128,7 @@ try:
     elif include_capped and capped_runs:
         st.warning("Runs cut short by the probe's time cap are included: their F1 is not comparable with the others'.")
     joined = join(long[long["measure"].isin(measures)], results)
-    corr = correlate(long, results, measures, per_target=True)
+    corr = correlations(long, results, measures)  # cached: a click elsewhere on the page does not redo it
     corr.attrs.clear()  # what it left out is shown above; Streamlit cannot serialise it
 except SimcoreError as exc:
     st.error(str(exc))
@@ -156,7 +163,7 @@ if "f1_std" in results and results["f1_std"].notna().any():
                "√(std₁² + std₂²) are a tie, and choosing any source tied with the best costs nothing (regret 0; the "
                "note says so). A single seed has no spread: its F1 are compared exactly.")
 try:
-    table = regret(long, results, measures)
+    table = regrets(long, results, measures)
     table.attrs.clear()
     if scope_key == "all":
         summary = table[table["target"] == "mean"][["measure", "regret"]]

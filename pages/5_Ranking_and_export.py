@@ -57,7 +57,7 @@ with st.expander("How each pair of sources was compared (at the largest size bot
                                         "share A better", format="percent",
                                         help="share of the bootstrap replicates in which source A is more similar")})
 
-downloads = st.columns(4)
+downloads = [*st.columns(2), *st.columns(2)]  # two a row: four in one row cut their labels
 downloads[0].download_button("Download recommendation (CSV)", parts.recommendations_csv,
                              file_name="simcore-recommendation.csv", mime="text/csv", on_click="ignore",
                              key="dl_rec", type="primary")

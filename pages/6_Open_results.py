@@ -1,13 +1,16 @@
 """Open results: explore a matrix written by `python -m simcore matrix` without recomputing it."""
 
+import time
+
 import pandas as pd
 import streamlit as st
 
 from dashboard import common as c
+from dashboard import workspace as ws
 from dashboard.charts import label
 from dashboard.compute import describe, failures
 from dashboard.loading import add_matrix_table, load_table3, read_table, set_results
-from dashboard.paths import browse, data_roots, resolve_server_path
+from dashboard.paths import SAMPLE_DATA, browse, data_roots, resolve_server_path
 from simcore.errors import SimcoreError
 
 c.setup_page("Open results", ":material/folder_open:")
@@ -17,7 +20,8 @@ st.caption("Large corpora are best scored on the command line, e.g. "
            "see the heatmaps, agreement, rankings and exports. A wide table with one column per measure "
            "(like the paper's Table 3) works too.")
 
-upload_tab, path_tab = st.tabs(["Upload a matrix CSV", "Server path"])
+upload_tab, path_tab, ws_tab = st.tabs(["Upload a matrix CSV", "Server path", "Workspaces"],
+                                      default="Workspaces" if st.query_params.get("tab") == "workspaces" else None)
 with upload_tab:
     upload = st.file_uploader("Matrix CSV", type=["csv"], key="matrix_upload")
     if upload is not None and state.extra.get("matrix_upload_id") != upload.file_id:
@@ -51,6 +55,75 @@ with path_tab:
             except SimcoreError as exc:
                 st.error(str(exc))
 
+with ws_tab:
+    st.caption("Everything you add or compute (corpora, names, matrices, NER results and name matches, selections, "
+               "probe results, form choices) is saved in this workspace as you work. Its address (the `?ws=` part) "
+               "opens it again after a reload or in a new tab; keep it to yourself: whoever has it can open it.")
+    with st.form("ws_rename_form"):
+        r1, r2 = st.columns([4, 1], vertical_alignment="bottom")
+        typed_name = r1.text_input("Name of this workspace", value=state.workspace_name, key="ws_name")
+        renamed = r2.form_submit_button("Rename", key="ws_rename")
+    if renamed:
+        try:
+            state.workspace_name = ws.clean_name(typed_name)
+            c.changed(state, "success", f"This workspace is now called {c.md(state.workspace_name)}.")
+        except SimcoreError as exc:
+            st.error(str(exc))
+    spaces = c.get_workspaces()
+    here = c.locator()
+    snapshot_args = (state, state.workspace_name, c.get_store().root, SAMPLE_DATA, state.workspace_created,
+                     state.workspace_related)
+    b1, b2, b3 = st.columns(3)
+    b1.download_button("Download this workspace (.zip)", lambda: ws.to_zip(ws.snapshot(*snapshot_args), here),
+                       file_name="simcore-workspace.zip", mime="application/zip", on_click="ignore", key="ws_download",
+                       help="One file of plain JSON and CSV (and your uploaded corpora): open it here again, on any server")
+    if b2.button("New empty workspace", key="ws_new", help="This one stays saved; it is listed below"):
+        c.switch_workspace(state, None)
+        c.changed(c.get_state(), "success", "A new workspace; the one you left is listed under Workspaces.")
+    if b3.button("Delete this workspace", key="ws_delete", help="Removes its saved files from the server"):
+        gone = state.workspace
+        c.switch_workspace(state, None)
+        spaces.delete(gone)
+        fresh = c.get_state()
+        fresh.workspace_related = [r for r in fresh.workspace_related if r != gone]
+        c.changed(fresh, "info", "The workspace was deleted; this is a new one.")
+    opened = st.file_uploader("Open a workspace file (.zip downloaded here)", type=["zip"], key="ws_upload")
+    if opened is not None and state.extra.get("ws_upload_id") != opened.file_id:
+        state.extra["ws_upload_id"] = opened.file_id
+        try:
+            files = ws.read_zip(opened.getvalue())
+            new_state = c.AppState()
+            notes = ws.restore(files, new_state, here)
+            manifest = ws.parse_manifest(files)
+            c.switch_workspace(state, None)
+            fresh = c.get_state()
+            for key in ("sources", "targets", "matrices", "active", "results", "results_label", "results_columns"):
+                setattr(fresh, key, getattr(new_state, key))
+            fresh.extra.update(new_state.extra)
+            fresh.workspace_name = ws.clean_name(manifest.get("name") or opened.name)
+            fresh.extra["ws_upload_id"] = opened.file_id
+            for note in notes[:10]:
+                fresh.say("warning", note)
+            c.changed(fresh, "success", f"Opened {c.md(opened.name)} as a new workspace.")
+        except SimcoreError as exc:
+            st.error(str(exc))
+    rows = spaces.describe([state.workspace, *state.workspace_related])
+    if rows:
+        st.markdown("**Workspaces opened from this one**" if len(rows) > 1 else "**This workspace**")
+        for row in rows:
+            l1, l2, l3 = st.columns([4, 1, 1], vertical_alignment="center")
+            when = time.strftime("%d %b %H:%M", time.localtime(row["changed"])) if row["changed"] else "–"
+            l1.write(f"{c.md(row['name'])} · {row['sources']} sources, {row['targets']} targets, "
+                     f"{row['matrices']} matrices · changed {when}" + (" · **open now**" if row["id"] == state.workspace else ""))
+            if row["id"] != state.workspace:
+                if l2.button("Open", key=f"ws_open_{row['id']}"):
+                    c.switch_workspace(state, row["id"])
+                    c.changed(c.get_state(), "success", f"Opened {c.md(row['name'])}.")
+                if l3.button("Delete", key=f"ws_del_{row['id']}"):
+                    spaces.delete(row["id"])
+                    state.workspace_related = [r for r in state.workspace_related if r != row["id"]]
+                    c.changed(state, "info", f"Deleted {c.md(row['name'])}.")
+
 if not state.matrices:
     st.info("Nothing opened yet.")
     st.page_link(c.HOME, label="Home", icon=":material/home:")
@@ -83,6 +156,9 @@ cols[0].metric("Sources", long["source"].nunique())
 cols[1].metric("Targets", long["target"].nunique())
 cols[2].metric("Measures", long["measure"].nunique())
 st.caption("Measures: " + ", ".join(label(m) for m in dict.fromkeys(long["measure"])))
+st.download_button("Download this matrix (CSV)", lambda long=long: ws.matrix_csv(long), file_name="simcore-matrix.csv",
+                   mime="text/csv", on_click="ignore", key="dl_matrix",
+                   help="The CSV `simcore matrix` writes: `simcore rank --matrix` and this page open it again")
 bad = failures(long)
 if len(bad):
     st.warning("Some values in this file could not be computed:")

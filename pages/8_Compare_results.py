@@ -1,10 +1,12 @@
 """Compare results: the rankings of two kept similarity matrices side by side, and what changed."""
 
+import pandas as pd
 import streamlit as st
 
 from dashboard import common as c
 from dashboard.charts import label
-from dashboard.compare import compare
+from dashboard.compare import comparable, compare, default_pair
+from dashboard.compute import describe, options_label
 from simcore.errors import SimcoreError
 
 c.setup_page("Compare results", ":material/compare_arrows:")
@@ -20,14 +22,31 @@ if len(state.matrices) < 2:
     st.stop()
 
 names = list(state.matrices)
+pair = default_pair({n: m.long for n, m in state.matrices.items()})
+if pair is None:
+    st.info("No two of your matrices can be compared: each pair shares no target, fewer than two sources or no "
+            "similarity measure. Compute a run on the same corpora with other options, or open a matrix of the "
+            "same corpora.")
+    st.dataframe(pd.DataFrame([describe(m) for m in state.matrices.values()]), hide_index=True, width="stretch")
+    c.matrix_links()
+    st.stop()
+if st.session_state.get("compare_a") not in names:
+    st.session_state["compare_a"] = pair[0]
 pick = st.columns(2)
-first = pick[0].selectbox("A", names, index=len(names) - 2, key="compare_a")
-second = pick[1].selectbox("B", [n for n in names if n != first], index=len([n for n in names if n != first]) - 1,
-                           key="compare_b")
+first = pick[0].selectbox("A", names, key="compare_a")
+others = [n for n in names if n != first]
+if st.session_state.get("compare_b") not in others:
+    st.session_state["compare_b"] = pair[1] if pair[1] in others else next(
+        (n for n in reversed(others) if comparable(state.matrices[first].long, state.matrices[n].long)), others[-1])
+second = pick[1].selectbox("B", others, key="compare_b")
+for side, name in (("A", first), ("B", second)):
+    matrix = state.matrices[name]
+    st.caption(f"{side}: {c.md(name)} ({c.md(matrix.origin)}"
+               + (f"; {c.md(options_label(matrix.job))}" if matrix.job is not None else "") + ")")
 try:
     result = compare(state.matrices[first].long, state.matrices[second].long)
 except SimcoreError as exc:
-    st.error(str(exc))
+    st.info(f"{exc}. Pick another pair above.")
     st.stop()
 
 st.caption(f"Compared on what both share: {len(result.targets)} targets, {len(result.sources)} sources, "

@@ -63,8 +63,15 @@ with st.form("probe_form"):
     dev_file = up[1].file_uploader("dev (optional)", key="probe_up_dev")
     test_file = up[2].file_uploader("test", key="probe_up_test")
     upload_name = right.text_input("Target name (for uploads; match the matrix's target name)", key="probe_up_name")
+    small_ok = st.checkbox("Run even with caps this small", key="probe_small_ok",
+                           help="Caps under 3 epochs, 30 s per run or 1,000 train sentences make every F1 meaningless")
     submitted = st.form_submit_button("Run the probe", type="primary", key="probe_run", disabled=task is not None,
                                       help="Runs in the background: you can open other pages meanwhile")
+shown_caps = ProbeCaps(train_sentences=int(st.session_state.get("probe_train_n") or 0) or None,
+                       epochs=int(st.session_state.get("probe_epochs") or 1),
+                       seconds=float(st.session_state.get("probe_seconds") or 5))
+st.caption("With these caps: " + pj.time_bound(shown_caps, len(st.session_state.get("probe_sources") or []),
+                                                int(st.session_state.get("probe_seeds") or 1)) + ".")
 
 if submitted:
     c.save_choices(state, "probe", FORM_KEYS)
@@ -76,6 +83,10 @@ if submitted:
                                 upload_name=upload_name, store=c.get_store())
         caps = ProbeCaps(train_sentences=int(train_n) or None, test_sentences=int(test_n) or None,
                          epochs=int(epochs), seconds=float(seconds))
+        weak = pj.weak_caps(caps)
+        if weak and not small_ok:  # said before the run, not in a column off-screen after it
+            raise SimcoreError("these caps would make every F1 meaningless: " + "; ".join(weak) + ". Raise them, "
+                               "or tick “Run even with caps this small” and press Run again")
         pj.start_probe(state, pj.ProbeRequest(tuple(sources), target, caps, int(seeds), int(source_tokens) or None))
         c.changed(state)
     except SimcoreError as exc:

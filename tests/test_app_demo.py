@@ -15,3 +15,78 @@ def test_demo_sessions_start_with_the_sample(tmp_path, monkeypatch):
     assert len(state.sources) == len(list((SAMPLE_DATA / "sources").iterdir()))
     assert sorted(state.targets) == ["lab_protocol_ner", "med_forum_posts", "news_ner"]
     assert "demo.sh" in (ROOT / "scripts" / "demo.sh").name and "SIMCORE_DEMO=1" in (ROOT / "scripts" / "demo.sh").read_text()
+    job = state.jobs["matrix"]  # its answer is being worked out (the next tests look at it)
+    job.cancel()
+    assert job.wait(90)
+
+
+def _sample_matrix():
+    """A made-up matrix of the sample's names where the answer is known: news for news_ner, clinical notes
+    for the forum posts, lab protocols for the protocols (lowest PPL and JSD)."""
+    import pandas as pd
+
+    from simcore.analysis import to_long
+
+    best = {"news_ner": "news", "med_forum_posts": "clinical_notes", "lab_protocol_ner": "lab_protocols"}
+    sources = sorted(p.name.split(".")[0] for p in (SAMPLE_DATA / "sources").iterdir())
+    rows = [{"target": t, "source": s, "ppl": 100.0 if s == best[t] else 500.0 + i,
+             "jsd": 0.1 if s == best[t] else 0.5 + i / 100, "tvc": 0.9 if s == best[t] else 0.5}
+            for t in best for i, s in enumerate(sources)]
+    return to_long(pd.DataFrame(rows)), best
+
+
+def test_demo_home_shows_the_answer_on_arrival_with_buttons(tmp_path, monkeypatch):
+    """With the answer in the store (computed for an earlier visitor, before a restart), Home shows it at once:
+    no link to find, no "Next: compute the similarity matrix" above it, and the next steps are buttons."""
+    from dashboard import compute
+    from dashboard.state import AppState, LoadedCorpus
+    from dashboard.workspace import matrix_csv
+    from simcore.matrix import DEFAULT_MEASURES, corpora_in
+    from simcore.store import ArtefactStore
+
+    monkeypatch.setenv("SIMCORE_DEMO", "1")
+    monkeypatch.setenv("SIMCORE_CACHE", str(tmp_path / "store"))
+    long, best = _sample_matrix()
+    sample = AppState()
+    for bucket, folder in ((sample.sources, "sources"), (sample.targets, "targets")):
+        for corpus in corpora_in(SAMPLE_DATA / folder):
+            bucket[corpus.name] = LoadedCorpus(corpus, "sample")
+    job = compute.demo_job(sample)
+    assert job.measures == list(DEFAULT_MEASURES)
+    data = matrix_csv(long)
+    ArtefactStore(tmp_path / "store").build("demo-answer", compute._answer_key(sample, job),
+                                           lambda out: (out / "matrix.csv").write_bytes(data) and None)
+    answers, _ = compute._answers()
+    answers.clear()  # a restarted server: only the store has it
+    try:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+        at.run()
+        assert not at.exception and not at.error
+        assert "matrix" not in at.session_state["simcore_state"].jobs  # nothing to compute
+        text = " ".join(m.value for m in at.markdown)
+        for source in best.values():
+            assert f"pretrain on **{source.replace('_', chr(92) + '_')}**" in text, text
+        assert "Next: compute the similarity matrix" not in text + " ".join(s.value for s in at.success)
+        assert {"next_ranking", "next_pred", "next_sim"} <= {b.key for b in at.button}
+        at.button(key="next_ranking").click().run()
+        assert not at.exception
+    finally:
+        answers.clear()
+
+
+def test_demo_without_an_answer_on_the_server_works_it_out_in_the_background(tmp_path, monkeypatch):
+    from dashboard import compute
+
+    monkeypatch.setenv("SIMCORE_DEMO", "1")
+    monkeypatch.setenv("SIMCORE_CACHE", str(tmp_path / "store"))
+    compute._answers()[0].clear()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    job = at.session_state["simcore_state"].jobs["matrix"]
+    try:
+        assert job.running and job.title == "Working out the sample's answer"
+        assert job.message.startswith(("starting", "waiting")) and job.total == 6 * 3 * 6  # said at once
+        assert any("Working it out in the background" in c.value for c in at.caption)
+    finally:
+        job.cancel()
+        assert job.wait(90)

@@ -100,6 +100,12 @@ def test_home_loads_the_sample():
     assert [m.value for m in at.metric][:2] == ["6", "3"]
 
 
+def c_md(text: str) -> str:
+    from dashboard.common import md
+
+    return md(text)
+
+
 def shown_answer(rec) -> str:
     """What the answer column shows: the source, or for a tie or disagreement each one with its share."""
     if rec.level in ("tie", "disagree"):
@@ -110,10 +116,12 @@ def shown_answer(rec) -> str:
 def test_home_gives_the_answer_once_a_matrix_is_computed(computed):
     at = go(computed, "app.py")
     no_problems(at)
-    answer = at.dataframe[0].value.set_index("target")
+    text = " ".join(m.value for m in at.markdown)
+    captions = [c.value for c in at.caption]
     for rec in recommend(state(at).matrix, "lm"):
-        assert answer.loc[rec.target, "pretrain on"] == shown_answer(rec)
-    assert answer.loc["news_ner", "pretrain on"] == "news"
+        assert f"**{c_md(rec.target)}**: pretrain on **{c_md(shown_answer(rec))}**" in text, text
+        assert any(rec.reason in c.replace("\\", "") for c in captions)  # the whole why, not cut to a table cell
+    assert "pretrain on **news**" in text
     go(computed, "pages/2_Similarity.py")  # the module's later tests expect the Similarity page
 
 

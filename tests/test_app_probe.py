@@ -55,6 +55,7 @@ def _start(at: AppTest, sources: list[str], target: Path, epochs: int) -> None:
     at.text_input(key="probe_server").set_value(str(target))
     at.number_input(key="probe_train_n").set_value(0)
     at.number_input(key="probe_epochs").set_value(epochs)
+    at.checkbox(key="probe_small_ok").check()  # toy targets: small caps on purpose
     at.button(key="probe_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
@@ -203,3 +204,26 @@ def test_a_probe_that_fails_in_the_background_says_why(tmp_path: Path, monkeypat
     assert not at.exception
     assert "toy_empty_test: the test file holds no tagged sentences" in " ".join(e.value for e in at.error)
     assert at.button(key="probe_run").disabled is False  # a new probe can be started
+
+
+def test_caps_that_make_every_f1_meaningless_are_refused_before_the_run(tmp_path: Path, monkeypatch):
+    """Issue 19: 500 sentences, 1 epoch and 5 s per run gave F1 0 for the baseline and a source, and the page
+    warned only afterwards, in a column off-screen; the defaults (up to 45 minutes) came with no estimate."""
+    target = _toy_target(tmp_path / "toy_caps", seed=13)
+    monkeypatch.setenv("SIMCORE_DATA_ROOTS", f"{SAMPLE_DATA}:{tmp_path}")
+    at = _open()
+    at.button(key="load_sample").click().run()
+    at.switch_page(str(ROOT / PAGE)).run()
+    assert any("at most" in c.value and "training runs" in c.value for c in at.caption)  # the estimate, up front
+    at.multiselect(key="probe_sources").set_value(["news"])
+    at.radio(key="probe_where").set_value("a directory on the server")
+    at.text_input(key="probe_server").set_value(str(target))
+    at.number_input(key="probe_train_n").set_value(500)
+    at.number_input(key="probe_epochs").set_value(1)
+    at.number_input(key="probe_seconds").set_value(5)
+    at.button(key="probe_run").click().run()
+    assert not at.exception
+    message = " ".join(e.value for e in at.error)
+    assert "meaningless" in message and "1 epoch" in message and "5 s per run" in message and "500 train" in message
+    assert "probe" not in _state(at).jobs  # nothing was started
+    assert any("2 training runs of at most 5 s" in c.value for c in at.caption)

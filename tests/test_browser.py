@@ -139,6 +139,35 @@ def test_deep_link_on_a_fresh_server(browser, tmp_path):
         server.stop()
 
 
+def test_a_reload_keeps_the_work_and_the_address_names_it(browser, tmp_path):
+    """Issue 19: F5 after 30 minutes brought back only the demo sample."""
+    server = Server(tmp_path / "cache", tmp_path / "server.log")
+    try:
+        context, page = _page(browser)
+        page.goto(server.url)
+        settle(page, 800)
+        page.get_by_role("button", name="Load the sample data").click()
+        settle(page)
+        nav(page, "Open results")
+        page.get_by_role("button", name="Open Table 3 of Dai et al. (2019)").click()
+        settle(page)
+        assert "ws=" in page.url
+        page.reload()  # F5
+        settle(page, 800)
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        assert sidebar.get_by_text("Sources: 6").count() == 1 and sidebar.get_by_text("Similarity matrices: 1").count() == 1
+        no_exception(page)
+        shot(page, "00b_open_results_after_reload")
+        other = browser.new_context().new_page()  # someone else on the same server: nothing of it
+        other.goto(server.url)
+        settle(other, 800)
+        assert other.locator('[data-testid="stSidebar"]').get_by_text("Sources: 6").count() == 0
+        other.context.close()
+        context.close()
+    finally:
+        server.stop()
+
+
 def test_sample_compute_upload_download_and_charts(browser, cache, tmp_path):
     server = Server(cache, tmp_path / "server.log")
     try:

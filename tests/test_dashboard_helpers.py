@@ -250,3 +250,79 @@ def test_dashboard_imports_go_one_way():
 
     assert "loading" in graph["common"] and "common" not in graph["loading"]
     assert not [m for m in modules if reaches(m, m, {m})]
+
+
+def test_job_progress_never_goes_back_and_counts_finished_cells_by_their_cost():
+    """Issue 19: an 8 x 2 matrix showed 0% while "34 values finished" and went from 5% back to 0%."""
+    from dashboard.compute import MEASURE_COST, cell_cost
+
+    cells = [("wvv", 1), ("tvc", 1), ("tvc", 1)]  # one word-vector cell and two coverage counts
+    total_cost = sum(MEASURE_COST[m] * n for m, n in cells)
+    job = jobs.BackgroundJob(kind="matrix", title="Similarity matrix", total=3, cost=cell_cost, total_cost=total_cost)
+    assert job.message.startswith("starting")  # said at once, before the worker reports
+    job.progress("training word vectors", 0.05)
+    assert job.fraction == pytest.approx(0.05)
+    job.progress("next source", 0.0)  # the work's own estimate went back: the bar does not
+    assert job.fraction == pytest.approx(0.05)
+    job.add_row({"measure": "tvc"})
+    job.add_row({"measure": "tvc"})
+    assert job.fraction == pytest.approx(2 / total_cost)  # two cheap cells: 2/22 = 9%, ahead of the work's 5%
+    job.progress("still 0 from the work", 0.0)
+    assert job.fraction == pytest.approx(2 / total_cost)
+    job.add_row({"measure": "wvv"})
+    assert 0.99 <= job.fraction < 1.0  # all cells done, not yet collected: never 100% while running
+    assert "3 of 3 values" in job.line()
+
+
+def test_job_says_time_spent_and_an_estimate_of_the_time_left():
+    job = jobs.BackgroundJob(kind="matrix", title="Similarity matrix")
+    job.started = job.work_started = time.time() - 60
+    assert job.eta() is None  # no pace yet
+    job.progress("ppl", 0.25)
+    assert job.eta() == pytest.approx(180, rel=0.05)
+    line = job.line()
+    assert "25%" in line and "1 min 00 s" in line and "about 3 min 00 s left" in line
+    assert jobs.duration(59) == "59 s" and jobs.duration(3725) == "1 h 02 min"
+
+
+def test_scatter_gives_each_target_its_own_marker_shape():
+    """Issue 19: the caption promises one colour and shape per target, but every marker was a circle."""
+    points = pd.DataFrame({"target": ["a", "a", "b", "b", "c", "c"], "source": ["x", "y"] * 3,
+                           "value": [1.0, 2.0, 1.5, 2.5, 1.2, 2.2], "improvement": [1.0, 2.0, 0.5, 1.5, 0.2, 0.9]})
+    spec = scatter(points, "tvc", targets=["a", "b", "c"]).to_dict()
+    shapes = next(layer["encoding"]["shape"]["scale"]["range"] for layer in spec["layer"] if "shape" in layer.get(
+        "encoding", {}))
+    assert len(set(shapes)) == 3
+
+
+def test_runs_are_named_by_what_sets_them_apart_and_compare_opens_on_a_comparable_pair():
+    from dashboard.compare import default_pair
+    from dashboard.compute import options_label
+    from dashboard.state import Job
+    from simcore.matrix import DEFAULT_MEASURES
+
+    plain = Job(sources=["a"], targets=["t"], measures=list(DEFAULT_MEASURES), options={}, tokenizer={"lowercase": True})
+    assert options_label(plain) == "default options"
+    other = Job(sources=["a"], targets=["t"], measures=["tvc", "ppl"], options={"ppl_order": 4},
+                tokenizer={"lowercase": False}, samples=3)
+    assert options_label(other) == "PPL order 4, 3 sub-corpora, case kept, TVC, PPL"
+    d = {"tvc": 1}
+    mine = long_frame({("t", "a", "tvc"): 0.1, ("t", "b", "tvc"): 0.2}, d)
+    again = long_frame({("t", "a", "tvc"): 0.3, ("t", "b", "tvc"): 0.1}, d)
+    paper = long_frame({("CADEC", "1BWB", "tvc"): 0.1, ("CADEC", "Wiki", "tvc"): 0.2}, d)
+    assert default_pair({"m1": mine, "m2": again, "paper": paper}) == ("m1", "m2")
+    assert default_pair({"m1": mine, "paper": paper}) is None
+
+
+def test_cached_correlations_follow_the_content_not_the_object():
+    from dashboard.analysis_cache import correlations, fingerprint
+    from simcore.analysis import correlate
+
+    long = long_frame({("t", s, "tvc"): v for s, v in zip("abcd", [0.1, 0.4, 0.2, 0.3])}, {"tvc": 1})
+    results = pd.DataFrame({"target": ["t"] * 4, "source": list("abcd"), "f1": [1.0, 4.0, 2.0, 3.5],
+                            "improvement": [1.0, 4.0, 2.0, 3.5]})
+    assert fingerprint(long) == fingerprint(long.copy())
+    changed = results.assign(improvement=[1.0, 4.0, 2.0, 3.0])
+    assert fingerprint(changed) != fingerprint(results)
+    pd.testing.assert_frame_equal(correlations(long, results, ["tvc"]), correlate(long, results, ["tvc"], per_target=True))
+    pd.testing.assert_frame_equal(correlations(long, changed, ["tvc"]), correlate(long, changed, ["tvc"], per_target=True))

@@ -1,0 +1,109 @@
+"""AppTest flows for workspaces (issue 19): a reload finds the work, a stranger does not, exports reopen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dashboard import workspace as ws
+from simcore.analysis import rank_sources, to_long
+from simcore.export import ranking_csv
+
+from .conftest import ROOT, SAMPLE_DATA
+
+TABLE3 = SAMPLE_DATA / "results" / "dai2019_table3.csv"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cache(app_environment: Path) -> Path:
+    return app_environment
+
+
+def opened(ws_id: str | None = None, page: str = "app.py") -> AppTest:
+    """A new browser session (a reload, a new tab), on the address ``?ws=ws_id``."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    if ws_id is not None:
+        at.query_params["ws"] = ws_id
+    at.run()
+    if page != "app.py":
+        go(at, page)
+    return at
+
+
+def go(at: AppTest, page: str) -> AppTest:
+    at.switch_page(str(ROOT / page)).run()
+    return at
+
+
+def state(at: AppTest):
+    return at.session_state["simcore_state"]
+
+
+def no_problems(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_a_reload_restores_the_work_and_a_stranger_sees_none_of_it(cache: Path):
+    at = opened()
+    at.button(key="load_sample").click().run()
+    go(at, "pages/6_Open_results.py")
+    at.button(key="open_table3").click().run()  # a matrix and NER results
+    no_problems(at)
+    mine = state(at)
+    ws_id = mine.workspace
+    assert ws.valid_id(ws_id) and at.query_params["ws"] in (ws_id, [ws_id])  # the address names it
+    assert (cache / "workspaces" / ws_id / "workspace.json").is_file()
+
+    again = opened(ws_id, "pages/5_Ranking_and_export.py")  # F5
+    no_problems(again)
+    back = state(again)
+    assert back.workspace == ws_id and sorted(back.sources) == sorted(mine.sources)
+    assert list(back.matrices) == list(mine.matrices) and back.results_label == mine.results_label
+    pd.testing.assert_frame_equal(back.results, mine.results, check_dtype=False)
+
+    stranger = opened()
+    assert state(stranger).workspace != ws_id and not state(stranger).sources and not state(stranger).matrices
+
+    guessed = opened(ws.new_id())
+    assert state(guessed).workspace and not state(guessed).matrices
+    assert any("No workspace at this address" in w.value for w in guessed.warning)
+
+
+def test_renaming_listing_a_new_workspace_and_going_back(cache: Path):
+    at = opened(page="pages/6_Open_results.py")
+    at.button(key="open_table3").click().run()
+    first = state(at).workspace
+    at.text_input(key="ws_name").set_value("Paper check")
+    at.button(key="ws_rename").click().run()
+    no_problems(at)
+    assert state(at).workspace_name == "Paper check"
+    at.button(key="ws_new").click().run()
+    no_problems(at)
+    second = state(at)
+    assert second.workspace != first and not second.matrices and first in second.workspace_related
+    assert any("Paper check" in m.value for m in at.markdown)  # listed, with an Open button
+    at.button(key=f"ws_open_{first}").click().run()
+    no_problems(at)
+    assert state(at).workspace == first and state(at).workspace_name == "Paper check" and state(at).matrices
+    reopened = opened(first)
+    assert state(reopened).workspace_name == "Paper check"
+
+
+def test_the_apps_own_ranking_csv_reopens_without_breaking_the_ranking_page():
+    long = to_long(pd.read_csv(TABLE3))
+    csv = ranking_csv(rank_sources(long, ["ppl", "wvv", "tvc", "tvcc"], "lm")).encode()
+    at = opened(page="pages/6_Open_results.py")
+    at.get("file_uploader")[0].upload("simcore-ranking.csv", csv, "text/csv")
+    at.run()
+    no_problems(at)
+    assert any("left out recommended" in i.value for i in at.info)
+    assert set(state(at).matrix["measure"]) == {"ppl", "wvv", "tvc", "tvcc"}
+    go(at, "pages/5_Ranking_and_export.py")
+    no_problems(at)
+    # the matrix downloads as the CSV that Open results reads back
+    data = ws.matrix_csv(state(at).matrix)
+    assert set(ws.read_matrix_csv(data, "m")["measure"]) == {"ppl", "wvv", "tvc", "tvcc"}
