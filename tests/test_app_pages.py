@@ -148,6 +148,9 @@ def test_compute_matches_the_library_and_colours_point_to_the_most_similar(compu
         # each target's column is shaded on its own scale: its most similar source (from the matrix) is darkest
         for j, target in enumerate(trace["x"]):
             part = long[(long["measure"] == measure) & (long["target"] == target)].set_index("source")["value"]
+            if part.isna().all():  # WVV is not computed below 1M tokens per source: an empty column
+                assert measure == "wvv" and np.isnan(z[:, j]).all()
+                continue
             best = part.idxmin() if measure in ("ppl", "wvv", "jsd") else part.idxmax()
             assert z[trace["y"].index(best), j] == 1.0, (measure, target)
 
