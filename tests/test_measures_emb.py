@@ -1,4 +1,4 @@
-"""Encoder centroid cosine against numpy on sentence-transformers' own embeddings of a few sentences,
+"""Encoder centroid cosine against numpy on the model's embeddings of a few sentences,
 and its one-line reason when the encoder is not installed."""
 
 import numpy as np
@@ -42,8 +42,6 @@ needs_encoder = pytest.mark.skipif(not encoder_model.encoder_installed(),
 
 @needs_encoder
 def test_centroid_cosine_against_numpy(tmp_path, store):
-    from sentence_transformers import SentenceTransformer
-
     bench = Workbench(store)
     src = bench.source(corpus(tmp_path, "s", SOURCE), 10**9, 1)[0]
     tgt = bench.target(corpus(tmp_path, "t", TARGET))
@@ -52,9 +50,9 @@ def test_centroid_cosine_against_numpy(tmp_path, store):
     measure.prepare(src)
     result = measure.score(src, tgt)
 
-    model = SentenceTransformer(str(encoder_model.bundled_encoder(store).path), device="cpu", local_files_only=True)
-    s = model.encode(SOURCE, normalize_embeddings=True).astype(np.float64)
-    t = model.encode(TARGET, normalize_embeddings=True).astype(np.float64)
+    # the model's embeddings (tests/selection/test_encoder_model.py checks them against sentence-transformers)
+    model = encoder_model.Encoder(encoder_model.bundled_encoder(store))
+    s, t = model.embed(SOURCE).astype(np.float64), model.embed(TARGET).astype(np.float64)
     cs, ct = s.mean(axis=0), t.mean(axis=0)
     assert result.value == pytest.approx(cs @ ct / np.linalg.norm(cs) / np.linalg.norm(ct), abs=1e-5)
     # replicate r: the target centroid over replicate r's resampled sentences
