@@ -5,6 +5,8 @@ For each sample size, each measure (PPL, JSD, TVC, TVcC, WVV, KL, EMB) is judged
 - table3: the five targets' test splits against the five sources; hits when its first choice is
   the winner of Dai et al.'s Table 3 (bench_recommendation.TABLE3);
 - self: a held-out part of each source (2,000 units) against the five sources without it;
+- stable: the same first choice on a second, independent draw of the sub-corpora (seed 14), for
+  the measures named by --stable (the cheap ones by default);
 - r_lm / r_wv: Pearson r, over the 25 (target, source) pairs, between the similarity (signed so
   that higher = more similar) and Table 3's F1 improvement with pretrained LMs / word vectors;
   rho_lm / rho_wv: the mean over targets of the Spearman correlation within a target (does it order
@@ -18,7 +20,8 @@ hashing costs against a faster hash and whether the faster one changes anything.
 
 Costs are cold only on the first run with an empty --cache.
 
-Usage: .venv/bin/python bench/bench_new_measures.py [--sizes 100000] [--cache DIR] [--hash]
+Usage: .venv/bin/python bench/bench_new_measures.py [--sizes 100000] [--cache DIR] [--measures ppl,kl,...]
+       [--stable ppl,jsd,tvc,kl] [--emb-sentences 2000] [--hash]
 """
 
 from __future__ import annotations
@@ -161,7 +164,7 @@ def hash_costs(bench: Workbench, sources: list[Corpus], targets: list[Corpus], s
     for t in targets:
         a, b = orders[("sha256", t.name)], orders[("crc32", t.name)]
         gap = max(abs(a[1][s] - b[1][s]) for s in a[1])
-        print(f"{t.name}: same ranking of the 5 sources: {a[0] == b[0]}; largest KL difference {gap:.4f} "
+        print(f"{t.name}: same first source: {a[0][0] == b[0][0]}; same ranking of the 5: {a[0] == b[0]}; largest KL difference {gap:.4f} "
               f"(KL range {min(a[1].values()):.3f}..{max(a[1].values()):.3f})", flush=True)
 
 
@@ -182,6 +185,10 @@ def main() -> None:
     parser.add_argument("--sizes", default="100000")
     parser.add_argument("--cache", default=str(ROOT / "bench" / "out" / "cache-new-measures"))
     parser.add_argument("--measures", default=",".join(SEED_MEASURES + NEW_MEASURES))
+    parser.add_argument("--stable", default="ppl,jsd,tvc,kl",
+                        help="measures whose first choices are compared with a second draw of the sub-corpora (seed 14)")
+    parser.add_argument("--emb-sentences", type=int, default=MeasureOptions().emb_sentences,
+                        help="sentences per side that EMB embeds")
     parser.add_argument("--hash", action="store_true", help="only time SHA-256 against CRC-32 hashing")
     args = parser.parse_args()
     if not (SHARED / "sources").is_dir():
@@ -198,19 +205,25 @@ def main() -> None:
     self_truth = {c.name: c.name for c in held_sources}
     rows, recs = [], []
     for size in [int(s) for s in args.sizes.split(",")]:
-        bench = Workbench(store, options=MeasureOptions(seed=13))
+        bench = Workbench(store, options=MeasureOptions(seed=13, emb_sentences=args.emb_sentences))
         tables, held = [], []
         for m in measures:
             long, per_source, per_target = timed_matrix(bench, sources, targets, m, size)
             self_long = bench.matrix(held_sources, held_targets, [m], sample_tokens=size)
             errors = long["error"].dropna().unique()
+            stable = ""
+            if m in args.stable.split(","):
+                other = Workbench(store, options=MeasureOptions(seed=14)).matrix(sources, targets, [m], sample_tokens=size)
+                a, b = firsts(long), firsts(other)
+                stable = f"{sum(a.get((t, m)) == b.get((t, m)) for t in TABLE3)}/{len(TABLE3)}"
             tables.append(long)
             held.append(self_long)
             rows.append({"size": f"{size:,}", "measure": get_measure(m).label, "table3": hits(long, TABLE3, m),
-                         "self": hits(self_long, self_truth, m), **correlations(long, results, m),
+                         "self": hits(self_long, self_truth, m), "stable": stable,
+                         **correlations(long, results, m),
                          "s/source": round(per_source, 1), "s/target": round(per_target, 1),
                          "error": errors[0][:60] if len(errors) else ""})
-            print(pd.DataFrame(rows[-1:]).to_string(index=False, float_format=lambda v: f"{v:.2f}"), flush=True)
+            print(pd.DataFrame(rows[-1:]).to_string(index=False, float_format=lambda v: f"{v:.3f}"), flush=True)
         long, self_long = pd.concat(tables, ignore_index=True), pd.concat(held, ignore_index=True)
         for kind in ("lm", "vectors"):
             carrying = recommendation.PRETRAINING[kind]
@@ -228,7 +241,7 @@ def main() -> None:
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print("\nMeasures (hits: first choice is the right source; r: Pearson over 25 pairs with Table 3's F1 gain, "
               "similarity signed so higher = more similar; rho: mean within-target Spearman):")
-        print(pd.DataFrame(rows).fillna("").to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+        print(pd.DataFrame(rows).fillna("").to_string(index=False, float_format=lambda v: f"{v:.3f}"))
         if recs:
             print("\nRecommendation with its carrying measures, and with a newer measure added (hits, ties that "
                   "include the right source, mean confidence):")
