@@ -241,7 +241,7 @@ def main() -> None:
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print("\nMeasures (hits: first choice is the right source; r: Pearson over 25 pairs with Table 3's F1 gain, "
               "similarity signed so higher = more similar; rho: mean within-target Spearman):")
-        print(pd.DataFrame(rows).fillna("").to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        print(pd.DataFrame(rows).astype(object).fillna("").to_string(index=False, float_format=lambda v: f"{v:.3f}"))
         if recs:
             print("\nRecommendation with its carrying measures, and with a newer measure added (hits, ties that "
                   "include the right source, mean confidence):")
