@@ -10,10 +10,22 @@ recommendation for language models (PPL+JSD) and for word vectors (TVcC+TVC+WVV)
 includes the right source counts as "tie"; how stable each measure's first choices are between two
 independent draws of the sub-corpora (seeds 13 and 14); the mean confidence; the time each size costs.
 
+With --fairness: the checks of the size ladder (issue 20):
+- size bias: PPL, its OOV rate, JSD and TVC of each source as its sample shrinks (10k to 1M tokens), per
+  target, and the direction each moves (the wording of simcore.ladder.SIZE_DIRECTION is tested against it);
+- size invariance: one source cut to 10k, 30k and 100k tokens beside the five full sources: the cut copy's
+  rank under PPL and JSD (compared pairwise at common sizes) and in the recommendation, before this change
+  (the recommendation of commit 336cfc9 on a table at max(smallest source, 100k) tokens, small sources used
+  whole) and after;
+- mixed sizes: the bundled sample beside news_1bwb and biomed_ohsumed_medline, against the CoNLL2003 and
+  WetLab test splits;
+- the time the ladder adds to a cold 5 x 5 matrix (PPL and JSD).
+
 With --costs N: what the bootstrap (200 replicates) adds to scoring, and what one-thread (reproducible)
 skip-gram training costs against four threads, at sample size N.
 
 Usage: .venv/bin/python bench/bench_recommendation.py [--sizes 100000,300000,1000000] [--cache DIR] [--costs N]
+       .venv/bin/python bench/bench_recommendation.py --fairness [--cut-source reviews_yelp]
 """
 
 from __future__ import annotations
@@ -107,10 +119,153 @@ def costs(store: ArtefactStore, sources: list[Corpus], targets: list[Corpus], si
     print(pd.DataFrame(rows).to_string(index=False), flush=True)
 
 
+def cut(source: Path, tokens: int, out: Path, seed: int = 5) -> Corpus:
+    """A random cut of about ``tokens`` whitespace tokens of a source, as a corpus of its own."""
+    with gzip.open(source, "rt", encoding="utf-8") as f:
+        units = [line for line in f if line.strip()]
+    random.Random(seed).shuffle(units)
+    kept, count = [], 0
+    for unit in units:
+        if count >= tokens:
+            break
+        kept.append(unit)
+        count += len(unit.split())
+    out.write_text("".join(kept))
+    return Corpus.from_path(out)
+
+
+def old_recommend():
+    """The recommendation as it was before the size ladder (commit 336cfc9), loaded from git."""
+    import importlib.util
+    import subprocess
+
+    text = subprocess.run(["git", "-C", str(ROOT), "show", "336cfc9:simcore/recommendation.py"], check=True,
+                          capture_output=True, text=True).stdout
+    spec = importlib.util.spec_from_loader("simcore._recommendation_before", loader=None)
+    module = importlib.util.module_from_spec(spec)
+    module.__package__ = "simcore"
+    sys.modules[spec.name] = module
+    exec(compile(text, "recommendation@336cfc9", "exec"), module.__dict__)
+    return module.recommend
+
+
+def size_bias_table(store: ArtefactStore, sources: list[Corpus], targets: list[Corpus]) -> pd.DataFrame:
+    """PPL, OOV rate, JSD and TVC of each source at 10k to 1M tokens, per target."""
+    bench = Workbench(store)
+    rows = []
+    for source in sources:
+        n = bench.tokenize(source).n_tokens
+        for size in [s for s in (10_000, 30_000, 100_000, 300_000, 1_000_000) if s <= n]:
+            samples = bench.source(source, size, 1)
+            for target in targets:
+                prepared = bench.target(target)
+                cells = {m: bench.cell(samples, prepared, m) for m in ("ppl", "jsd", "tvc")}
+                rows.append({"source": source.name, "target": target.name, "tokens": size,
+                             "ppl": cells["ppl"].value, "oov": cells["ppl"].details.get("oov_rate"),
+                             "jsd": cells["jsd"].value, "tvc": cells["tvc"].value})
+    return pd.DataFrame(rows)
+
+
+def size_directions(table: pd.DataFrame) -> pd.DataFrame:
+    """Per measure: in how many (source, target) series the value at the smallest size is above the
+    value at the largest, i.e. which way the measure moves as the sample shrinks."""
+    rows = []
+    for measure in ("ppl", "oov", "jsd", "tvc"):
+        up = down = 0
+        for _, series in table.groupby(["source", "target"]):
+            series = series.sort_values("tokens")
+            if len(series) < 2:
+                continue
+            small, large = series[measure].iloc[0], series[measure].iloc[-1]
+            up += small > large
+            down += small < large
+        rows.append({"measure": measure, "higher when smaller": up, "lower when smaller": down})
+    return pd.DataFrame(rows)
+
+
+def rank_of(long: pd.DataFrame, target: str, measure: str, source: str) -> int:
+    """The source's place under one measure, counted pairwise at common sizes (1 + sources that beat it)."""
+    from simcore.recommendation import pairwise_table
+
+    pairs = pairwise_table(long, target)
+    pairs = pairs[pairs["measure"] == measure]
+    mine = pairs[(pairs["source_a"] == source) | (pairs["source_b"] == source)]
+    return 1 + int(((mine["better"] != source) & (mine["better"] != "=")).sum())
+
+
+def fairness(store: ArtefactStore, cut_name: str) -> None:
+    sources = [Corpus.from_path(p) for p in sorted((SHARED / "sources").glob("*.txt.gz"))]
+    targets = [Corpus.from_path(SHARED / "targets" / t / "test.conll", name=t) for t in TABLE3]
+    work = Path(tempfile.mkdtemp(prefix="simcore-bench-fair-"))
+    print("## Size bias: PPL, OOV rate, JSD and TVC as a source's sample shrinks\n", flush=True)
+    start = time.perf_counter()
+    bias = size_bias_table(store, sources, targets)
+    with pd.option_context("display.width", 200, "display.max_rows", 500):
+        print(bias.round({"ppl": 1, "oov": 3, "jsd": 4, "tvc": 4}).to_string(index=False))
+        print()
+        print(size_directions(bias).to_string(index=False))
+    print(f"({time.perf_counter() - start:.0f} s)\n", flush=True)
+
+    print(f"## Size invariance: {cut_name} cut to 10k, 30k and 100k tokens beside the five full sources\n")
+    before_recommend = old_recommend()
+    rows = []
+    for tokens in (10_000, 30_000, 100_000):
+        copy = cut(SHARED / "sources" / f"{cut_name}.txt.gz", tokens, work / f"{cut_name}_cut{tokens // 1000}k.txt")
+        pool = sources + [copy]
+        bench = Workbench(store)
+        sizes = [bench.tokenize(c).n_tokens for c in pool]
+        before = bench.matrix(pool, targets, ["ppl", "jsd"], sample_tokens=max(min(sizes), 100_000))
+        after = bench.matrix(pool, targets, ["ppl", "jsd"])
+        old = {r.target: r for r in before_recommend(before, "lm")}
+        new = {r.target: r for r in recommend(after, "lm")}
+        for target in TABLE3:
+            rows.append({
+                "cut": f"{tokens // 1000}k", "target": target,
+                "ppl rank before": int(before[(before.target == target) & (before.measure == "ppl")]
+                                       .set_index("source")["value"].rank().loc[copy.name]),
+                "ppl rank after": rank_of(after, target, "ppl", copy.name),
+                "jsd rank after": rank_of(after, target, "jsd", copy.name),
+                "cut's share before": f"{old[target].shares.get(copy.name, 0):.0%}",
+                "cut's share after": f"{new[target].shares.get(copy.name, 0):.0%}",
+                "answer before": f"{'|'.join(old[target].recommended)} ({old[target].level} {old[target].confidence:.0%})",
+                "answer after": f"{'|'.join(new[target].recommended)} ({new[target].level} {new[target].confidence:.0%})",
+                "right": TABLE3[target]})
+        print(pd.DataFrame(rows[-len(TABLE3):]).to_string(index=False), flush=True)
+
+    print("\n## Mixed sizes: the bundled sample beside news_1bwb and biomed_ohsumed_medline\n")
+    sample = ROOT / "sample_data" / "sources"
+    pool = [Corpus.from_path(p) for p in sorted(sample.iterdir()) if not p.name.startswith(".")]
+    pool += [c for c in sources if c.name in ("news_1bwb", "biomed_ohsumed_medline")]
+    mixed_targets = [t for t in targets if t.name in ("conll2003", "wetlab_wlp")]
+    bench = Workbench(store)
+    sizes = [bench.tokenize(c).n_tokens for c in pool]
+    before = bench.matrix(pool, mixed_targets, ["ppl", "jsd"], sample_tokens=max(min(sizes), 100_000))
+    after = bench.matrix(pool, mixed_targets, ["ppl", "jsd"])
+    for name, table, rec in (("before", before, before_recommend), ("after", after, recommend)):
+        for r in rec(table, "lm"):
+            print(f"{name}: {r.headline()}")
+    print()
+
+    print("## What the ladder costs: a cold 5 x 5 matrix (PPL and JSD), fresh store\n")
+    rows = []
+    for label, tokens in (("one size (no ladder)", "table"), ("with the ladder", None)):
+        cold = ArtefactStore(Path(tempfile.mkdtemp(prefix="simcore-bench-cold-")))
+        bench = Workbench(cold)
+        start = time.perf_counter()
+        sizes = [bench.tokenize(c).n_tokens for c in sources]
+        table = bench.matrix(sources, targets, ["ppl", "jsd"], sample_tokens=min(sizes) if tokens else None)
+        rows.append({"matrix": label, "seconds": round(time.perf_counter() - start, 1),
+                     "source samples": int(table.groupby("source")["ladder"].first().map(
+                         lambda t: 1 + (len(__import__("json").loads(t)) if isinstance(t, str) else 0)).sum())})
+    print(pd.DataFrame(rows).to_string(index=False))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="100000,300000,1000000")
     parser.add_argument("--cache", default=str(ROOT / "bench" / "out" / "cache-recommendation"))
+    parser.add_argument("--fairness", action="store_true", help="only the size-ladder checks (see above)")
+    parser.add_argument("--cut-source", default="reviews_yelp", help="the source cut to 10k/30k/100k tokens")
     parser.add_argument("--costs", type=int, default=0, metavar="TOKENS",
                         help="only time the bootstrap and reproducible WVV at this sample size")
     args = parser.parse_args()
@@ -121,6 +276,9 @@ def main() -> None:
     targets = [Corpus.from_path(SHARED / "targets" / t / "test.conll", name=t) for t in TABLE3]
     if args.costs:
         costs(store, sources, targets, args.costs)
+        return
+    if args.fairness:
+        fairness(store, args.cut_source)
         return
     work = Path(tempfile.mkdtemp(prefix="simcore-bench-rec-"))
     held_sources, held_targets = held_out_split(work)

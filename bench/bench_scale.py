@@ -1,14 +1,19 @@
-"""One large sharded source prepared in one process and on a local Dask cluster, printed as tables.
+"""Big sources read in one streaming pass (default), or prepared the old way (--tokenize-all), printed as tables.
 
-The source is drawn from all five sources in ../shared/data (units shuffled, resampled with
-replacement beyond what exists) and written as ``--shards`` gzip files; it is sampled down to
-``--sample-tokens`` (default a tenth of it, at most 10M, as simcore does) and scored against the
-CoNLL-2003 dev set. Each run starts from an empty store in a fresh process and reports:
-wall time, peak memory (per worker, and of the programs each started), and per stage the tokens
-it handled, the time it was busy and its rate; on the cluster, busy time is the sum of its tasks'
-compute time over all workers, so tokens per busy second is the rate of one worker.
+Default (one pass, :func:`simcore.corpora.sampling.sample_source`): a source of ``--tokens`` tokens
+drawn from all five sources in ../shared/data (units shuffled, resampled with replacement beyond
+what exists) is written as ``--shards`` shards in each of three formats, ``.txt.gz``, ``.txt.zst``
+and Parquet. For each format, in a fresh process: the read floor (decompress and count whitespace
+words, nothing else), then the sampling pass (every file read once, units hashed, the kept ones
+held), then the draw (the kept units tokenized and written for every size of the ladder 10k, 30k,
+..., up to ``--max-sample``); per stage wall time, CPU time, tokens per second, then peak memory
+and the store's disk use. Then the same pass on a local Dask cluster of ``--workers`` workers for
+the ``.zst`` shards: wall time against one process.
 
-Usage: nice .venv/bin/python bench/bench_scale.py [--tokens 100M] [--shards 100] [--workers 2]
+--tokenize-all: the earlier path (tokenize the whole source, then sample), in one process and on a
+local cluster, with every measure; wall time, peak memory and per stage tokens per second.
+
+Usage: nice .venv/bin/python bench/bench_scale.py [--tokens 100M] [--shards 20] [--workers 2]
 """
 
 from __future__ import annotations
@@ -146,7 +151,7 @@ def stage_tokens(stage: str, source: int, sample: int, target: int, cells: int) 
     return {"tokenize": source + target, "sample": source, "score": target * cells}.get(stage, sample)
 
 
-def main() -> None:
+def main_tokenize_all(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=lambda t: int(float(t.rstrip("Mm")) * 1e6) if t[-1] in "Mm" else int(t),
                         default=100_000_000, help="source size in tokens, e.g. 10M (default 100M)")
@@ -154,7 +159,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--sample-tokens", type=int, default=None, help="default: a tenth of --tokens, at most 10M")
     parser.add_argument("--measures", default=MEASURES)
-    args = parser.parse_args()
+    parser.add_argument("--tokenize-all", action="store_true")
+    args = parser.parse_args(argv)
     if not (SHARED / "sources").is_dir():
         raise SystemExit("../shared/data is not present")
     sample = args.sample_tokens or min(10_000_000, args.tokens // 10)
@@ -206,6 +212,191 @@ def main() -> None:
                        "cluster busy s", "tok/busy s", "cluster span s"]))
     same = {m: (single["values"][m], cluster["values"][m]) for m in single["values"]}
     print("\nvalues (1 process, cluster): " + ", ".join(f"{m} {a:.6g} {b:.6g}" for m, (a, b) in same.items()))
+
+
+# The one-pass sample
+
+LADDER = (10_000, 30_000, 100_000, 300_000, 1_000_000, 3_000_000, 10_000_000)
+FORMATS = {"gz": ".txt.gz", "zst": ".txt.zst", "parquet": ".parquet"}
+
+ONE_PASS = r"""
+import json, os, resource, sys, time
+from pathlib import Path
+from simcore.corpus import Corpus
+from simcore.corpora.sampling import draw_samples, read_candidates
+from simcore.store import ArtefactStore
+fmt, source_dir, store_root, sizes, samples, seed = sys.argv[1:7]
+sizes, samples, seed = [int(x) for x in sizes.split(",")], int(samples), int(seed)
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+def peak_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+def count_words(chunks):
+    words, inside = 0, False
+    for chunk in chunks:
+        if not chunk:
+            continue
+        words += len(chunk.split()) - (1 if inside and not chunk[:1].isspace() else 0)
+        inside = not chunk[-1:].isspace()
+    return words
+def floor(files):
+    if fmt == "parquet":
+        import pyarrow.compute as pc, pyarrow.parquet as pq
+        words = 0
+        for f in files:
+            for batch in pq.ParquetFile(f).iter_batches(columns=["text"], batch_size=65536):
+                words += pc.sum(pc.list_value_length(pc.utf8_split_whitespace(batch.column(0)))).as_py() or 0
+        return words
+    words = 0
+    for f in files:
+        if fmt == "gz":
+            import gzip
+            handle = gzip.open(f, "rb")
+        else:
+            import zstandard
+            handle = zstandard.ZstdDecompressor().stream_reader(open(f, "rb"), read_across_frames=True)
+        with handle:
+            words += count_words(iter(lambda: handle.read(1 << 22), b""))
+    return words
+corpus = Corpus.from_path(source_dir, name="source")
+stages = {}
+def timed(stage, work):
+    t, c = time.perf_counter(), cpu()
+    result = work()
+    stages[stage] = [time.perf_counter() - t, cpu() - c]
+    return result
+words = timed("read floor", lambda: floor(list(corpus.files)))
+found = timed("sampling pass", lambda: read_candidates(corpus, max(sizes), samples, seed))
+peak_pass = peak_mb()
+store = ArtefactStore(store_root)
+result = timed("draw (tokenize kept units)", lambda: draw_samples(corpus, found, sizes, store))
+disk = sum(f.stat().st_size for f in Path(store_root).rglob("*") if f.is_file())
+sample_tokens = sum(s.n_tokens for per in result.samples.values() for s in per)
+print(json.dumps({"stages": stages, "words": words, "pass_words": found.words, "units": found.units,
+                  "peak_pass": peak_pass, "peak": peak_mb(), "disk": disk, "sample_tokens": sample_tokens,
+                  "input": sum(f.stat().st_size for f in corpus.files), "fingerprint": result.fingerprint,
+                  "kept": sum(len(h) for h in found.heaps),
+                  "first": {str(k): v[0].tokens_file.read_bytes()[:200].decode() for k, v in result.samples.items()}}))
+"""
+
+ONE_PASS_CLUSTER = r"""
+import json, resource, sys, time
+from simcore.corpus import Corpus
+from simcore.distributed.cluster import open_client
+from simcore.distributed.shards import Settings, sample_source_on_cluster
+from simcore.measures import MeasureOptions
+from simcore.store import ArtefactStore
+source_dir, store_root, sizes, samples, seed, workers = sys.argv[1:7]
+sizes, samples, workers = [int(x) for x in sizes.split(",")], int(samples), int(workers)
+corpus = Corpus.from_path(source_dir, name="source")
+settings = Settings(str(ArtefactStore(store_root).root.resolve()), options=MeasureOptions(seed=int(seed)))
+with open_client(local_workers=workers) as client:
+    start = time.perf_counter()
+    result = sample_source_on_cluster(client, settings, corpus, sizes, samples)
+    wall = time.perf_counter() - start
+    peaks = list(client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024).values())
+print(json.dumps({"wall": wall, "peaks": peaks, "fingerprint": result.fingerprint,
+                  "first": {str(k): v[0].tokens_file.read_bytes()[:200].decode() for k, v in result.samples.items()}}))
+"""
+
+
+def draw_formats(n_tokens: int, shards: int, folder: Path, seed: int = 1) -> None:
+    """The same shuffled units as shards in every format of :data:`FORMATS` (one folder each)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import zstandard
+
+    units, rng = shuffled_units(seed)
+    for name in FORMATS:
+        (folder / name).mkdir(parents=True)
+    per_shard = n_tokens / shards
+    i = 0
+    compressor = zstandard.ZstdCompressor(level=3, write_checksum=True)
+    for s in range(shards):
+        written, lines = 0, []
+        while written < per_shard:
+            unit = units[i] if i < len(units) else rng.choice(units)
+            lines.append(unit)
+            written += len(unit.split())
+            i += 1
+        data = ("\n".join(lines) + "\n").encode("utf-8")
+        (folder / "gz" / f"part-{s:04d}.txt.gz").write_bytes(gzip.compress(data, compresslevel=6, mtime=0))
+        (folder / "zst" / f"part-{s:04d}.txt.zst").write_bytes(compressor.compress(data))
+        pq.write_table(pa.table({"text": lines}), folder / "parquet" / f"part-{s:04d}.parquet",
+                       row_group_size=50_000, compression="zstd")
+
+
+def main_one_pass(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tokens", type=lambda t: int(float(t.rstrip("MmGg")) * (1e9 if t[-1] in "Gg" else 1e6))
+                        if t[-1] in "MmGg" else int(t), default=100_000_000, help="source size, e.g. 10M, 1G")
+    parser.add_argument("--shards", type=int, default=20)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--samples", type=int, default=1, help="samples of each size (default 1)")
+    parser.add_argument("--max-sample", type=int, default=10_000_000)
+    parser.add_argument("--formats", default=",".join(FORMATS))
+    parser.add_argument("--no-cluster", action="store_true")
+    args = parser.parse_args(argv)
+    if not (SHARED / "sources").is_dir():
+        raise SystemExit("../shared/data is not present")
+    sizes = [n for n in LADDER if n <= min(args.max_sample, args.tokens)]
+    data = OUT / f"onepass_{args.tokens}_{args.shards}"
+    if not data.exists():
+        print(f"drawing {args.tokens:,} tokens into {args.shards} shards per format in {data}", file=sys.stderr)
+        draw_formats(args.tokens, args.shards, data)
+    ladder = ",".join(map(str, sizes))
+    results = {}
+    for fmt in args.formats.split(","):
+        work = Path(tempfile.mkdtemp(prefix="simcore-bench-onepass-"))
+        try:
+            print(f"running: {fmt}", file=sys.stderr)
+            results[fmt] = run(ONE_PASS, fmt, str(data / fmt), str(work / "store"), ladder, str(args.samples), "13")
+            print(json.dumps({fmt: {k: v for k, v in results[fmt].items() if k != "first"}}), file=sys.stderr)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"machine: {os.cpu_count()} cores (load average {os.getloadavg()[0]:.1f} at the end); source "
+          f"{args.tokens:,} whitespace words in {args.shards} shards; ladder {ladder} tokens, "
+          f"{args.samples} sample(s) of each\n")
+    rows = []
+    for fmt, r in results.items():
+        for stage, (wall, cpu) in r["stages"].items():
+            n = r["words"] if stage != "draw (tokenize kept units)" else r["sample_tokens"]
+            rows.append([fmt, stage, f"{r['input'] / 1e6:,.0f}" if stage == "read floor" else "", f"{n:,}",
+                         f"{wall:.1f}", f"{cpu:.1f}", f"{n / wall / 1e6:.2f}", f"{n / max(cpu, 1e-9) / 1e6:.2f}"])
+    print(table(rows, ["format", "stage", "input MB", "tokens", "wall s", "CPU s", "M tok/s", "M tok/CPU s"]))
+    rows = []
+    for fmt, r in results.items():
+        floor, one = r["stages"]["read floor"][1], r["stages"]["sampling pass"][1]
+        rows.append([fmt, f"{one / floor:.1f}x", f"{r['peak_pass']:,.0f}", f"{r['peak']:,.0f}",
+                     f"{r['disk'] / 1e6:,.1f}", f"{r['sample_tokens']:,}", f"{r['kept']:,}",
+                     "yes" if r["words"] == r["pass_words"] else f"no ({r['pass_words']:,})"])
+    print()
+    print(table(rows, ["format", "pass / floor (CPU)", "peak MB (pass)", "peak MB (all)", "store disk MB",
+                       "sample tokens written", "units kept", "floor words == pass words"]))
+    same = len({json.dumps(r["first"]) for r in results.values()}) == 1
+    print(f"\nthe same samples from every format: {'yes' if same else 'NO'}")
+    if not args.no_cluster and "zst" in results:
+        work = Path(tempfile.mkdtemp(prefix="simcore-bench-onepass-"))
+        try:
+            print(f"running: zst on {args.workers} Dask workers", file=sys.stderr)
+            c = run(ONE_PASS_CLUSTER, str(data / "zst"), str(work / "store"), ladder, str(args.samples), "13",
+                    str(args.workers))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        single = results["zst"]["stages"]
+        one_wall = single["sampling pass"][0] + single["draw (tokenize kept units)"][0]
+        print(f"zst, pass + draw: 1 process {one_wall:.1f} s; local cluster of {args.workers} workers "
+              f"{c['wall']:.1f} s (speed-up {one_wall / c['wall']:.2f}x); peak MB per worker "
+              f"{' / '.join(f'{p:,.0f}' for p in c['peaks'])}; same samples as 1 process: "
+              f"{'yes' if c['first'] == results['zst']['first'] and c['fingerprint'] == results['zst']['fingerprint'] else 'NO'}")
+
+
+def main() -> None:
+    if "--tokenize-all" in sys.argv[1:]:
+        main_tokenize_all(sys.argv[1:])
+    else:
+        main_one_pass(sys.argv[1:])
 
 
 if __name__ == "__main__":

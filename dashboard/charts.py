@@ -7,8 +7,9 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from simcore import flags
 from simcore.measures import all_measures, get_measure
-from simcore.report import column_shade, format_value, with_interval
+from simcore.report import MARK, OUT_OF_SCALE, OUTLINE, column_shade, format_value, with_interval
 
 DIRECTION_NOTE = {1: "higher is more similar", -1: "lower is more similar", 0: "not a similarity (source diversity)"}
 
@@ -19,7 +20,13 @@ def label(measure: str) -> str:
 
 def heatmap(long: pd.DataFrame, measure: str) -> go.Figure:
     """Sources × targets; each target's column shaded on its own scale (darker = more similar for this
-    target); cells show the value and, where known, ± half its 95% interval."""
+    target); cells show the value and, where known, ± half its 95% interval.
+
+    Flagged cells (a source used whole, a value below the size at which the measure is reliable) are
+    outlined and marked ⚠, and the hover says why. Where a column also holds unflagged values, its
+    flagged cells are grey and left out of its colour scale, so a flagged extreme never becomes the
+    darkest cell (see simcore.flags.out_of_scale). Trace 0 holds the colour scale, trace 1 the grey cells.
+    """
     part = long[long["measure"] == measure]
     sources = sorted(part["source"].unique())
     targets = sorted(part["target"].unique())
@@ -32,24 +39,48 @@ def heatmap(long: pd.DataFrame, measure: str) -> go.Figure:
         return table.reindex(index=sources, columns=targets).to_numpy(float)
 
     values, low, high = grid("value"), grid("ci_low"), grid("ci_high")
-    shade = column_shade(values, direction)
+    marks, reasons = flags.grids(part, sources, targets)
+    greyed = flags.out_of_scale(values, marks)
+    shade = column_shade(np.where(greyed, np.nan, values), direction)
     half = (high - low) / 2
-    text = [[format_value(v) + (f"<br><span style='font-size:10px'>±{format_value(h)}</span>"
-                                if np.isfinite(h) else "") for v, h in zip(vr, hr)] for vr, hr in zip(values, half)]
-    hover = [[f"{with_interval(v, a, b)}" for v, a, b in zip(vr, ar, br)] for vr, ar, br in zip(values, low, high)]
+    text = [[format_value(v) + (f" {MARK}" if m else "")
+             + (f"<br><span style='font-size:10px'>±{format_value(h)}</span>" if np.isfinite(h) else "")
+             for v, h, m in zip(vr, hr, mr)] for vr, hr, mr in zip(values, half, marks)]
+    tokens = grid("sample_tokens")
+    hover = [[with_interval(v, a, b) + (f"<br>at {int(t):,} tokens per source" if np.isfinite(t) else "")
+              + (f"<br>{MARK} {r}" + ("<br>(left out of the colour scale)" if g else "") if m else "")
+              for v, a, b, m, r, g, t in zip(*rows)]
+             for rows in zip(values, low, high, marks, reasons, greyed, tokens)]
     scale = "Greys" if direction == 0 else "Blues"
     font = 13 if len(targets) <= 6 else 11
+    template = "source %{y}<br>target %{x}<br>" + label(measure) + " %{customdata}<extra></extra>"
     fig = go.Figure(go.Heatmap(
-        z=shade.tolist(), x=targets, y=sources, text=text, texttemplate="%{text}", textfont={"size": font},
-        customdata=hover, colorscale=scale, zmin=0, zmax=1, xgap=2, ygap=2,
-        hovertemplate="source %{y}<br>target %{x}<br>" + label(measure) + " %{customdata}<extra></extra>",
+        z=np.where(greyed, np.nan, shade).tolist(), x=targets, y=sources,
+        text=[[t if not g else "" for t, g in zip(tr, gr)] for tr, gr in zip(text, greyed)], texttemplate="%{text}",
+        textfont={"size": font}, customdata=hover, colorscale=scale, zmin=0, zmax=1, xgap=2, ygap=2,
+        hovertemplate=template, hoverongaps=False,
         colorbar={"tickvals": [0, 1], "ticktext": ["less", "more similar"] if direction else ["low", "high"],
                   "thickness": 12, "len": 0.9, "title": {"text": "per target", "side": "right"}},
     ))
+    fig.add_trace(go.Heatmap(
+        z=np.where(greyed, 0.0, np.nan).tolist(), x=targets, y=sources, colorscale=[[0, OUT_OF_SCALE], [1, OUT_OF_SCALE]],
+        showscale=False, text=[[t if g else "" for t, g in zip(tr, gr)] for tr, gr in zip(text, greyed)],
+        texttemplate="%{text}", textfont={"size": font, "color": "#555"}, customdata=hover, xgap=2, ygap=2,
+        hovertemplate=template, hoverongaps=False, name="flagged",
+    ))
+    for i, j in zip(*np.nonzero(marks)):
+        fig.add_shape(type="rect", x0=j - 0.47, x1=j + 0.47, y0=i - 0.45, y1=i + 0.45, xref="x", yref="y",
+                      line={"color": OUTLINE, "width": 2, "dash": "dot"}, layer="above")
+    note = ""
+    if marks.any():
+        note = (f"<br><span style='font-size:11px;color:{OUTLINE}'>{MARK} dotted outline: flagged"
+                + ("; grey: left out of its column's scale" if greyed.any() else "; every value of a column flagged: "
+                   "shaded among themselves") + "</span>")
     fig.update_layout(
         title={"text": f"{label(measure)} <span style='font-size:12px;color:#666'>({DIRECTION_NOTE[direction]}; "
-                       "each target's column on its own scale)</span>"},
-        height=160 + 44 * len(sources), margin={"l": 10, "r": 10, "t": 40, "b": 10},
+                       f"each target's column on its own scale)</span>{note}"},
+        height=160 + 44 * len(sources) + (16 if note else 0), margin={"l": 10, "r": 10, "t": 40 + (16 if note else 0),
+                                                                      "b": 10},
         xaxis={"side": "bottom", "title": None, "tickangle": -25}, yaxis={"autorange": "reversed", "title": None},
     )
     return fig

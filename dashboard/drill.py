@@ -6,8 +6,9 @@ from typing import Any
 
 import pandas as pd
 
+from simcore import flags
 from simcore.errors import SimcoreError
-from simcore.measures import emb, jsd, kl, ppl, tvc, wvv
+from simcore.measures import all_measures, emb, get_measure, jsd, kl, ppl, tvc, wvv
 
 from .compute import job_options
 from .resources import get_workbench, workbench_lock
@@ -21,6 +22,15 @@ VIEWS = {
     "kl": "Hashed n-gram buckets adding most to the KL",
     "emb": "Target sentences farthest from the source's centroid",
 }
+
+
+def pair_flags(long: pd.DataFrame, source: str, target: str) -> list[str]:
+    """'PPL: why' for each flagged cell of this (source, target) pair, so the drill-down says what to doubt."""
+    part = long[(long["source"] == source) & (long["target"] == target)]
+    mask = flags.marked(part).to_numpy()
+    known = set(all_measures())
+    return [f"{get_measure(m).label if m in known else m}: {why}"
+            for m, why in zip(part["measure"][mask], flags.why(part)[mask])]
 
 
 def _compute(view: str, source: Any, target: Any, top: int) -> pd.DataFrame:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from simcore.analysis import to_long
+from simcore.corpora.formats import DATASET_METADATA
 from simcore.corpus import Corpus, display_name, format_of, save_upload
 from simcore.errors import SimcoreError
 from simcore.matrix import corpora_in
@@ -20,7 +21,7 @@ ROLES = ("source", "target")
 # A compressed upload may not expand past this (decompression bombs); big corpora belong on the server's disk.
 UPLOAD_DECOMPRESSED_LIMIT = 500_000_000
 UPLOAD_TYPES = ["txt", "text", "tok", "raw", "jsonl", "ndjson", "json", "csv", "conll", "conllu", "bio", "iob",
-                "iob2", "bioes", "ner", "tsv", "gz", "bz2", "xz"]
+                "iob2", "bioes", "ner", "tsv", "gz", "bz2", "xz", "zst", "zstd", "parquet", "pq", "arrow"]
 FORMAT_CHOICES = {"detect from the file name": None, "plain text": "text", "JSONL": "jsonl", "CSV": "csv",
                   "CoNLL / BIO": "conll"}
 
@@ -33,6 +34,8 @@ def _bucket(state: AppState, role: str) -> dict[str, LoadedCorpus]:
 
 def readable(path: Path) -> bool:
     """A file whose name says it is a corpus format simcore reads (README.md, images, … are not)."""
+    if path.name in DATASET_METADATA and any(path.parent.glob("*.arrow")):  # `datasets` metadata, not text
+        return False
     return path.is_file() and format_of(path.name) is not None
 
 
@@ -77,7 +80,7 @@ def add_server_path(state: AppState, role: str, text: str, fmt: str | None = Non
     files = sorted(p for p in path.rglob("*") if readable(p) and not any(
         part.startswith(".") for part in p.relative_to(path).parts))
     if not files:
-        raise SimcoreError(f"{path} holds no corpus files (plain text, JSONL, CSV or CoNLL)")
+        raise SimcoreError(f"{path} holds no corpus files (plain text, JSONL, CSV, CoNLL, Parquet or Arrow)")
     if not per_file:
         corpus = Corpus(name=path.name, path=path, fmt=fmt,
                         text_field=text_field or "text", files=tuple(files))

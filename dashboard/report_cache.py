@@ -66,11 +66,13 @@ def _build(state: AppState, measures: list[str], pretraining: str) -> ReportPart
     parts.recommendations_csv = recommendations_csv(parts.recommendations)
     parts.json = ranking_json(parts.ranking, options, parts.recommendations)
     agree = corr = regrets = joined = None
+    agreement_note = ""
     if len(measures) >= 2:
         try:
             agree = agreement(long, measures)
         except SimcoreError as exc:
-            parts.notes.append(f"The report has no agreement section: {exc}")
+            agreement_note = str(exc)
+            parts.notes.append(f"The report has no Fleiss' kappa: {exc}")
     if state.results is not None:
         try:
             results = normalised_results(apply_mapping(state.results, state.extra.get("name_map", {})),
@@ -82,5 +84,5 @@ def _build(state: AppState, measures: list[str], pretraining: str) -> ReportPart
             parts.notes.append(f"The report has no NER-results section: {exc}")
     parts.html = build_report(long, parts.ranking, options, source_label=state.matrix_label, agreement=agree,
                               correlations=corr, regret=regrets, joined=joined,
-                              recommendations=parts.recommendations)
+                              recommendations=parts.recommendations, agreement_note=agreement_note)
     return parts

@@ -6,27 +6,36 @@ import math
 
 import pandas as pd
 
+from simcore import flags
 from simcore.analysis.correlation import results_frame
 from simcore.errors import SimcoreError
 from simcore.recommendation import Recommendation
+from simcore.report import MARK, flag_rows
 
 from .charts import label
 
 NO_COLUMN = "(none)"
 
 
-def ranking_grid(ranking: pd.DataFrame, target: str) -> pd.DataFrame:
+def ranking_grid(ranking: pd.DataFrame, target: str, long: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per position (1 = most similar), one column per measure, the source at that position.
 
     Sources that share a rank fill consecutive positions in name order, each marked "(tie)", so no
-    cell is blank and every column lists every source once.
+    cell is blank and every column lists every source once. With the matrix ``long``, a source whose
+    cell for that measure is flagged (used whole, or below the size at which the measure is reliable)
+    is marked ⚠.
     """
     part = ranking[ranking["target"] == target]
+    marked: set[tuple[str, str]] = set()
+    if long is not None:
+        cells = long[(long["target"] == target) & flags.marked(long).to_numpy()]
+        marked = set(zip(cells["measure"], cells["source"]))
     columns = {}
     for measure, group in part.groupby("measure", sort=False):
         group = group.sort_values(["rank", "source"])
         tied = group["rank"].map(group["rank"].value_counts()) > 1
-        columns[label(measure)] = [f"{s} (tie)" if t else s for s, t in zip(group["source"], tied)]
+        columns[label(measure)] = [s + (" (tie)" if t else "") + (f" {MARK}" if (measure, s) in marked else "")
+                                   for s, t in zip(group["source"], tied)]
     length = max((len(v) for v in columns.values()), default=0)
     grid = pd.DataFrame({k: v + [""] * (length - len(v)) for k, v in columns.items()})
     grid.insert(0, "position", range(1, length + 1))
@@ -37,12 +46,21 @@ def recommendation_frame(recommendations: list[Recommendation]) -> pd.DataFrame:
     """The recommendation as a table for the page: target, pretrain on, confidence, level, carried by, why."""
     return pd.DataFrame({
         "target": [r.target for r in recommendations],
-        "pretrain on": [" or ".join(r.recommended) or "no recommendation" for r in recommendations],
+        "pretrain on": [_answer(r) for r in recommendations],
         "confidence": [r.confidence for r in recommendations],
         "level": [r.level for r in recommendations],
         "carried by": [", ".join(label(m) for m in r.measures) for r in recommendations],
         "why": [r.reason for r in recommendations],
     })
+
+
+def _answer(rec: Recommendation) -> str:
+    """The source to pretrain on; for a tie or a disagreement each candidate with its share of the votes."""
+    if not rec.recommended:
+        return "no recommendation"
+    if rec.level in ("tie", "disagree"):
+        return " or ".join(f"{s} ({rec.shares.get(s, math.nan):.0%})" for s in rec.recommended)
+    return rec.recommended[0]
 
 
 def _interval(low: float, high: float) -> str:
@@ -84,9 +102,22 @@ def size_notes(long: pd.DataFrame) -> list[str]:
 
 
 def flagged_cells(long: pd.DataFrame) -> pd.DataFrame:
-    """Source, measure and the size flag, once per flagged (source, measure)."""
-    if "flag" not in long:
-        return pd.DataFrame(columns=["source", "measure", "flag"])
-    flagged = long[long["flag"].fillna("").astype(str) != ""]
-    return (flagged[["source", "measure", "flag"]].drop_duplicates()
-            .assign(measure=lambda f: f["measure"].map(label)).reset_index(drop=True))
+    """One row per flagged (source, measure), grouped by source (its name on the group's first row only):
+    tokens used, the source's size, whether the measure is reliable there, and why, in full."""
+    rows = flag_rows(long)
+    if rows.empty:
+        return rows
+    rows["source"] = rows["source"].where(rows["source"] != rows["source"].shift(), "")
+    return rows
+
+
+def flag_summary(long: pd.DataFrame) -> str:
+    """'12 cells of 3 sources are flagged (5 unreliable)': the line above the flags table ('' when none)."""
+    mask = flags.marked(long)
+    if not mask.any():
+        return ""
+    bad = int(flags.unreliable(long).sum())
+    sources = long.loc[mask, "source"].nunique()
+    return (f"{int(mask.sum())} cell(s) of {sources} source(s) are flagged ({bad} below the size at which their "
+            f"measure is reliable). They are marked {MARK} and outlined in the heatmaps and the rankings; where a "
+            "target's column also has unflagged values, the flagged ones are grey and left out of its colour scale.")

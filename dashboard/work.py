@@ -7,6 +7,8 @@ opens simcore's on-disk store itself; artefacts built here are the ones the page
 
 from __future__ import annotations
 
+import os
+
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +31,11 @@ def matrix(task: Any, root: str, options: dict[str, Any], tokenizer: dict[str, A
     """The long similarity matrix of these corpora, each finished cell reported as a row."""
     bench = Workbench(ArtefactStore(root), tokenizer=TokenizerOptions(**tokenizer),
                       options=MeasureOptions.from_dict(options))
-    return matrix_runner(bench, scheduler_from_env())(  # on the Dask cluster when one is set
+    scheduler = scheduler_from_env()
+    parallel = {} if scheduler else {"jobs": os.cpu_count() or 1}  # parts in processes of their own
+    return matrix_runner(bench, scheduler)(  # on the Dask cluster when one is set
         sources, targets, measures, samples=samples, sample_tokens=sample_tokens,
-        progress=task.progress, on_row=lambda row: (task.check(), task.partial.append(row)))
+        progress=task.progress, on_row=lambda row: (task.check(), task.partial.append(row)), **parallel)
 
 
 def selection(task: Any, root: str, pool: Corpus, target: Corpus, options: SelectionOptions, top: int | None,

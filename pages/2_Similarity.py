@@ -7,8 +7,8 @@ from dashboard import common as c
 from dashboard import jobs
 from dashboard.charts import heatmap, label
 from dashboard.compute import KIND, failures, partial_matrix, start_matrix
-from dashboard.drill import VIEWS, drill_down
-from dashboard.tables import flagged_cells, size_notes
+from dashboard.drill import VIEWS, drill_down, pair_flags
+from dashboard.tables import flag_summary, flagged_cells, size_notes
 from simcore.errors import SimcoreError
 from simcore.matrix import DEFAULT_MEASURES
 from simcore.measures import MeasureOptions, get_measure
@@ -129,14 +129,16 @@ for m in others:
 st.subheader("Values")
 st.dataframe(values_with_intervals(long), hide_index=True, width="stretch")
 st.caption("Each value with its 95% interval: a bootstrap over the target's sentences (and the spread over "
-           "source sub-corpora when there are several). Differences inside the intervals are within noise.")
+           "source sub-corpora when there are several). Differences inside the intervals are within noise."
+           + (" ⚠: a flagged value (see below)." if flag_summary(long) else ""))
 for line in size_notes(long):
     st.caption(line)
 flags = flagged_cells(long)
 if len(flags):
-    st.warning("Some values were computed on less text than the others, or below the size at which the measure "
-               "is reliable:")
-    st.dataframe(flags, hide_index=True, width="stretch")
+    st.subheader("Flagged values")
+    st.warning(flag_summary(long))
+    st.caption("One row per source and measure (a flag holds for every target), grouped by source.")
+    st.table(flags.set_index("source"))
 
 st.subheader("Why? One pair in detail")
 job = shown.job
@@ -147,6 +149,8 @@ pick = st.columns(3)
 target_name = pick[0].selectbox("Target", job.targets, key="drill_target")
 source_name = pick[1].selectbox("Source", job.sources, key="drill_source")
 top = pick[2].slider("Rows", 5, 100, 25, step=5, key="drill_top")
+for line in pair_flags(long, source_name, target_name):
+    st.caption(f"⚠ {c.md(line)}")
 tabs = st.tabs(list(VIEWS.values()))
 for tab, view in zip(tabs, VIEWS):
     with tab:

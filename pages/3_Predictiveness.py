@@ -1,5 +1,6 @@
 """Predictiveness: does similarity predict the NER improvement? Scatters, correlations, regret."""
 
+import pandas as pd
 import streamlit as st
 
 from dashboard import common as c
@@ -8,7 +9,7 @@ from dashboard.loading import TABLE3_NAME, load_table3, read_table, set_results,
 from dashboard.name_map import LEAVE_OUT, apply_mapping, suggest
 from dashboard.tables import NO_COLUMN, correlation_table, normalised_results
 from simcore.analysis import correlate, regret
-from simcore.analysis.correlation import join
+from simcore.analysis.correlation import CAPPED, join, left_out_note, usable_results
 from simcore.errors import SimcoreError
 
 c.setup_page("Predictiveness", ":material/insights:")
@@ -105,12 +106,23 @@ if any(unmatched.values()):
                     st.session_state[key] = remembered if remembered in options else LEAVE_OUT
                 picked = grid[i % 3].selectbox(f"{col} “{name}” is", options, key=key)
                 mapping[col][name] = None if picked == LEAVE_OUT else picked
+capped_runs = CAPPED in state.results and (pd.to_numeric(state.results[CAPPED], errors="coerce").fillna(0) > 0).any()
+include_capped = st.checkbox("Include runs cut short by the probe's time cap", key="pred_capped", value=False,
+                             disabled=not capped_runs,
+                             help="They trained fewer epochs than the others, so their F1 (often near 0) measures the "
+                                  "cap, not the source: left out of the correlations and regret by default")
 try:
     results = normalised_results(apply_mapping(state.results, mapping), state.results_columns)
     if results.empty:
         raise SimcoreError("the results table has no F1 values yet; type them in or choose another column")
+    results, left_out = usable_results(results, include_capped)
+    if len(left_out):
+        st.info(c.md(left_out_note(left_out)) + ". Tick the box above to include them.")
+    elif include_capped and capped_runs:
+        st.warning("Runs cut short by the probe's time cap are included: their F1 is not comparable with the others'.")
     joined = join(long[long["measure"].isin(measures)], results)
     corr = correlate(long, results, measures, per_target=True)
+    corr.attrs.clear()  # what it left out is shown above; Streamlit cannot serialise it
 except SimcoreError as exc:
     st.error(str(exc))
     st.stop()
@@ -139,8 +151,13 @@ for i, m in enumerate(measures):
         st.altair_chart(scatter(shown[shown["measure"] == m], m, targets=targets), width="stretch", key=f"scatter_{m}")
 
 st.subheader("Regret: F1 lost by choosing the source each measure ranks first")
+if "f1_std" in results and results["f1_std"].notna().any():
+    st.caption("The results carry the probe's spread over seeds (f1_std): sources whose F1 differ by less than "
+               "√(std₁² + std₂²) are a tie, and choosing any source tied with the best costs nothing (regret 0; the "
+               "note says so). A single seed has no spread: its F1 are compared exactly.")
 try:
     table = regret(long, results, measures)
+    table.attrs.clear()
     if scope_key == "all":
         summary = table[table["target"] == "mean"][["measure", "regret"]]
         heading = "mean regret (F1 points)"

@@ -6,6 +6,7 @@ from dashboard import common as c
 from dashboard.agreement_view import flag_first_choice, kappa_reading
 from dashboard.charts import kappa_heatmap, label
 from dashboard.loading import load_table3
+from simcore import flags
 from simcore.analysis import agreement
 from simcore.errors import SimcoreError
 
@@ -28,16 +29,26 @@ if shown_matrix is None:
 long = shown_matrix.long
 present = c.similarity_measures(long)
 paper = [m for m in ("ppl", "wvv", "tvc") if m in present]
-c.keep_choices(state, "agreement", {"agree_measures": paper if len(paper) >= 2 else present},
+c.keep_choices(state, "agreement", {"agree_measures": paper if len(paper) >= 2 else present,
+                                     "agree_unreliable": False},
                allowed={"agree_measures": present})
 chosen = st.multiselect("Measures", present, format_func=label, key="agree_measures",
                         help="The paper's measures (PPL, WVV, TVC) are chosen by default")
-c.save_choices(state, "agreement", ["agree_measures"])
+include = st.checkbox("Include unreliable values", key="agree_unreliable",
+                      help="Comparisons resting on a value computed below the size at which its measure is reliable "
+                           "are left out by default: one noisy value would count as a measure's firm answer")
+c.save_choices(state, "agreement", ["agree_measures", "agree_unreliable"])
 st.caption(f"Similarity values: {c.md(shown_matrix.name)}.")
 try:
-    result = agreement(long, chosen)
+    result = agreement(long, chosen, include_unreliable=include)
 except SimcoreError as exc:
-    st.error(str(exc))
+    part = long[long["measure"].isin(chosen)]
+    if not include and flags.unreliable(part).any():
+        text = str(exc)
+        st.warning(f"{c.md(text[:1].upper() + text[1:])}. Tick **Include unreliable values** above to see the kappa "
+                   "over them anyway.")
+    else:
+        st.error(str(exc))
     st.stop()
 
 cols = st.columns([1, 2])
@@ -47,6 +58,9 @@ with cols[0]:
     st.markdown(f"**{kappa_reading(result.fleiss).capitalize()} agreement** (Landis & Koch: 0–0.20 slight, "
                 "0.21–0.40 fair, 0.41–0.60 moderate, 0.61–0.80 substantial, 0.81–1 almost perfect)")
     st.caption(f"over {len(result.items)} comparisons by {', '.join(label(m) for m in result.measures)}")
+    if result.left_out_note:
+        (st.warning if result.included_unreliable else st.info)(result.left_out_note[:1].upper()
+                                                                + result.left_out_note[1:] + ".")
     st.metric("Comparisons where they disagree", len(result.disagreements))
 with cols[1]:
     st.plotly_chart(kappa_heatmap(result.cohen, result.measures), width="stretch", key="kappa_heat",

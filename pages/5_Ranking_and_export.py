@@ -7,6 +7,7 @@ from dashboard import common as c
 from dashboard.charts import label
 from dashboard.report_cache import report_parts
 from dashboard.tables import ranking_grid, recommendation_frame
+from simcore.recommendation import pairwise_table
 
 c.setup_page("Ranking and export", ":material/trophy:")
 state = c.get_state()
@@ -38,12 +39,23 @@ ranking = parts.ranking
 st.subheader("Which source to pretrain on")
 st.dataframe(recommendation_frame(parts.recommendations), hide_index=True, width="stretch",
              column_config={"confidence": st.column_config.ProgressColumn(
-                 "confidence", help="share of the bootstrap replicates of the target in which the recommended "
-                                    "source (or one of the tied sources) comes first", min_value=0.0, max_value=1.0,
+                 "confidence", help="the recommended source's share of the votes: over every carrying measure and "
+                                    "every bootstrap replicate, how often that measure puts it first (for a tie or "
+                                    "a disagreement, the first-named source's share)", min_value=0.0, max_value=1.0,
                  format="percent"),
                  "why": st.column_config.TextColumn("why", width="large")})
 st.caption(f"Similarity values: {c.md(state.matrix_label)}. A tie names every source within noise of the first: "
-           "an honest tie beats a false winner.")
+           "an honest tie beats a false winner. 'disagree': the carrying measures each put another source first.")
+with st.expander("How each pair of sources was compared (at the largest size both have)"):
+    targets = [r.target for r in parts.recommendations]
+    shown = st.selectbox("Target", targets, key="rank_pairs_target") if targets else None
+    if shown is not None:
+        st.dataframe(pairwise_table(long, shown, pretraining), hide_index=True, width="stretch",
+                     column_config={"tokens": st.column_config.NumberColumn("tokens", format="%d",
+                                                                            help="sample size both sources met at"),
+                                    "share_a_better": st.column_config.NumberColumn(
+                                        "share A better", format="percent",
+                                        help="share of the bootstrap replicates in which source A is more similar")})
 
 downloads = st.columns(4)
 downloads[0].download_button("Download recommendation (CSV)", parts.recommendations_csv,
@@ -58,10 +70,11 @@ downloads[3].download_button("Download report (HTML)", parts.html, file_name="si
 
 st.subheader("Sources ranked per target")
 st.caption("Rank 1 is the most similar source; ties share a rank. The 'recommended' column ranks the sources by "
-           "the share of bootstrap replicates each wins.")
+           "the share of bootstrap replicates each wins. ⚠ marks a source whose value for that measure is flagged "
+           "(used whole, or below the size at which the measure is reliable; the Similarity page lists why).")
 for target in sorted(ranking["target"].unique()):
     st.markdown(f"**{c.md(target)}**")
-    st.dataframe(ranking_grid(ranking, target), hide_index=True, width="stretch")
+    st.dataframe(ranking_grid(ranking, target, long), hide_index=True, width="stretch")
 for note in parts.notes:
     st.caption(note)
 if len(state.matrices) > 1:

@@ -6,11 +6,12 @@ Bad input ends with a one-line message on standard error and exit status 2, neve
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pandas as pd
@@ -20,12 +21,13 @@ from .distributed.cluster import add_cluster_options, scheduler_address
 from .distributed.prepare import matrix_runner
 from .distributed.shards import add_source_glob_option, with_glob_sources
 from .errors import SimcoreError
-from .export import escape_formulas, write_ranking, write_recommendations
-from .matrix import DEFAULT_MEASURES, Workbench, corpora_in
+from .export import csv_text, write_ranking, write_recommendations
+from .matrix import DEFAULT_MEASURES, MAX_JOBS, Workbench, corpora_in
 from .measures import MeasureOptions
 from .probe.cli import add_probe_command
 from .selection.cli import add_select_command
 from .store import ArtefactStore
+from .terminal import SafeStream, terminal_text
 from .tokenize import TokenizerOptions
 
 MAX_SAMPLES = 100
@@ -41,56 +43,84 @@ def _print_table(table: pd.DataFrame) -> None:
         print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
 
 
+def _labels(text: str) -> tuple[str, ...]:
+    """An argparse type: comma-separated tag names, none blank."""
+    names = tuple(n.strip() for n in text.split(","))
+    if not all(names) or len(names) > 10_000:
+        raise argparse.ArgumentTypeError("give the tag names separated by commas, e.g. O,B-PER,I-PER")
+    return names
+
+
 def cmd_matrix(args: argparse.Namespace) -> int:
     out = opt.check_out(args.out, (".csv",))
+    opt.no_clobber({"--out": out}, {"--sources": args.sources, "--targets": args.targets},
+                   {"--source-glob": args.source_glob})
     options = MeasureOptions(ppl_order=args.ppl_order, seed=args.seed, ppl_per_sentence=args.ppl_per_sentence,
                              bootstrap=args.bootstrap,
                              tvcc_tag_source=args.tvcc_tag_source,
                              **({"wvv_workers": args.workers} if args.workers else {}))
     bench = Workbench(ArtefactStore(args.cache), TokenizerOptions(lowercase=not args.keep_case), options)
-    reader = {"text_field": args.text_field, "encoding": args.encoding}
+    reader = {"text_field": args.text_field, "encoding": args.encoding, "labels": args.labels}
     sources, targets = corpora_in(args.sources, **reader), corpora_in(args.targets, **reader)
     sources = with_glob_sources(sources, args.source_glob, **reader)
+    opt.check_names([*sources, *targets])
     bar = opt.Bar(not args.quiet)
     try:
         run = matrix_runner(bench, scheduler_address(args), args.local_cluster)
+        parallel = {} if scheduler_address(args) or args.local_cluster else {"jobs": args.jobs}
+        parallel["compute_noise"] = args.compute_noise
         table = run(sources, targets, args.measures, samples=args.samples,
-                    sample_tokens=args.sample_tokens, progress=bar)
+                    sample_tokens=args.sample_tokens, progress=bar, **parallel)
     finally:
         bar.close()
-    opt.write_text(out, escape_formulas(table).to_csv(index=False))
+    opt.write_text(out, csv_text(table))
     failed = table.attrs.get("failed_corpora", {})
     for message in sorted(set(table["error"].dropna()) - set(failed.values())):
-        print(f"simcore: warning: {message}", file=sys.stderr)
-    flags = table[table["flag"] != ""].groupby("flag", sort=False)["source"].first()
-    for flag, source in flags.items():
-        print(f"simcore: note: {source}: {flag}", file=sys.stderr)
+        print(terminal_text(f"simcore: warning: {message}"), file=sys.stderr)
+    flags = table[table["flag"].fillna("") != ""].groupby("flag", sort=False)["source"].unique()
+    for flag, names in flags.items():
+        who = names[0] if len(names) == 1 else f"{len(names)} sources ({', '.join(names[:3])}{', …' if len(names) > 3 else ''})"
+        print(terminal_text(f"simcore: note: {who}: {flag}"), file=sys.stderr)
     for corpus in (*sources, *targets):
         if corpus.problem is None and f"source {corpus.name}" not in failed and f"target {corpus.name}" not in failed:
             notes = bench.tokenize(corpus).read_notes
             if notes:
-                print(f"simcore: note: {corpus.name}: {notes.summary()}", file=sys.stderr)
+                print(terminal_text(f"simcore: note: {corpus.name}: {notes.summary()}"), file=sys.stderr)
     if not args.quiet:
         wide = table.pivot_table(index=["target", "source"], columns="measure", values="value", aggfunc="first")
         _print_table(wide.reset_index())
         _print_recommendations(table)
-    print(f"wrote {len(table)} rows to {out}", file=sys.stderr)
+    print(terminal_text(f"wrote {len(table)} rows to {out}"), file=sys.stderr)
     if failed:
         listed = "; ".join(f"{who}: {why}" for who, why in sorted(failed.items()))
-        print(f"simcore: error: {len(failed)} corpus(es) could not be read, their cells are empty: {listed}",
-              file=sys.stderr)
+        print(terminal_text(f"simcore: error: {len(failed)} corpus(es) could not be read, their cells are empty: "
+                            f"{listed}"), file=sys.stderr)
         return 2
     return 0
 
 
-def _print_recommendations(long: pd.DataFrame, pretraining: str = "lm", reasons: bool = False) -> None:
+MAX_PRINTED_TARGETS = 10  # more targets: the first ones and a summary line, unless --all
+
+
+def _print_recommendations(long: pd.DataFrame, pretraining: str = "lm", reasons: bool = False,
+                           recommendations: list[Any] | None = None, show_all: bool = False) -> None:
     from .recommendation import PRETRAINING, PRETRAINING_LABEL, recommend
 
     if not set(PRETRAINING[pretraining]) & set(long["measure"]):
         return
     print(f"\nRecommendation for {PRETRAINING_LABEL[pretraining]}:")
-    for rec in recommend(long, pretraining):
-        print(rec.headline() + (f". Why: {rec.reason}" if reasons else ""))
+    _print_headlines(recommend(long, pretraining) if recommendations is None else recommendations, reasons, show_all)
+
+
+def _print_headlines(recommendations: list[Any], reasons: bool, show_all: bool) -> None:
+    shown = recommendations if show_all else recommendations[:MAX_PRINTED_TARGETS]
+    for rec in shown:
+        print(terminal_text(rec.headline() + (f". Why: {rec.reason}" if reasons else "")))
+    if len(shown) < len(recommendations):
+        levels = pd.Series([rec.level for rec in recommendations]).value_counts()
+        counts = ", ".join(f"{n:,} {level}" for level, n in levels.items())
+        print(f"... and {len(recommendations) - len(shown):,} more targets ({len(recommendations):,} in all: "
+              f"{counts}); --all prints every one, --out FILE writes them")
 
 
 def cmd_recommend(args: argparse.Namespace) -> int:
@@ -98,14 +128,14 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     from .recommendation import recommend
 
     out = opt.check_out(args.out, (".csv", ".json", ".md", ".html")) if args.out is not None else None
+    opt.no_clobber({"--out": out}, {"--matrix": args.matrix})
     long = read_matrix(args.matrix)
     recommendations = recommend(long, args.pretraining)
-    for rec in recommendations:
-        print(rec.headline() + f". Why: {rec.reason}")
+    _print_headlines(recommendations, True, args.all)
     if out:
-        ranking = rank_sources(long, pretraining=args.pretraining)
+        ranking = rank_sources(long, pretraining=args.pretraining, recommendations=recommendations)
         write_recommendations(recommendations, ranking, out, _matrix_options(long))
-        print(f"wrote {out}", file=sys.stderr)
+        print(terminal_text(f"wrote {out}"), file=sys.stderr)
     return 0
 
 
@@ -125,17 +155,25 @@ def _matrix_options(long: pd.DataFrame) -> dict[str, Any]:
 
 def cmd_rank(args: argparse.Namespace) -> int:
     from .analysis import rank_sources, read_matrix  # scipy loads only for the commands that need it
-    from .recommendation import recommend
+    from .recommendation import PRETRAINING, recommend
 
     out = opt.check_out(args.out, (".csv", ".json", ".md", ".html")) if args.out is not None else None
+    opt.no_clobber({"--out": out}, {"--matrix": args.matrix})
     long = read_matrix(args.matrix)
-    ranking = rank_sources(long, args.measures, args.pretraining)
+    recommendations = recommend(long, args.pretraining) if set(PRETRAINING[args.pretraining]) & set(long["measure"]) else []
+    ranking = rank_sources(long, args.measures, args.pretraining, recommendations=recommendations)
     if out:
-        write_ranking(ranking, out, _matrix_options(long), recommend(long, args.pretraining))
-        print(f"wrote {args.out}", file=sys.stderr)
+        write_ranking(ranking, out, _matrix_options(long), recommendations)
+        print(terminal_text(f"wrote {args.out}"), file=sys.stderr)
     else:
-        _print_table(ranking)
-        _print_recommendations(long, args.pretraining)
+        targets = list(dict.fromkeys(ranking["target"]))
+        if args.all or len(targets) <= MAX_PRINTED_TARGETS:
+            _print_table(ranking)
+        else:
+            _print_table(ranking[ranking["target"].isin(set(targets[:MAX_PRINTED_TARGETS]))])
+            print(f"... and {len(targets) - MAX_PRINTED_TARGETS:,} more targets ({len(ranking):,} rows in all); "
+                  "--all prints every row, --out FILE writes them")
+        _print_recommendations(long, args.pretraining, recommendations=recommendations, show_all=args.all)
     return 0
 
 
@@ -143,14 +181,17 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     from .analysis import agreement, read_matrix  # scipy loads only for the commands that need it
 
     out = opt.check_out(args.out, (".csv",)) if args.out is not None else None
-    result = agreement(read_matrix(args.matrix), args.measures)
+    opt.no_clobber({"--out": out}, {"--matrix": args.matrix})
+    result = agreement(read_matrix(args.matrix), args.measures, include_unreliable=args.include_unreliable)
     print(f"Fleiss' kappa ({', '.join(result.measures)}; {len(result.items)} comparisons): {result.fleiss:.3f}")
+    if result.left_out_note:
+        print(result.left_out_note + ("" if args.include_unreliable else " (--include-unreliable keeps them)"))
     for row in result.cohen.itertuples(index=False):
         print(f"Cohen's kappa {row.measure_a} vs {row.measure_b}: {row.kappa:.3f}")
     print(f"{len(result.disagreements)} comparisons where the measures disagree")
     if out:
-        opt.write_text(out, escape_formulas(result.disagreements).to_csv(index=False))
-        print(f"wrote the disagreements to {out}", file=sys.stderr)
+        opt.write_text(out, csv_text(result.disagreements))
+        print(terminal_text(f"wrote the disagreements to {out}"), file=sys.stderr)
     return 0
 
 
@@ -160,14 +201,25 @@ def _results(args: argparse.Namespace) -> pd.DataFrame:
     return read_results(args.results, f1=args.f1, baseline=args.baseline, improvement=args.improvement)
 
 
+def _print_left_out(table: pd.DataFrame) -> None:
+    from .analysis.correlation import left_out_note
+
+    note = left_out_note(table.attrs.get("left_out"))
+    if note:
+        print(note + " (--include-capped keeps them)")
+
+
 def cmd_correlate(args: argparse.Namespace) -> int:
     from .analysis import correlate, read_matrix  # scipy loads only for the commands that need it
 
     out = opt.check_out(args.out, (".csv",)) if args.out is not None else None
-    table = correlate(read_matrix(args.matrix), _results(args), args.measures, per_target=args.per_target)
+    opt.no_clobber({"--out": out}, {"--matrix": args.matrix, "--results": args.results})
+    table = correlate(read_matrix(args.matrix), _results(args), args.measures, per_target=args.per_target,
+                      include_capped=args.include_capped)
     _print_table(table)
+    _print_left_out(table)
     if out:
-        opt.write_text(out, escape_formulas(table).to_csv(index=False))
+        opt.write_text(out, csv_text(table))
     return 0
 
 
@@ -175,10 +227,12 @@ def cmd_regret(args: argparse.Namespace) -> int:
     from .analysis import read_matrix, regret  # scipy loads only for the commands that need it
 
     out = opt.check_out(args.out, (".csv",)) if args.out is not None else None
-    table = regret(read_matrix(args.matrix), _results(args), args.measures)
+    opt.no_clobber({"--out": out}, {"--matrix": args.matrix, "--results": args.results})
+    table = regret(read_matrix(args.matrix), _results(args), args.measures, include_capped=args.include_capped)
     _print_table(table)
+    _print_left_out(table)
     if out:
-        opt.write_text(out, escape_formulas(table).to_csv(index=False))
+        opt.write_text(out, csv_text(table))
     return 0
 
 
@@ -202,8 +256,8 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--samples", type=opt.whole_number(1, MAX_SAMPLES), default=1,
                    help=f"sub-corpora per source (default 1, at most {MAX_SAMPLES})")
     m.add_argument("--sample-tokens", type=opt.whole_number(1, MAX_SAMPLE_TOKENS), default=None,
-                   help="tokens per sub-corpus for every measure (default per measure: the smallest source, "
-                        "but at least the size at which the measure is reliable, at most 10M)")
+                   help="tokens per sub-corpus for every measure (default: the smallest source's size, at most "
+                        "10M, with pairs of larger sources also compared at the largest size both have)")
     m.add_argument("--ppl-order", type=opt.whole_number(1, MAX_PPL_ORDER), default=5)
     m.add_argument("--ppl-per-sentence", action="store_true", help="mean per-sentence perplexity")
     m.add_argument("--tvcc-tag-source", action="store_true",
@@ -211,6 +265,12 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--seed", type=opt.whole_number(0, MAX_SEED, allow_float_text=False), default=13)
     m.add_argument("--workers", type=opt.whole_number(1, MAX_WORKERS), default=None,
                    help="word2vec threads (default 1: reproducible WVV; more are faster but vary between runs)")
+    m.add_argument("--compute-noise", action="store_true",
+                   help="compute a measure even where it is noise at the comparison size (WVV below 1M tokens per "
+                        "source); by default such cells are left empty and say why")
+    m.add_argument("--jobs", type=opt.whole_number(1, MAX_JOBS), default=os.cpu_count() or 1,
+                   help="processes computing the matrix's parts at once (default: this machine's cores); every "
+                        "value is the same as with 1")
     m.add_argument("--bootstrap", type=opt.whole_number(0, MAX_BOOTSTRAP, allow_float_text=False), default=200,
                    help="bootstrap replicates over the target's sentences for intervals and confidence (0: none)")
     m.add_argument("--keep-case", action="store_true", help="do not lower-case tokens")
@@ -218,6 +278,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="JSONL field or CSV column holding the text")
     m.add_argument("--encoding", type=opt.encoding, default=None,
                    help="input encoding (default: UTF-8, UTF-16 by BOM)")
+    m.add_argument("--labels", type=_labels, default=None, metavar="O,B-PER,...",
+                   help="names of the integer tags of Hub-style NER targets, in order (default: the data set's "
+                        "own, from dataset_info.json or the file's features)")
     m.add_argument("--cache", type=opt.path_text, default=None,
                    help="artefact store (default $SIMCORE_CACHE or ~/.cache/simcore)")
     m.add_argument("--quiet", action="store_true")
@@ -230,18 +293,24 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--measures", type=opt.measures, default=None)
     r.add_argument("--pretraining", choices=PRETRAINING_CHOICES, default="lm", help=PRETRAINING_HELP)
     r.add_argument("--out", type=opt.path_text, default=None, help=".csv, .json, .md or .html")
+    r.add_argument("--all", action="store_true",
+                   help=f"print every target (default: the first {MAX_PRINTED_TARGETS} and a summary)")
     r.set_defaults(run=cmd_rank)
 
     e = commands.add_parser("recommend", help="the source to pretrain on per target, how sure, and why")
     e.add_argument("--matrix", required=True, type=opt.path_text, help="a matrix CSV written by `simcore matrix`")
     e.add_argument("--pretraining", choices=PRETRAINING_CHOICES, default="lm", help=PRETRAINING_HELP)
     e.add_argument("--out", type=opt.path_text, default=None, help=".csv (one row per target), .json, .md or .html")
+    e.add_argument("--all", action="store_true",
+                   help=f"print every target (default: the first {MAX_PRINTED_TARGETS} and a summary)")
     e.set_defaults(run=cmd_recommend)
 
     a = commands.add_parser("agreement", help="Fleiss' and Cohen's kappa between measures")
     a.add_argument("--matrix", required=True, type=opt.path_text)
     a.add_argument("--measures", type=opt.measures, default="ppl,wvv,tvc")
     a.add_argument("--out", type=opt.path_text, default=None, help="CSV of the comparisons where measures disagree")
+    a.add_argument("--include-unreliable", action="store_true",
+                   help="keep comparisons that rest on a cell computed below its measure's reliable size")
     a.set_defaults(run=cmd_agreement)
 
     for name, run, text in (("correlate", cmd_correlate, "correlation of each measure with NER improvement"),
@@ -256,6 +325,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="column already holding F1 - baseline")
         c.add_argument("--measures", type=opt.measures, default=None)
         c.add_argument("--out", type=opt.path_text, default=None, help="CSV file")
+        c.add_argument("--include-capped", action="store_true",
+                       help="keep results whose probe runs were cut short by the time cap (column time_capped)")
         if name == "correlate":
             c.add_argument("--per-target", action="store_true", help="also correlate within each target")
         c.set_defaults(run=run)
@@ -266,10 +337,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return its exit status (0 done, 2 bad input or a failure explained in one line)."""
+    with _escaped_terminal():  # also argparse's messages, which repeat the values given
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as exc:  # argparse has printed its one-line usage error (or the help)
+            return exc.code if isinstance(exc.code, int) else 2
+        return _run(args)
+
+
+@contextlib.contextmanager
+def _escaped_terminal() -> Iterator[None]:
+    """Standard output and error escape control characters (a name cannot move the cursor or change colours)."""
+    old = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = SafeStream(sys.stdout), SafeStream(sys.stderr)
     try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as exc:  # argparse has printed its one-line usage error (or the help)
-        return exc.code if isinstance(exc.code, int) else 2
+        yield
+    finally:
+        sys.stdout, sys.stderr = old
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         return args.run(args)
     except SimcoreError as exc:

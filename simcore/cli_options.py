@@ -8,18 +8,20 @@ written so that a full disk or an unwritable place is reported as such.
 from __future__ import annotations
 
 import argparse
-import errno
 import math
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from .cli_progress import ProgressBar
 from .corpus import check_encoding
-from .errors import DiskFull, OutputError, SimcoreError
+from .errors import CorpusError, OutputError, SimcoreError
 from .measures import parse_measures
+from .output_paths import output_error, refuse_overwriting_inputs, write_text_atomic
+
+__all__ = ["Bar", "Parser", "check_names", "check_out", "encoding", "field_name", "fraction", "measures", "no_clobber",
+           "output_error", "path_text", "whole_number", "write_text"]
 
 
 class Parser(argparse.ArgumentParser):
@@ -133,23 +135,23 @@ def check_out(path: str, suffixes: tuple[str, ...] = (), flag: str = "--out") ->
 
 def write_text(path: Path | str, text: str) -> None:
     """Write a whole file at once (a temporary file renamed into place): never half a file."""
-    path = Path(path)
-    tmp = None
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:50]}.", suffix=".part", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        os.replace(tmp, path)
-        tmp = None
-    except OSError as exc:
-        raise output_error(exc, path) from None
-    finally:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
+    write_text_atomic(path, text)
 
 
-def output_error(exc: OSError, path: Path | str) -> SimcoreError:
-    """A one-line message for an OSError met while writing ``path``."""
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return DiskFull(f"the disk holding {path} is full; free some space and run again")
-    return OutputError(f"cannot write {path} ({exc.strerror or exc})")
+def check_names(corpora: Any) -> None:
+    """Refuse, before any work, a corpus whose name cannot be written as UTF-8 (a file name that is not UTF-8).
+
+    Every other character a file name can hold (carriage return, tab, escapes) is kept exactly.
+    """
+    for corpus in corpora:
+        try:
+            corpus.name.encode("utf-8")
+        except UnicodeEncodeError:
+            where = getattr(corpus, "path", None) or getattr(corpus, "train", corpus.name)
+            raise CorpusError(f"{os.fsdecode(where)}: the file name is not valid UTF-8, so it cannot be "
+                              "written into the results as it is; rename the file") from None
+
+
+def no_clobber(outputs: dict[str, str | Path | None], inputs: dict[str, Any], globs: dict[str, Any] | None = None) -> None:
+    """Refuse an output that is one of the command's inputs (see simcore.output_paths)."""
+    refuse_overwriting_inputs(outputs, inputs, globs)

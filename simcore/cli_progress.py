@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from .terminal import raw_stream, terminal_text
+
 
 class ProgressBar:
     """A tqdm progress bar driven by (message, fraction) callbacks."""
@@ -12,18 +14,23 @@ class ProgressBar:
         from tqdm import tqdm
 
         tqdm.monitor_interval = 0  # no monitor thread: the process stays single-threaded (see matrix)
-        self.bar = tqdm(total=1000, file=sys.stderr, disable=not enabled, dynamic_ncols=True,
+        self.stream = raw_stream(sys.stderr)  # tqdm redraws with carriage returns: its own text is escaped here
+        self.bar = tqdm(total=1000, file=self.stream, disable=not enabled, dynamic_ncols=True,
                         bar_format="{l_bar}{bar}| {elapsed}<{remaining}")
         self.at = 0
 
     def __call__(self, message: str, fraction: float) -> None:
-        self.bar.set_description_str(message[:60], refresh=False)
+        self.bar.set_description_str(terminal_text(message)[:60], refresh=False)
         target = int(min(1.0, max(0.0, fraction)) * 1000)
         if target > self.at:
             self.bar.update(target - self.at)
             self.at = target
         else:
             self.bar.refresh()
+
+    def write(self, line: str) -> None:
+        """One line above the bar, escaped (names in it cannot move the cursor)."""
+        self.bar.write(terminal_text(line), file=self.stream)
 
     def close(self) -> None:
         self.bar.close()

@@ -4,105 +4,56 @@ A :class:`Corpus` names raw input (a file or a directory of files). Tokenizing i
 :class:`TokenizedCorpus` to the artefact store: one unit per line, tokens separated by spaces,
 plus the length of each line. Everything downstream (KenLM, word2vec, counts, samples) streams
 that file, so a corpus of hundreds of millions of tokens is never held in memory as strings.
+
+The readers of each format live in :mod:`simcore.corpora` (one module per format); the one-pass
+sample of a big source, which tokenizes only what it keeps, is :func:`simcore.corpora.sampling.sample_source`.
 """
 
 from __future__ import annotations
 
-import bz2
 import codecs
-import csv
-import gzip
 import hashlib
-import io
-import json
-import lzma
 import os
 import re
 import stat
-import unicodedata
-import zlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 
+from .corpora.columnar import MissingColumn, columnar_tagged, columnar_units
+from .corpora.compression import BOMB_FLOOR as _BOMB_FLOOR  # noqa: F401 - kept importable
+from .corpora.compression import BOMB_RATIO as _BOMB_RATIO  # noqa: F401
+from .corpora.compression import COMPRESSIONS  # noqa: F401
+from .corpora.conll import conll_sentences as _conll_sentences
+from .corpora.csv import csv_units as _csv_units
+from .corpora.formats import COLUMNAR, DATASET_METADATA, FORMATS, format_of, split_suffixes
+from .corpora.formats import SUFFIX_FORMAT as _SUFFIX_FORMAT
+from .corpora.hub_ner import label_names
+from .corpora.jsonl import jsonl_tagged
+from .corpora.jsonl import jsonl_units as _jsonl_units
+from .corpora.notes import ReadNotes
+from .corpora.text import guard as _guard
+from .corpora.text import open_text as _open_text
+from .corpora.text import sniff_format as _sniff_format
+from .corpora.text import text_units as _text_units
 from .errors import CorpusError, InvalidArgument
 from .store import ArtefactStore, digest
 from .tokenize import TokenizerOptions, normalise_all, split_text
 
 Progress = Callable[[str, float], None]
 
-FORMATS = ("text", "jsonl", "csv", "conll")
-COMPRESSIONS: dict[str, Callable[[IO[bytes]], IO[bytes]]] = {
-    ".gz": lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),
-    ".bz2": lambda raw: bz2.BZ2File(raw, "rb"),
-    ".xz": lambda raw: lzma.LZMAFile(raw, "rb"),
-}
-_SUFFIX_FORMAT = {
-    ".txt": "text", ".text": "text", ".tok": "text", ".tokens": "text", ".raw": "text",
-    ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
-    ".csv": "csv",
-    ".conll": "conll", ".conllu": "conll", ".bio": "conll", ".iob": "conll", ".iob2": "conll",
-    ".bioes": "conll", ".ner": "conll", ".tsv": "conll",
-}
-_TAG = re.compile(r"^(O|[BIESLU]-\S+|[BIESLU])$")
-_SNIFF_BYTES = 1 << 16
+__all__ = ["COMPRESSIONS", "FORMATS", "Corpus", "ReadNotes", "TokenizedCorpus", "check_encoding", "corpus_name",
+           "display_name", "format_of", "join_parts", "join_sample", "part_corpus", "refuse_system_path",
+           "sample_corpus", "sample_part", "sample_units", "save_upload", "split_suffixes", "tokenize_corpus",
+           "tokenize_part"]
+
 _CHUNK_LINES = 20_000
-_LONG_LINE = 1 << 20          # raw lines longer than this are split at whitespace
-_MAX_CONLL_SENTENCE = 10_000  # tokens; more means the blank lines between sentences are missing
-_BOMB_RATIO = 200             # decompressed / compressed size beyond this, past _BOMB_FLOOR, is refused
-_BOMB_FLOOR = 1 << 30
-_MAX_SKIPPED_SHARE = 0.1      # more CoNLL lines skipped than this share means the file is not CoNLL
-_MAX_SKIPPED_FLOOR = 10       # ... unless they are this few
-_INVISIBLE = {"Cc", "Cf", "Zs", "Zl", "Zp", "Co", "Cn"}
 MAX_FILES = 20_000            # files in one corpus folder
 _SYSTEM_PATHS = ("/proc", "/sys", "/dev")
-_JSON_MAX_LINE = 64 << 20     # characters; a longer JSONL line is refused, not parsed
-
-
-@dataclass
-class ReadNotes:
-    """What a reader tolerated: lines it skipped (no usable token) or repaired (odd separators).
-
-    Real NER files have such quirks (a token that is a space or an invisible character, a line
-    holding only a tag, separators mixing tabs and spaces); one odd line must not stop a run,
-    but nothing is dropped silently either: the counts travel with the tokenized corpus.
-    """
-
-    skipped: int = 0
-    repaired: int = 0
-    examples: list[str] = field(default_factory=list)
-
-    def note(self, kind: str, where: str) -> None:
-        if kind == "skipped":
-            self.skipped += 1
-        else:
-            self.repaired += 1
-        if len(self.examples) < 5:
-            self.examples.append(where)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"skipped": self.skipped, "repaired": self.repaired, "examples": list(self.examples)}
-
-    @classmethod
-    def from_dict(cls, values: dict[str, Any] | None) -> ReadNotes:
-        values = values or {}
-        return cls(int(values.get("skipped", 0)), int(values.get("repaired", 0)), list(values.get("examples", [])))
-
-    def __bool__(self) -> bool:
-        return bool(self.skipped or self.repaired)
-
-    def summary(self) -> str:
-        """One line: ``3 lines skipped, 2 repaired (e.g. dev.conll line 7465: blank token)``."""
-        if not self:
-            return "no lines skipped or repaired"
-        parts = [f"{self.skipped:,} line{'s' if self.skipped != 1 else ''} skipped"] if self.skipped else []
-        if self.repaired:
-            parts.append(f"{self.repaired:,} repaired")
-        return ", ".join(parts) + (f" (e.g. {self.examples[0]})" if self.examples else "")
 
 
 def _noop_progress(message: str, fraction: float) -> None:
@@ -120,20 +71,6 @@ def check_encoding(name: str) -> str:
     if not getattr(info, "_is_text_encoding", True):
         raise InvalidArgument(f"{name!r} is not a text encoding; use e.g. utf-8, latin-1 or utf-16")
     return name
-
-
-def split_suffixes(name: str) -> tuple[str, str | None]:
-    """(format suffix, compression suffix) of a file name, both lower-case."""
-    lower = name.lower()
-    compression = next((c for c in COMPRESSIONS if lower.endswith(c)), None)
-    if compression:
-        lower = lower[: -len(compression)]
-    return os.path.splitext(lower)[1], compression
-
-
-def format_of(name: str) -> str | None:
-    """The format implied by a file name, or None when the suffix says nothing."""
-    return _SUFFIX_FORMAT.get(split_suffixes(name)[0])
 
 
 def refuse_system_path(path: Path, name: str = "") -> None:
@@ -174,6 +111,9 @@ class Corpus:
     max_bytes: int | None = None
     max_decompressed_bytes: int | None = None
     files: tuple[Path, ...] = field(default=(), compare=False)
+    labels: tuple[str, ...] | None = None  # names of integer NER tags (Hub-style rows); default: the data set's own
+    tokens_field: str = "tokens"           # Hub-style NER rows: the token list ...
+    tags_field: str = "ner_tags"           # ... and its tags
 
     problem: str | None = field(default=None, compare=False)
 
@@ -187,6 +127,13 @@ class Corpus:
             raise CorpusError(f"unknown format {self.fmt!r}; use one of {', '.join(FORMATS)}")
         if not isinstance(self.text_field, str):
             raise InvalidArgument(f"{self.name}: text_field must be text (a JSONL field or CSV column name)")
+        for label, value in (("tokens_field", self.tokens_field), ("tags_field", self.tags_field)):
+            if not isinstance(value, str) or not value:
+                raise InvalidArgument(f"{self.name}: {label} must be a column name")
+        if self.labels is not None:
+            if isinstance(self.labels, str) or not all(isinstance(n, str) and n for n in self.labels):
+                raise InvalidArgument(f"{self.name}: labels must be a list of tag names")
+            object.__setattr__(self, "labels", tuple(self.labels))
         if self.encoding is not None:
             check_encoding(self.encoding)
         for label, limit in (("max_bytes", self.max_bytes), ("max_decompressed_bytes", self.max_decompressed_bytes)):
@@ -231,6 +178,8 @@ class Corpus:
             except OSError as exc:
                 raise CorpusError(f"{self.name}: cannot list {self.path} ({exc.strerror or exc})") from exc
             files.sort()
+            if any(f.suffix == ".arrow" for f in files):  # a `datasets.save_to_disk` folder: skip its metadata
+                files = [f for f in files if f.name not in DATASET_METADATA]
         else:
             raise CorpusError(f"{self.name}: {self.path} is neither a regular file nor a directory "
                               "(devices, FIFOs and sockets are not read)")
@@ -268,7 +217,9 @@ class Corpus:
             except OSError as exc:
                 raise CorpusError(f"{self.name}: cannot read {f.name} ({exc.strerror or exc})") from exc
             h.update(b"\0" + (self.fmt or format_of(f.name) or "?").encode())
-        return digest(h.hexdigest(), self.text_field, self.encoding, options.as_dict())
+        hub = ([] if (self.labels, self.tokens_field, self.tags_field) == (None, "tokens", "ner_tags")
+               else [self.labels, self.tokens_field, self.tags_field])  # older corpora keep their keys
+        return digest(h.hexdigest(), self.text_field, self.encoding, options.as_dict(), *hub)
 
     def units(self, progress: Progress = _noop_progress,
               notes: ReadNotes | None = None) -> Iterator[str | list[str]]:
@@ -279,21 +230,38 @@ class Corpus:
         self.check_readable()
         total = max(1, self.size_bytes)
         done = 0
+        missing: list[str] = []
         for f in self.files:
-            for unit, position in _read_file(f, self, notes):
-                yield unit
-                if position is not None:
-                    progress(f"reading {self.name}", min(1.0, (done + position) / total))
+            try:
+                for unit, position in _read_file(f, self, notes):
+                    yield unit
+                    if position is not None:
+                        progress(f"reading {self.name}", min(1.0, (done + position) / total))
+            except MissingColumn as exc:  # one shard of many without the column: said and counted, not fatal
+                if len(self.files) == 1:
+                    raise
+                missing.append(str(exc))
+                if notes is not None:
+                    notes.note("skipped", str(exc).removeprefix(f"{self.name}: "), "shard without the text column")
             done += f.stat().st_size
+        if missing and len(missing) == len(self.files):
+            raise CorpusError(missing[0])
 
     def tagged_sentences(self) -> Iterator[tuple[list[str], list[str]]]:
         """(tokens, tags) for each sentence of CoNLL input; raw text has no tags."""
         self.check_readable()
         for f in self.files:
-            if self._format(f) == "conll":
+            fmt = self._format(f)
+            if fmt == "conll":
                 text, _ = _open_text(f, self)
                 with text:
                     yield from _guard(_conll_sentences(text, f.name, with_tags=True, corpus=self), self, f)
+            elif fmt in COLUMNAR:
+                yield from columnar_tagged(f, fmt, self)
+            elif fmt == "jsonl":  # Hub-style NER rows written as JSON Lines
+                text, _ = _open_text(f, self)
+                with text:
+                    yield from _guard(jsonl_tagged(text, f.name, self, label_names(f, self)), self, f)
 
     def token_units(self, options: TokenizerOptions = TokenizerOptions(),
                     progress: Progress = _noop_progress, notes: ReadNotes | None = None) -> Iterator[list[str]]:
@@ -307,284 +275,23 @@ class Corpus:
         return self.fmt or format_of(f.name) or _sniff_format(f, self)
 
 
-class _LimitedStream(io.RawIOBase):
-    """A decompressed stream that refuses to grow past a limit (decompression bombs)."""
-
-    def __init__(self, stream: IO[bytes], limit: int, label: str) -> None:
-        self.stream, self.limit, self.label, self.count = stream, limit, label, 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        data = self.stream.read(len(buffer))
-        self.count += len(data)
-        if self.count > self.limit:
-            raise CorpusError(f"{self.label} decompresses to more than {self.limit / 1e6:,.0f} MB; "
-                              "refusing it (a decompression bomb, or raise the limit)")
-        buffer[: len(data)] = data
-        return len(data)
-
-    def close(self) -> None:
-        self.stream.close()
-        super().close()
-
-
-def _open_binary(path: Path, corpus: Corpus | None = None) -> tuple[IO[bytes], IO[bytes]]:
-    """(decompressed stream, the raw file under it, whose position tells progress)."""
-    raw = open(path, "rb")
-    _, compression = split_suffixes(path.name)
-    if not compression:
-        return raw, raw
-    limit = max(_BOMB_FLOOR, _BOMB_RATIO * path.stat().st_size)
-    if corpus is not None and corpus.max_decompressed_bytes is not None:
-        limit = corpus.max_decompressed_bytes
-    label = f"{corpus.name}: {path.name}" if corpus else path.name
-    limited = _LimitedStream(COMPRESSIONS[compression](raw), limit, label)
-    return io.BufferedReader(limited, 1 << 16), raw
-
-
-def _detect_encoding(head: bytes, corpus: Corpus, name: str) -> str:
-    if corpus.encoding:
-        return corpus.encoding
-    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return "utf-16"
-    if b"\0" in head:
-        even, odd = head[0::2], head[1::2]
-        if odd.count(0) > 0.9 * len(odd) or even.count(0) > 0.9 * len(even):
-            raise CorpusError(
-                f"{corpus.name}: {name} looks like UTF-16 text without a byte-order mark; "
-                "give its encoding (utf-16-le or utf-16-be) or save it as UTF-8"
-            )
-        raise CorpusError(f"{corpus.name}: {name} looks like a binary file (it contains NUL bytes), not text")
-    return "utf-8-sig"
-
-
-def _open_text(path: Path, corpus: Corpus) -> tuple[io.TextIOWrapper, IO[bytes]]:
-    stream, raw = _open_binary(path, corpus)
-    try:
-        head = stream.read(_SNIFF_BYTES)
-    except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:
-        raise CorpusError(f"{corpus.name}: {path.name} is not a readable compressed file ({exc})") from exc
-    finally:
-        stream.close()
-        raw.close()
-    if not head.strip():
-        raise CorpusError(f"{corpus.name}: {path.name} is empty (or only whitespace)")
-    encoding = _detect_encoding(head, corpus, path.name)
-    stream, raw = _open_binary(path, corpus)
-    return io.TextIOWrapper(stream, encoding=encoding, errors="strict", newline=None), raw
-
-
-def _sniff_format(path: Path, corpus: Corpus) -> str:
-    text, _ = _open_text(path, corpus)
-    with text:
-        lines = []
-        for line in _guard(iter(text), corpus, path):
-            if line.strip() and not line.startswith("-DOCSTART-"):
-                lines.append(line.split())
-            if len(lines) >= 50:
-                break
-    tagged = sum(1 for cols in lines if len(cols) >= 2 and _TAG.match(cols[-1]))
-    return "conll" if lines and tagged >= 0.9 * len(lines) else "text"
-
-
-def _guard(iterator: Iterator[Any], corpus: Corpus, path: Path) -> Iterator[Any]:
-    """Turn decoding and decompression failures into messages that name the file."""
-    try:
-        yield from iterator
-    except UnicodeDecodeError as exc:
-        raise CorpusError(
-            f"{corpus.name}: {path.name} is not valid {exc.encoding} text "
-            f"(byte 0x{exc.object[exc.start]:02x}); save it as UTF-8 or give its encoding"
-        ) from exc
-    except UnicodeError as exc:  # e.g. UTF-16 asked for, and no byte-order mark
-        raise CorpusError(f"{corpus.name}: {path.name} cannot be read as {corpus.encoding or 'UTF-8'} text ({exc}); "
-                          "give its encoding") from exc
-    except (EOFError, OSError, lzma.LZMAError, zlib.error) as exc:
-        raise CorpusError(f"{corpus.name}: {path.name} is truncated or corrupt ({exc})") from exc
-    except csv.Error as exc:
-        raise CorpusError(f"{corpus.name}: {path.name} is not a readable CSV file ({exc})") from exc
-
-
 def _read_file(path: Path, corpus: Corpus,
                notes: ReadNotes | None = None) -> Iterator[tuple[str | list[str], int | None]]:
     fmt = corpus._format(path)
+    if fmt in COLUMNAR:
+        for unit in columnar_units(path, fmt, corpus, notes):
+            yield unit, None
+        return
     text, raw = _open_text(path, corpus)
     with text:
         if fmt == "conll":
             units: Iterator[Any] = (
                 tokens for tokens, _ in _conll_sentences(text, path.name, with_tags=False, corpus=corpus, notes=notes)
             )
-        elif fmt == "jsonl":
-            units = _jsonl_units(text, path.name, corpus, notes)
         else:
-            units = {"text": _text_units, "csv": _csv_units}[fmt](text, path.name, corpus)
+            units = {"text": _text_units, "jsonl": _jsonl_units, "csv": _csv_units}[fmt](text, path.name, corpus, notes)
         for number, unit in enumerate(_guard(units, corpus, path), 1):
             yield unit, (raw.tell() if number % _CHUNK_LINES == 0 else None)
-
-
-def _text_units(text: IO[str], name: str, corpus: Corpus) -> Iterator[str]:
-    for line in text:
-        if len(line) > _LONG_LINE:
-            yield from _split_long(line)
-        elif line.strip():
-            yield line
-
-
-def _split_long(line: str) -> Iterator[str]:
-    """Pieces of about _LONG_LINE characters, cut at whitespace, so no unit is huge."""
-    start = 0
-    while start < len(line):
-        end = min(len(line), start + _LONG_LINE)
-        if end < len(line):
-            space = line.rfind(" ", start, end)
-            end = space + 1 if space > start else end
-        piece = line[start:end]
-        if piece.strip():
-            yield piece
-        start = end
-
-
-def _jsonl_units(text: IO[str], name: str, corpus: Corpus, notes: ReadNotes | None = None) -> Iterator[str]:
-    for number, line in enumerate(text, 1):
-        if not line.strip():
-            continue
-        if len(line) > _JSON_MAX_LINE:
-            raise CorpusError(f"{corpus.name}: {name} line {number} is over {_JSON_MAX_LINE >> 20} million characters; "
-                              "JSONL needs one record per line")
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CorpusError(f"{corpus.name}: {name} line {number} is not JSON ({exc.msg})") from exc
-        except RecursionError:
-            raise CorpusError(f"{corpus.name}: {name} line {number} is JSON nested too deeply to read") from None
-        except ValueError as exc:  # e.g. an integer of thousands of digits
-            raise CorpusError(f"{corpus.name}: {name} line {number} is not readable JSON ({exc})") from None
-        if not isinstance(record, dict) or corpus.text_field not in record:
-            keys = ", ".join(map(str, record)) if isinstance(record, dict) else type(record).__name__
-            raise CorpusError(
-                f"{corpus.name}: {name} line {number} has no {corpus.text_field!r} field "
-                f"(found: {keys}); choose the text field"
-            )
-        value = record[corpus.text_field]
-        if isinstance(value, str) and value.strip():
-            if not _encodable(value):  # a lone surrogate escape such as "\ud800"
-                value = value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-                if notes is not None:
-                    notes.note("repaired", f"{name} line {number}: a lone surrogate replaced by U+FFFD")
-            yield value
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _csv_units(text: IO[str], name: str, corpus: Corpus) -> Iterator[str]:
-    csv.field_size_limit(1 << 30)
-    reader = csv.DictReader(text)
-    if reader.fieldnames is None or corpus.text_field not in reader.fieldnames:
-        found = ", ".join(reader.fieldnames or [])
-        raise CorpusError(
-            f"{corpus.name}: {name} has no {corpus.text_field!r} column (found: {found}); "
-            "choose the text column"
-        )
-    for row in reader:
-        value = row.get(corpus.text_field)
-        if value and value.strip():
-            yield value
-
-
-def _invisible(token: str) -> bool:
-    """True when a token has no visible character (spaces, zero-width and control characters)."""
-    return all(unicodedata.category(c) in _INVISIBLE for c in token)
-
-
-def _conll_columns(line: str) -> tuple[list[str], str | None]:
-    """The columns of one CoNLL line and, when the line needed a repair or must be skipped, why.
-
-    The reason starts with ``skip:`` for lines that hold no usable token.
-    """
-    content = line.rstrip("\r\n")
-    if "\t" in content:
-        fields = content.split("\t")
-        first = fields[0]
-        if len(fields) >= 2 and (not first or _invisible(first)) and any(f.strip() for f in fields[1:]):
-            return [], "skip: the token is blank or invisible"
-    columns = content.split()
-    if not columns:
-        return [], ("whitespace-only line read as a sentence break" if content else None)
-    if any(_invisible(c) for c in columns):
-        columns = [c for c in columns if not _invisible(c)]
-        if len(columns) < 2:
-            return [], "skip: the token is blank or invisible"
-        return columns, "an invisible column removed"
-    if len(columns) == 1:
-        what = "only a tag" if _TAG.match(columns[0]) else "one column"
-        return [], f"skip: {what} ({columns[0][:30]!r}), no 'token<TAB>tag'"
-    stripped = content.strip()
-    if "\t" in stripped and " " in stripped.replace("\t", "", 1).strip():
-        return columns, "mixed tab and space separators"
-    return columns, None
-
-
-def _conll_sentences(
-    text: IO[str], name: str, *, with_tags: bool, corpus: Corpus | None = None, notes: ReadNotes | None = None
-) -> Iterator[tuple[list[str], list[str]]]:
-    """Sentences of a CoNLL file, tolerating real files' quirks and counting them in ``notes``.
-
-    A line with no usable token (blank or invisible token, a tag alone) is skipped; separators
-    mixing tabs and spaces and whitespace-only lines are read as intended. A file where more than
-    a tenth of the lines (and more than ten) must be skipped, or every line, is not CoNLL, and is refused with the first bad line named.
-    """
-    tokens: list[str] = []
-    tags: list[str] = []
-    label = corpus.name if corpus else name
-    local = ReadNotes()
-    first_skip = ""
-    content_lines = 0
-    for number, line in enumerate(text, 1):
-        columns, reason = _conll_columns(line)
-        if reason is not None:
-            skip = reason.startswith("skip: ")
-            local.note("skipped" if skip else "repaired", f"{name} line {number}: {reason.removeprefix('skip: ')}")
-            if skip:
-                first_skip = first_skip or f"line {number}: {reason.removeprefix('skip: ')}"
-                content_lines += 1
-                if local.skipped > 1000 and local.skipped > _MAX_SKIPPED_SHARE * content_lines:
-                    break
-                continue
-        if not columns:
-            if tokens:
-                yield tokens, tags
-                tokens, tags = [], []
-            continue
-        if columns[0] == "-DOCSTART-":
-            continue
-        content_lines += 1
-        tokens.append(columns[0])
-        tags.append(columns[-1])
-        if len(tokens) > _MAX_CONLL_SENTENCE:
-            raise CorpusError(
-                f"{label}: {name} has a sentence of more than {_MAX_CONLL_SENTENCE:,} tokens ending near line "
-                f"{number}; CoNLL needs a blank line between sentences"
-            )
-    if local.skipped and (local.skipped == content_lines
-                          or local.skipped > max(_MAX_SKIPPED_FLOOR, _MAX_SKIPPED_SHARE * content_lines)):
-        raise CorpusError(
-            f"{label}: {name} is not 'token<TAB>tag' on {local.skipped:,} of {content_lines:,} lines "
-            f"(first: {first_skip}); CoNLL needs a token and a tag on every line"
-        )
-    if notes is not None:
-        notes.skipped += local.skipped
-        notes.repaired += local.repaired
-        notes.examples.extend(local.examples[: max(0, 5 - len(notes.examples))])
-    if tokens:
-        yield tokens, tags
 
 
 @dataclass(frozen=True)

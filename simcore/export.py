@@ -4,15 +4,70 @@ from __future__ import annotations
 
 import html
 import json
+import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from .errors import SimcoreError
+from .errors import InvalidArgument, OutputError, SimcoreError, TableError
+from .output_paths import write_text_atomic
 from .recommendation import PRETRAINING_LABEL, Recommendation, recommendation_table
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+RANKING_COLUMNS = ("target", "measure", "rank", "source", "value")
+
+__all__ = ["csv_text", "escape_formula", "escape_formulas", "ranking_csv", "ranking_html", "ranking_json",
+           "ranking_markdown", "recommendation_html", "recommendations_csv", "unescape_formula", "write_ranking",
+           "write_recommendations"]
+
+
+def _table(table: Any, what: str = "the table") -> pd.DataFrame:
+    if not isinstance(table, pd.DataFrame):
+        raise InvalidArgument(f"{what} must be a pandas DataFrame, not {type(table).__name__}")
+    return table
+
+
+def _ranking(ranking: Any) -> pd.DataFrame:
+    """A ranking made by simcore.analysis.rank_sources: its columns there, ranks whole numbers."""
+    ranking = _table(ranking, "the ranking")
+    missing = [c for c in RANKING_COLUMNS if c not in ranking.columns]
+    if missing:
+        raise TableError(f"the ranking lacks column(s) {', '.join(missing)}; make it with simcore.analysis.rank_sources")
+    ranks = pd.to_numeric(ranking["rank"], errors="coerce")
+    if len(ranking) and (ranks.isna().any() or not np.isfinite(ranks.to_numpy(float)).all()
+                         or (ranks != ranks.round()).any() or (ranks < 1).any()):
+        raise TableError("the ranking's rank column must hold whole numbers from 1; make it with rank_sources")
+    return ranking
+
+
+def _options(options: Any) -> dict[str, Any]:
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise InvalidArgument(f"options must be a dict (or None), not {type(options).__name__}")
+    return options
+
+
+def _recommendations(recommendations: Any) -> list[Recommendation]:
+    if recommendations is None:
+        return []
+    if not isinstance(recommendations, (list, tuple)) or not all(isinstance(r, Recommendation) for r in recommendations):
+        raise InvalidArgument("recommendations must be a list of Recommendation (from simcore.recommendation."
+                              "recommend), or None")
+    return list(recommendations)
+
+
+def _path(path: Any) -> Path:
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip() or "\0" in str(path):
+        raise InvalidArgument(f"the output must be a file path, not {path!r}"[:200])
+    path = Path(path)
+    if path.is_dir():
+        raise OutputError(f"{path} is a directory; give a file name")
+    if not path.parent.is_dir():
+        raise OutputError(f"cannot write {path}: the folder {path.parent} does not exist")
+    return path
 
 
 def _needs_quote(text: str) -> bool:
@@ -37,19 +92,64 @@ def unescape_formula(value: Any) -> Any:
 
 def escape_formulas(table: pd.DataFrame) -> pd.DataFrame:
     """Prefix text cells that a spreadsheet would run as a formula with an apostrophe."""
-    out = table.copy()
+    out = _table(table).copy()
     for column in out.columns:
-        if out[column].dtype == object or pd.api.types.is_string_dtype(out[column]):
-            out[column] = out[column].map(escape_formula)
+        values = out[column]
+        if values.dtype == object or pd.api.types.is_string_dtype(values):
+            escaped = _per_distinct(values, escape_formula)
+            if escaped is not None:
+                out[column] = escaped
     return out
 
 
+def _per_distinct(values: pd.Series, change: Any) -> pd.Series | None:
+    """``values`` with ``change`` applied once per distinct value (a ranking repeats each name thousands of
+    times); None when nothing changes."""
+    objects = values.astype(object)
+    try:
+        codes, uniques = pd.factorize(objects, use_na_sentinel=True)
+    except TypeError:  # unhashable cells: one at a time
+        changed = objects.map(change)
+        return None if changed.equals(objects) else changed
+    new = [change(u) for u in uniques]
+    if all(a is b for a, b in zip(new, uniques)):
+        return None
+    table = np.array(new + [None], dtype=object)
+    result = pd.Series(table[codes], index=values.index, dtype=object)
+    return result.where(codes != -1, objects)
+
+
+def _has_carriage_return(values: pd.Series) -> bool:
+    objects = values.astype(object)
+    try:
+        distinct = pd.unique(objects)
+    except TypeError:
+        distinct = objects.to_numpy()
+    return any(isinstance(v, str) and "\r" in v for v in distinct)
+
+
+def csv_text(table: pd.DataFrame, **options: Any) -> str:
+    """A table as simcore writes every CSV: formula-like cells escaped, and every name read back exactly.
+
+    Python's csv quotes a cell holding a line feed but not one holding a lone carriage return, which
+    a reader takes for the end of a row; a table with such a cell is written with CRLF line ends,
+    which makes every carriage return quoted (pandas and spreadsheets read both kinds of file).
+    """
+    escaped = escape_formulas(_table(table))
+    text_cells = [escaped[c] for c in escaped.columns
+                  if escaped[c].dtype == object or pd.api.types.is_string_dtype(escaped[c])]
+    carriage = any(_has_carriage_return(col) for col in text_cells)
+    return escaped.to_csv(index=False, lineterminator="\r\n" if carriage else "\n", **options)
+
+
 def ranking_csv(ranking: pd.DataFrame) -> str:
-    return escape_formulas(ranking).to_csv(index=False)
+    """The ranking as CSV text."""
+    return csv_text(_ranking(ranking))
 
 
 def recommendations_csv(recommendations: list[Recommendation]) -> str:
-    return escape_formulas(recommendation_table(recommendations)).to_csv(index=False)
+    """One CSV row per target: the recommendation."""
+    return csv_text(recommendation_table(_recommendations(recommendations)))
 
 
 def _number(value: Any) -> float | None:
@@ -59,26 +159,36 @@ def _number(value: Any) -> float | None:
 def ranking_json(ranking: pd.DataFrame, options: dict[str, Any] | None = None,
                  recommendations: list[Recommendation] | None = None) -> str:
     """{"recommendations": [...], "targets": {target: {measure: [{"rank", "source", "value"}, ...]}}, "options"}."""
+    ranking, options, recommendations = _ranking(ranking), _options(options), _recommendations(recommendations)
     targets: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    for row in ranking.itertuples(index=False):
-        targets.setdefault(row.target, {}).setdefault(row.measure, []).append(
-            {"rank": int(row.rank), "source": row.source, "value": _number(row.value)})
+    values = pd.to_numeric(ranking["value"], errors="coerce").astype(float) if len(ranking) else ranking["value"]
+    for target, measure, rank, source, value in zip(ranking["target"], ranking["measure"], ranking["rank"],
+                                                    ranking["source"], values):
+        targets.setdefault(target, {}).setdefault(measure, []).append(
+            {"rank": int(rank), "source": source, "value": None if value != value else float(value)})
     recs = [{**r.as_dict(), "confidence": _number(r.confidence)} for r in recommendations or []]
-    return json.dumps({"recommendations": recs, "targets": targets, "options": options or {}}, indent=2)
+    indent = 2 if len(ranking) <= 10_000 else None  # Python's JSON encoder is 10x slower with an indent
+    return json.dumps({"recommendations": recs, "targets": targets, "options": options}, indent=indent, default=str)
 
 
 def _md(text: Any) -> str:
-    """Text safe inside a Markdown table cell: HTML and Markdown syntax escaped."""
-    escaped = html.escape(" ".join(str(text).splitlines()), quote=False)  # a line break would end the row
-    return "".join("\\" + c if c in "\\`*_{}[]()#+-.!|~>" else c for c in escaped)
+    """Text safe inside a Markdown table cell: HTML and Markdown syntax escaped, the name recoverable exactly.
+
+    A line feed or carriage return would end the table row: they are written as the character
+    references ``&#10;`` and ``&#13;`` (html.unescape gives them back); other characters stay as given.
+    """
+    escaped = "".join("\\" + c if c in "\\`*_{}[]()#+-.!|~>" else c for c in html.escape(str(text), quote=False))
+    return escaped.replace("\n", "&#10;").replace("\r", "&#13;")
 
 
 def _confidence(rec: Recommendation) -> str:
-    return "–" if pd.isna(rec.confidence) else f"{rec.level} ({rec.confidence:.0%})"
+    return rec.confidence_text()
 
 
 def ranking_markdown(ranking: pd.DataFrame, options: dict[str, Any] | None = None,
                      recommendations: list[Recommendation] | None = None) -> str:
+    """A readable Markdown report: the recommendation, then one table of ranks per target."""
+    ranking, options, recommendations = _ranking(ranking), _options(options), _recommendations(recommendations)
     lines = ["# Which source to pretrain on", ""]
     if recommendations:
         lines += [f"## Recommendation ({PRETRAINING_LABEL[recommendations[0].pretraining]})", "",
@@ -88,20 +198,36 @@ def ranking_markdown(ranking: pd.DataFrame, options: dict[str, Any] | None = Non
                          f"{_confidence(rec)} | {_md(rec.reason)} |")
         lines.append("")
     if options:
-        lines += ["Options: " + _md(", ".join(f"{k}={v}" for k, v in sorted(options.items()))), ""]
-    for target, group in ranking.groupby("target", sort=True):
-        ranks = sorted(group["rank"].unique())
+        lines += ["Options: " + _md(", ".join(f"{k}={v}" for k, v in sorted(options.items(), key=lambda kv: str(kv[0])))), ""]
+    for target, measures in _cells(ranking).items():
+        ranks = sorted({r for cells in measures.values() for r in cells})
         lines += [f"## {_md(target)}", "", "| measure | " + " | ".join(f"#{r}" for r in ranks) + " |"]
         lines.append("|---" * (1 + len(ranks)) + "|")
-        for measure, part in group.groupby("measure", sort=False):
-            cells = [_md(", ".join(map(str, part[part["rank"] == r]["source"]))) for r in ranks]
-            lines.append(f"| {_md(measure)} | " + " | ".join(cells) + " |")
+        for measure, cells in measures.items():
+            lines.append(f"| {_md(measure)} | " + " | ".join(_md(cells.get(r, "")) for r in ranks) + " |")
         lines.append("")
     return "\n".join(lines)
 
 
+def _cells(ranking: pd.DataFrame) -> dict[str, dict[str, dict[int, str]]]:
+    """{target: {measure: {rank: "source, source"}}}, targets sorted, measures and sources in ranking order.
+
+    One pass over the ranking (no filtering per target and rank), so 10,000 targets take seconds.
+    """
+    out: dict[str, dict[str, dict[int, str]]] = {}
+    if ranking.empty:
+        return out
+    frame = ranking[["target", "measure", "rank", "source"]]
+    for target, measure, rank, source in zip(frame["target"].map(str), frame["measure"].map(str),
+                                             frame["rank"].astype(int), frame["source"].map(str)):
+        cells = out.setdefault(target, {}).setdefault(measure, {})
+        cells[rank] = f"{cells[rank]}, {source}" if rank in cells else source
+    return dict(sorted(out.items()))
+
+
 def recommendation_html(recommendations: list[Recommendation]) -> str:
     """The recommendation as an HTML section (every name escaped)."""
+    recommendations = _recommendations(recommendations)
     if not recommendations:
         return ""
     rows = "".join(
@@ -115,21 +241,23 @@ def recommendation_html(recommendations: list[Recommendation]) -> str:
 def ranking_html(ranking: pd.DataFrame, options: dict[str, Any] | None = None, extra_html: str = "",
                  recommendations: list[Recommendation] | None = None, show_options: bool = True) -> str:
     """A self-contained page: the recommendation, then one ranking table per target; every corpus text is escaped."""
+    ranking, options, recommendations = _ranking(ranking), _options(options), _recommendations(recommendations)
+    if not isinstance(extra_html, str):
+        raise InvalidArgument(f"extra_html must be text, not {type(extra_html).__name__}")
     parts = ["<!doctype html><html><head><meta charset='utf-8'><title>simcore report</title>",
              "<style>body{font-family:sans-serif;max-width:960px;margin:2em auto}table{border-collapse:collapse}"
              "td,th{border:1px solid #ccc;padding:4px 8px}th{background:#f3f3f3}</style></head><body>",
              "<h1>Which source to pretrain on</h1>", recommendation_html(recommendations or [])]
     if options and show_options:
-        parts.append("<p>Options: " + html.escape(", ".join(f"{k}={v}" for k, v in sorted(options.items()))) + "</p>")
+        parts.append("<p>Options: " + html.escape(", ".join(f"{k}={v}" for k, v in sorted(options.items(), key=lambda kv: str(kv[0])))) + "</p>")
     parts.append("<h2>Sources ranked per target</h2>")
-    for target, group in ranking.groupby("target", sort=True):
-        ranks = sorted(group["rank"].unique())
+    for target, measures in _cells(ranking).items():
+        ranks = sorted({r for cells in measures.values() for r in cells})
         parts.append(f"<h3>{html.escape(str(target))}</h3><table><tr><th>measure</th>"
                      + "".join(f"<th>#{r}</th>" for r in ranks) + "</tr>")
-        for measure, part in group.groupby("measure", sort=False):
-            cells = "".join("<td>" + html.escape(", ".join(map(str, part[part["rank"] == r]["source"]))) + "</td>"
-                            for r in ranks)
-            parts.append(f"<tr><td>{html.escape(str(measure))}</td>{cells}</tr>")
+        for measure, cells in measures.items():
+            row = "".join("<td>" + html.escape(cells.get(r, "")) + "</td>" for r in ranks)
+            parts.append(f"<tr><td>{html.escape(str(measure))}</td>{row}</tr>")
         parts.append("</table>")
     parts.append(extra_html)
     parts.append("</body></html>")
@@ -138,21 +266,22 @@ def ranking_html(ranking: pd.DataFrame, options: dict[str, Any] | None = None, e
 
 def write_ranking(ranking: pd.DataFrame, path: Path | str, options: dict[str, Any] | None = None,
                   recommendations: list[Recommendation] | None = None) -> None:
-    """Write the ranking in the format the file's suffix names (.csv, .json, .md, .html)."""
-    path = Path(path)
+    """Write the ranking in the format the file's suffix names (.csv, .json, .md, .html), atomically."""
+    path = _path(path)
     writers = {".csv": lambda: ranking_csv(ranking), ".json": lambda: ranking_json(ranking, options, recommendations),
                ".md": lambda: ranking_markdown(ranking, options, recommendations),
                ".html": lambda: ranking_html(ranking, options, recommendations=recommendations)}
     if path.suffix.lower() not in writers:
         raise SimcoreError(f"cannot write {path.name}: use a .csv, .json, .md or .html file name")
-    path.write_text(writers[path.suffix.lower()](), encoding="utf-8")
+    write_text_atomic(path, writers[path.suffix.lower()]())
 
 
 def write_recommendations(recommendations: list[Recommendation], ranking: pd.DataFrame, path: Path | str,
                           options: dict[str, Any] | None = None) -> None:
     """The recommendation as .csv (one row per target), or .json/.md/.html with the rankings after it."""
-    path = Path(path)
+    path = _path(path)
+    recommendations = _recommendations(recommendations)
     if path.suffix.lower() == ".csv":
-        path.write_text(recommendations_csv(recommendations), encoding="utf-8")
+        write_text_atomic(path, recommendations_csv(recommendations))
     else:
         write_ranking(ranking, path, options, recommendations)

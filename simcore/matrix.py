@@ -14,7 +14,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,21 +24,25 @@ import pandas as pd
 
 from .corpus import Corpus, TokenizedCorpus, corpus_name, refuse_system_path, sample_corpus, tokenize_corpus
 from .errors import CorpusError, InvalidArgument, SimcoreError, StoreError
+from .ladder import DEFAULT_SAMPLE_CAP, pair_sizes, size_bias, table_size
 from .measures import MeasureOptions, PreparedSource, PreparedTarget, get_measure, parse_measures
 from .store import ArtefactStore, digest
 from .tokenize import TokenizerOptions
 from .uncertainty import centred, interval, pool_samples
 
 DEFAULT_MEASURES = ("tvc", "tvcc", "ppl", "wvv", "jsd", "ttr")
-DEFAULT_SAMPLE_CAP = 10_000_000
 MEMORY_SOURCES = 16  # prepared sources (their loaded models) kept in memory per workbench
 MEMORY_TARGETS = 32  # targets (their sentences) kept in memory per workbench
 CELL_VERSION = 2  # 2: bootstrap replicates stored with each cell
 COLUMNS = ["source", "target", "measure", "value", "std", "ci_low", "ci_high", "n_samples", "sample_tokens",
            "source_tokens", "used_whole", "reliable", "flag", "direction", "oov_rate", "error", "options",
-           "replicates"]
+           "replicates", "ladder"]
 
 Progress = Callable[[str, float], None]
+MAX_JOBS = 256
+PARALLEL_MIN_TOKENS = 2_000_000  # source-sample tokens over all parts below which processes do not pay
+# Rough relative cost of one part (a source sample under a measure, with its targets), for progress.
+UNIT_COST = {"wvv": 20.0, "tvcc": 4.0, "ppl": 3.0, "jsd": 2.0, "tvc": 1.0, "ttr": 0.5}
 
 
 def _quiet(message: str, fraction: float) -> None:
@@ -94,6 +98,50 @@ class CellResult:
         return (math.nan, math.nan)
 
 
+@dataclass
+class _UnitResult:
+    """What one part gives: the sample's size, why the source or the measure failed, the cells by target."""
+
+    n_tokens: int | None
+    source_error: str | None
+    measure_error: str | None
+    cells: dict[str, CellResult]
+
+    def result(self, target: str, failed: dict[str, str], target_failed: bool) -> CellResult:
+        if target_failed:
+            return CellResult(math.nan, math.nan, [], {}, failed[f"target {target}"])
+        if self.source_error is not None or target not in self.cells:
+            return CellResult(math.nan, math.nan, [], {}, self.source_error or self.measure_error or "not computed")
+        return self.cells[target]
+
+
+_WORKER_BENCHES: dict[Any, Workbench] = {}
+
+
+def _worker_bench(config: tuple[str, TokenizerOptions, MeasureOptions, dict[Any, str]]) -> Workbench:
+    """This process's workbench for the parent's store and options (its hashes of the corpora given)."""
+    root, tokenizer, options, raw_keys = config
+    key = (root, repr(tokenizer), repr(options))
+    if key not in _WORKER_BENCHES:
+        _WORKER_BENCHES.clear()
+        _WORKER_BENCHES[key] = Workbench(ArtefactStore(root), tokenizer, options)
+    bench = _WORKER_BENCHES[key]
+    bench._known_raw_keys.update(raw_keys)
+    return bench
+
+
+def _sample_in_worker(config: Any, corpus: Corpus, size: int, samples: int) -> None:
+    try:
+        _worker_bench(config).source(corpus, size, samples)
+    except SimcoreError:
+        pass  # the unit that needs it says why
+
+
+def _unit_in_worker(config: Any, corpus: Corpus, name: str, size: int, samples: int,
+                    targets: list[Corpus]) -> _UnitResult:
+    return _worker_bench(config)._unit(corpus, name, size, samples, targets)
+
+
 class Workbench:
     """Tokenized corpora, prepared sources and targets, and cached cells, for one option set."""
 
@@ -111,6 +159,7 @@ class Workbench:
         self._tokenized: OrderedDict[tuple[str, str], TokenizedCorpus] = OrderedDict()
         self._sources: OrderedDict[tuple[str, str, int, int], list[PreparedSource]] = OrderedDict()
         self._targets: OrderedDict[tuple[str, str], PreparedTarget] = OrderedDict()
+        self._known_raw_keys: dict[tuple[str, tuple[Any, ...]], str] = {}  # given by a parent process
 
     def tokenize(self, corpus: Corpus, progress: Progress = _quiet) -> TokenizedCorpus:
         if not isinstance(corpus, Corpus):
@@ -121,8 +170,9 @@ class Workbench:
             stats = tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in corpus.files)
         except OSError as exc:
             raise CorpusError(f"{corpus.name}: cannot read {exc.filename} ({exc.strerror})") from exc
-        raw_key = _remember(self._raw_keys, (corpus, stats), lambda: corpus.raw_fingerprint(self.tokenizer),
-                            limit=256)
+        known = self._known_raw_keys.get((corpus.name, stats))
+        raw_key = _remember(self._raw_keys, (corpus, stats),
+                            lambda: known or corpus.raw_fingerprint(self.tokenizer), limit=256)
         return _remember(self._tokenized, (corpus.name, raw_key),
                          lambda: tokenize_corpus(corpus, self.store, self.tokenizer, progress, raw_key=raw_key),
                          limit=256)
@@ -187,6 +237,136 @@ class Workbench:
         return CellResult(record["value"], record["std"], record["values"], record["details"],
                           replicates=record["replicates"])
 
+    def _unit(self, corpus: Corpus, name: str, size: int, samples: int, targets: list[Corpus],
+              progress: Progress = _quiet) -> _UnitResult:
+        """One source at one size under one measure: its samples prepared, then every target scored."""
+        measure = get_measure(name)
+        try:
+            prepared = self.source(corpus, size, samples, progress)
+        except StoreError:
+            raise
+        except SimcoreError as exc:
+            return _UnitResult(None, str(exc), None, {})
+        failure = None
+        try:
+            for s in prepared:
+                progress(f"preparing {measure.label} for {corpus.name} ({size:,} tokens)", 0.0)
+                measure.prepare(s)
+        except StoreError:
+            raise
+        except SimcoreError as exc:
+            failure = str(exc)
+        cells = {}
+        for target in targets:
+            progress(f"{measure.label}: {corpus.name} → {target.name}", 0.0)
+            if failure is not None:
+                cells[target.name] = CellResult(math.nan, math.nan, [], {}, failure)
+                continue
+            try:
+                cells[target.name] = self.cell(prepared, self.target(target), name)
+            except StoreError:
+                raise
+            except SimcoreError as exc:
+                cells[target.name] = CellResult(math.nan, math.nan, [], {}, str(exc))
+        return _UnitResult(prepared[0].sample.n_tokens, None, failure, cells)
+
+    def _run_parallel(self, plan: list[tuple[Corpus, str, int]], samples: int, targets: list[Corpus], jobs: int,
+                      progress: Progress, weight: dict[tuple[str, str, int], float], total: float,
+                      take: Callable[[Corpus, str, int, _UnitResult], None]) -> None:
+        """The units in ``jobs`` processes, each single-threaded and seeded as in one process, so every
+        value is the same; sources' samples are built once (the store's lock), then the units."""
+        method = "fork" if threading.active_count() == 1 else "spawn"
+        config = (str(self.store.root), self.tokenizer, self.options, dict(self._raw_keys_by_name()))
+        done = 0.0
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(method))
+        try:
+            # Samples first (each one once, whatever part needs it), so that no two processes draw the same one.
+            sizes = list(dict.fromkeys((c, z) for c, _, z in plan))
+            pending = {pool.submit(_sample_in_worker, config, c, z, samples) for c, z in sizes}
+            while pending:
+                finished, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    future.result()
+                progress(f"drawing samples ({len(sizes) - len(pending)} of {len(sizes)})", 0.0)
+            futures = {pool.submit(_unit_in_worker, config, c, n, z, samples, targets): (c, n, z) for c, n, z in plan}
+            pending = set(futures)
+            message = f"computing {len(plan)} parts in {jobs} processes"
+            while pending:
+                finished, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    corpus, name, size = futures[future]
+                    take(corpus, name, size, future.result())
+                    done += weight[(corpus.name, name, size)]
+                    message = f"{get_measure(name).label}: {corpus.name} at {size:,} tokens done"
+                progress(message, done / total)  # every second, so that a Cancel is seen at once
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            for process in list(getattr(pool, "_processes", {}).values()):
+                process.terminate()  # the store writes atomically: nothing half-written remains
+            raise
+        pool.shutdown(wait=True)
+
+    def _raw_keys_by_name(self) -> dict[tuple[str, tuple[Any, ...]], str]:
+        return {(c.name, stats): key for (c, stats), key in self._raw_keys.items()}
+
+    def _not_computed(self, corpus: Corpus, name: str, targets: list[Corpus],
+                      target_of: dict[str, PreparedTarget | None], failed: dict[str, str], sizes: dict[str, int],
+                      n_tokens: int, samples: int) -> list[dict[str, Any]]:
+        """Rows of a measure left out because it is noise at the table's size: empty, and saying why."""
+        spec = get_measure(name)
+        used = min(n_tokens, sizes[corpus.name]) if corpus.name in sizes else None
+        why = (f"{spec.label} not computed: it is noise below {spec.reliable_tokens:,} tokens per source and the "
+               f"sources are compared at {n_tokens:,}; compare larger sources (or set --sample-tokens "
+               f"{spec.reliable_tokens:,}), or ask for it anyway (--compute-noise)")
+        empty = _UnitResult(used, failed.get(f"source {corpus.name}"), None, {})
+        rows = self._rows(corpus, name, targets, target_of, failed, sizes, n_tokens, samples, {n_tokens: empty})
+        for row in rows:
+            if row["error"] == "not computed":
+                row["error"] = None
+            row["flag"] = "; ".join(x for x in (row["flag"], why) if x)
+            row["reliable"] = False
+        return rows
+
+    def _rows(self, corpus: Corpus, name: str, targets: list[Corpus], target_of: dict[str, PreparedTarget | None],
+              failed: dict[str, str], sizes: dict[str, int], n_tokens: int, samples: int,
+              units: dict[int, _UnitResult]) -> list[dict[str, Any]]:
+        """The table's rows of one source under one measure, with the cells at its ladder sizes."""
+        measure = get_measure(name)
+        main = units[n_tokens]
+        used = min(n_tokens, main.n_tokens) if main.n_tokens is not None else None
+        flag = size_flag(name, sizes[corpus.name], n_tokens, used) if used is not None else ""
+        rows = []
+        for target_corpus in targets:
+            result = main.result(target_corpus.name, failed, target_of[target_corpus.name] is None)
+            ladder = {}
+            for size, unit in units.items():
+                if size == n_tokens:
+                    continue
+                other = unit.result(target_corpus.name, failed, target_of[target_corpus.name] is None)
+                if math.isfinite(other.value):
+                    ladder[str(size)] = {"value": other.value, "replicates": encode_replicates(other.replicates)}
+            low, high = result.interval()
+            rows.append({
+                "source": corpus.name, "target": target_corpus.name, "measure": name,
+                "value": result.value, "std": result.std, "ci_low": low, "ci_high": high,
+                "n_samples": samples, "sample_tokens": used, "source_tokens": sizes.get(corpus.name),
+                "used_whole": sizes[corpus.name] < n_tokens if corpus.name in sizes else None,
+                # False only where the measure is noise at this size (WVV below 1M); a measure whose rankings
+                # merely settle later (PPL, JSD, TVC below 100k) says so in ``flag``
+                "reliable": used is not None and (used >= measure.reliable_tokens or not measure.noise_when_small),
+                "flag": flag,
+                "direction": measure.direction, "oov_rate": result.details.get("oov_rate"),
+                "error": result.error,
+                "options": json.dumps(
+                    {**self.options.subset(measure.option_names), **self.tokenizer.as_dict(),
+                     "seed": self.options.seed, "samples": samples, "sample_tokens": n_tokens,
+                     "bootstrap": self.options.bootstrap},
+                    sort_keys=True),
+                "replicates": encode_replicates(result.replicates),
+                "ladder": json.dumps(ladder, sort_keys=True) if ladder else None,
+            })
+        return rows
+
     def matrix(
         self,
         sources: Sequence[Corpus],
@@ -197,8 +377,15 @@ class Workbench:
         sample_tokens: int | None = None,
         progress: Progress = _quiet,
         on_row: Callable[[dict[str, Any]], None] | None = None,
+        jobs: int = 1,
+        compute_noise: bool = False,
     ) -> pd.DataFrame:
         """Score every source against every target with every measure.
+
+        A measure that is noise at the table's size (WVV below 1M tokens per source) is not computed
+        unless ``compute_noise``: its rows are empty and say why.
+        ``jobs`` > 1 computes the parts (a source at one size under one measure, with every target)
+        in that many processes; every value is the same as with one.
 
         A measure that fails for one source (its model cannot be built, a program is missing) is
         reported in the row's ``error`` column; every other cell is still computed.
@@ -216,6 +403,8 @@ class Workbench:
             raise InvalidArgument("sample_tokens must be a positive whole number (or None for the default)")
         if not callable(progress):
             raise InvalidArgument("progress must be a function (message, fraction)")
+        if not _whole(jobs) or not 1 <= jobs <= MAX_JOBS:
+            raise InvalidArgument(f"jobs must be a whole number from 1 to {MAX_JOBS}")
         # One corpus that cannot be read fails only its own cells; the rest of the matrix is computed.
         failed: dict[str, str] = {}
 
@@ -235,66 +424,70 @@ class Workbench:
             tokenized = attempt("source", c, lambda c=c: self.tokenize(c, progress))
             if tokenized is not None:
                 sizes[c.name] = tokenized.n_tokens
-        n_tokens = {n: sample_tokens or (comparison_size(list(sizes.values()), n) if sizes else 1) for n in names}
+        common = (sample_tokens or table_size(list(sizes.values()))) if sizes else 1
+        n_tokens = {n: common for n in names}
+        # Pairs of sources also meet at the largest size both have (see simcore.ladder).
+        extra_sizes = pair_sizes(sizes, common, ladder=sample_tokens is None) if sizes else {}
         target_of = {t.name: attempt("target", t, lambda t=t: self.target(t, progress)) for t in targets}
         prepared_targets = [p for p in target_of.values() if p is not None]
-        background = _start_background(names, prepared_targets)
+        background = _start_background(names, prepared_targets) if jobs == 1 else None
         # Measures with target-side work in another process are scored last, so that work overlaps the rest.
         order = [n for n in names if not hasattr(get_measure(n), "background_work")]
         order += [n for n in names if n not in order]
-        total = len(sources) * len(names) * (1 + len(targets))
-        done = 0
+
+        def ladder_of(corpus: Corpus, name: str) -> list[int]:
+            return extra_sizes.get(corpus.name, []) if getattr(get_measure(name), "size_ladder", False) else []
+
+        # A measure that is noise at this size (WVV below 1M tokens) cannot carry the answer: not computed
+        # unless asked, since it costs more than all the others together.
+        skipped = [n for n in order if not compute_noise and get_measure(n).noise_when_small
+                   and n_tokens[n] < get_measure(n).reliable_tokens]
+        plan = [(c, n, size) for n in order if n not in skipped for c in sources
+                for size in [n_tokens[n], *ladder_of(c, n)]]
+        weight = {(c.name, n, size): UNIT_COST.get(n, 1.0) * size / common for c, n, size in plan}
+        total = sum(weight.values()) or 1.0
+        finished: dict[tuple[str, str, int], _UnitResult] = {}
         rows: list[dict[str, Any]] = []
-        try:
-            for corpus, name in ((c, n) for n in order for c in sources):
-                source_samples = attempt("source", corpus,
-                                         lambda c=corpus, k=n_tokens[name]: self.source(c, k, samples, progress))
-                measure = get_measure(name)
-                failure = failed.get(f"source {corpus.name}")
-                try:
-                    for s in source_samples or []:
-                        progress(f"preparing {measure.label} for {corpus.name}", done / total)
-                        measure.prepare(s)
-                except SimcoreError as exc:
-                    failure = str(exc)
-                done += 1
-                used = min(n_tokens[name], source_samples[0].sample.n_tokens) if source_samples else None
-                flag = size_flag(name, sizes[corpus.name], n_tokens[name], used) if used is not None else ""
-                for target_corpus in targets:
-                    target = target_of[target_corpus.name]
-                    progress(f"{measure.label}: {corpus.name} → {target_corpus.name}", done / total)
-                    if target is None:
-                        result = CellResult(float("nan"), float("nan"), [], {}, failed[f"target {target_corpus.name}"])
-                    elif failure is None:
-                        try:
-                            result = self.cell(source_samples, target, name)
-                        except SimcoreError as exc:
-                            result = CellResult(float("nan"), float("nan"), [], {}, str(exc))
-                    else:
-                        result = CellResult(float("nan"), float("nan"), [], {}, failure)
-                    low, high = result.interval()
-                    row = {
-                        "source": corpus.name, "target": target_corpus.name, "measure": name,
-                        "value": result.value, "std": result.std, "ci_low": low, "ci_high": high,
-                        "n_samples": samples, "sample_tokens": used, "source_tokens": sizes.get(corpus.name),
-                        "used_whole": sizes[corpus.name] < n_tokens[name] if corpus.name in sizes else None,
-                        "reliable": used is not None and used >= measure.reliable_tokens, "flag": flag,
-                        "direction": measure.direction, "oov_rate": result.details.get("oov_rate"),
-                        "error": result.error,
-                        "options": json.dumps(
-                            {**self.options.subset(measure.option_names), **self.tokenizer.as_dict(),
-                             "seed": self.options.seed, "samples": samples, "sample_tokens": n_tokens[name],
-                             "bootstrap": self.options.bootstrap},
-                            sort_keys=True),
-                        "replicates": encode_replicates(result.replicates),
-                    }
+        readable = [t for t in targets if target_of[t.name] is not None]
+
+        def take(corpus: Corpus, name: str, size: int, result: _UnitResult) -> None:
+            """Keep a finished unit; once every size of (source, measure) is in, emit its rows."""
+            if result.source_error is not None:
+                failed.setdefault(f"source {corpus.name}", result.source_error)
+            finished[(corpus.name, name, size)] = result
+            wanted = [n_tokens[name], *ladder_of(corpus, name)]
+            if all((corpus.name, name, z) in finished for z in wanted):
+                for row in self._rows(corpus, name, targets, target_of, failed, sizes, n_tokens[name], samples,
+                                      {z: finished[(corpus.name, name, z)] for z in wanted}):
                     rows.append(row)
                     if on_row:
                         on_row(row)
-                    done += 1
+
+        done = 0.0
+        try:
+            # Starting processes costs seconds: small matrices (the bundled sample) run here.
+            if jobs > 1 and len(plan) > 1 and sum(size for _, _, size in plan) >= PARALLEL_MIN_TOKENS:
+                self._run_parallel(plan, samples, readable, jobs, progress, weight, total, take)
+            else:
+                for corpus, name, size in plan:
+                    label = get_measure(name).label
+                    at = done / total
+
+                    def report(message: str, _fraction: float, at: float = at) -> None:
+                        progress(message, at)  # steps inside a part never move the bar back
+
+                    report(f"{label}: {corpus.name} at {size:,} tokens", at)
+                    take(corpus, name, size, self._unit(corpus, name, size, samples, readable, report))
+                    done += weight[(corpus.name, name, size)]
         finally:
             if background is not None:
                 background.shutdown(wait=True, cancel_futures=True)
+        for name in skipped:
+            for corpus in sources:
+                for row in self._not_computed(corpus, name, targets, target_of, failed, sizes, n_tokens[name], samples):
+                    rows.append(row)
+                    if on_row:
+                        on_row(row)
         progress("done", 1.0)
         position = {(c.name, n): i for i, (c, n) in enumerate((c, n) for c in sources for n in names)}
         rows.sort(key=lambda r: position[(r["source"], r["measure"])])
@@ -321,14 +514,11 @@ def _corpus_list(corpora: Any, label: str) -> list[Corpus]:
     return list(corpora)
 
 
-def comparison_size(source_tokens: Sequence[int], measure: str, cap: int = DEFAULT_SAMPLE_CAP) -> int:
-    """Tokens per source sample for ``measure``: sources are compared at equal size.
-
-    That size is the smallest source's, but never below the size at which the measure's rankings
-    have settled (its ``reliable_tokens``, measured by bench/bench_recommendation.py) and never above
-    ``cap``. A source smaller than the size is used whole, and flagged.
-    """
-    return min(cap, max(min(source_tokens), get_measure(measure).reliable_tokens))
+def comparison_size(source_tokens: Sequence[int], measure: str = "ppl", cap: int = DEFAULT_SAMPLE_CAP) -> int:
+    """Tokens per source sample in the table: the smallest source's size, at most ``cap``
+    (:func:`simcore.ladder.table_size`); the same for every measure, so every source is compared at
+    one size. Pairs of larger sources also meet at larger sizes (the ``ladder`` column)."""
+    return table_size(source_tokens, cap)
 
 
 def size_flag(measure: str, source_tokens: int, comparison: int, used: int) -> str:
@@ -336,7 +526,7 @@ def size_flag(measure: str, source_tokens: int, comparison: int, used: int) -> s
     notes = []
     if source_tokens < comparison:
         notes.append(f"source used whole: {source_tokens:,} of the {comparison:,} tokens the others are "
-                     f"compared at; {SIZE_BIAS.get(measure, 'its value')} is biased by that")
+                     f"compared at; {size_bias(measure)}")
     spec = get_measure(measure)
     if used < spec.reliable_tokens:
         if spec.noise_when_small:
@@ -345,14 +535,6 @@ def size_flag(measure: str, source_tokens: int, comparison: int, used: int) -> s
             notes.append(f"{spec.label} rankings settle from about {spec.reliable_tokens:,} tokens per source "
                          f"({used:,} used)")
     return "; ".join(notes)
-
-
-# How a smaller source biases each measure (used in the flag on its cells).
-SIZE_BIAS = {
-    "tvc": "TVC (a smaller vocabulary covers less)", "tvcc": "TVcC (a smaller vocabulary covers less)",
-    "ppl": "PPL (a model of less text is more perplexed)", "jsd": "JSD (sparser counts diverge more)",
-    "wvv": "WVV (vectors from less text move more)", "ttr": "TTR (falls with size)",
-}
 
 
 def encode_replicates(replicates: Sequence[float] | None) -> str | None:
@@ -367,7 +549,7 @@ def decode_replicates(text: Any) -> np.ndarray | None:
     if not isinstance(text, str) or not text.strip():
         return None
     try:
-        return np.array([float(v) for v in text.split()])
+        return np.array(text.split(), dtype=float)
     except ValueError:
         return None
 

@@ -6,12 +6,21 @@ Jensen-Shannon divergence (how close the source is in field and register); for w
 target vocabulary covered (content words first) and word vector variance. The other measures are
 reported beside it but cannot change it.
 
-In every bootstrap replicate of the target (see :mod:`simcore.uncertainty`) each carrying measure
-ranks the sources and the source with the best median rank wins the replicate (mean rank breaks ties
-between equal medians; a remaining tie splits the win).
-The confidence is the share of replicates a source wins. A source that wins at least
-``WINNER_SHARE`` of them is the recommendation; otherwise the sources that together win
-``TIE_MASS`` of them are named as a tie: an honest tie beats a false winner.
+Sources are compared in pairs, each pair at the largest sample size both sources have (the table's
+size, or a larger rung of the ladder, :mod:`simcore.ladder`), so that no decision compares values
+taken at different sizes. In every bootstrap replicate of the target (see
+:mod:`simcore.uncertainty`; with k source samples, replicate r comes from sample r mod k) a pair is
+won by the source that the majority of the carrying measures prefer (a split is half a win each),
+and the source that wins the most pairs (a Copeland count) wins the replicate.
+
+The confidence is the share of votes the recommended source gets: over every carrying measure and
+every replicate, how often that measure, on its own, puts the source first. 100% means every
+carrying measure puts it first in every replicate; it falls when the measures disagree, when the
+target's sentences or the source's samples move the ranking, and when a comparison is unfair
+(sources at unequal sizes, which counts as no evidence). "high" needs at least ``HIGH_SHARE``, no
+carrying measure separating another source above it by more than its noise, and no decision resting
+on a flagged cell; measures that firmly disagree give "disagree" (each measure's first choice
+named, with its share); a source that wins fewer than ``WINNER_SHARE`` of the replicates gives a tie.
 """
 
 from __future__ import annotations
@@ -24,12 +33,27 @@ import numpy as np
 import pandas as pd
 
 from .errors import SimcoreError
+from .ladder import size_bias
 from .measures import get_measure
+from .pairwise import (
+    NO_COMMON,
+    MeasureCells,
+    Pairs,
+    TargetRows,
+    by_majority,
+    compare,
+    first_shares,
+    is_false,
+    is_true,
+    measure_cells,
+    pairs_of,
+    ranks,
+)
 
 PRETRAINING: dict[str, tuple[str, ...]] = {"lm": ("ppl", "jsd"), "vectors": ("tvcc", "tvc", "wvv")}
 PRETRAINING_LABEL = {"lm": "language models and BERT-style encoders", "vectors": "word vectors"}
 WINNER_SHARE = 0.8  # a source winning this share of replicates is recommended alone
-HIGH_SHARE = 0.95  # ... with high confidence from here on
+HIGH_SHARE = 0.9  # ... with high confidence from this share of the votes on (and the conditions above)
 TIE_MASS = 0.95  # otherwise: the fewest sources that together win this share are named as a tie
 SEPARATED = 0.95  # a measure separates two sources when one is better in this share of replicates
 COLUMNS = ["target", "recommended", "confidence", "level", "measures", "pretraining", "reason"]
@@ -42,12 +66,13 @@ class Recommendation:
     target: str
     pretraining: str
     recommended: list[str]
-    confidence: float  # share of replicates won by the recommended source (or the tied ones together)
-    level: str  # "high", "moderate", "tie", "unknown" (no uncertainty in the table) or "none"
+    confidence: float  # the recommended source's share of the votes (the first-named one in a tie or disagreement)
+    level: str  # "high", "moderate", "tie", "disagree", "unknown" (no uncertainty in the table) or "none"
     measures: list[str]
     reason: str
-    shares: dict[str, float] = field(default_factory=dict)
+    shares: dict[str, float] = field(default_factory=dict)  # every source's share of the votes
     flags: list[str] = field(default_factory=list)
+    firsts: dict[str, str] = field(default_factory=dict)  # carrying measure -> the source it puts first
 
     def as_row(self) -> dict[str, Any]:
         return {"target": self.target, "recommended": "|".join(self.recommended), "confidence": self.confidence,
@@ -56,16 +81,27 @@ class Recommendation:
 
     def as_dict(self) -> dict[str, Any]:
         return {**self.as_row(), "recommended": self.recommended, "measures": self.measures,
-                "shares": self.shares, "flags": self.flags}
+                "shares": self.shares, "flags": self.flags, "firsts": self.firsts}
+
+    def confidence_text(self) -> str:
+        """The confidence in words: 'high (97%)', or each tied source's share."""
+        if math.isnan(self.confidence):
+            return "–" if self.level in ("none", "unknown") else self.level
+        if self.level in ("tie", "disagree"):
+            return f"{self.level}: " + ", ".join(f"{s} {self.shares.get(s, math.nan):.0%}" for s in self.recommended)
+        return f"{self.level} ({self.confidence:.0%})"
 
     def headline(self) -> str:
         """One line: target, answer, confidence."""
         if not self.recommended:
             return f"{self.target}: no recommendation ({self.reason})"
-        sure = "" if math.isnan(self.confidence) else f", {self.level} confidence {self.confidence:.0%}"
+        shares = ", ".join(f"{s} {self.shares.get(s, math.nan):.0%}" for s in self.recommended)
         if self.level == "tie":
-            return (f"{self.target}: too close to call between {_join(self.recommended)} "
-                    f"(together first in {self.confidence:.0%} of the bootstrap replicates)")
+            return f"{self.target}: too close to call between {_join(self.recommended)} (share of the votes: {shares})"
+        if self.level == "disagree":
+            named = "; ".join(f"{get_measure(m).label} {s}" for m, s in self.firsts.items())
+            return f"{self.target}: the measures disagree ({named}; share of the votes: {shares})"
+        sure = "" if math.isnan(self.confidence) else f", {self.level} confidence ({self.confidence:.0%} of the votes)"
         return f"{self.target}: pretrain on {self.recommended[0]}{sure}"
 
 
@@ -75,7 +111,17 @@ def recommend(long: pd.DataFrame, pretraining: str = "lm") -> list[Recommendatio
         raise SimcoreError(f"unknown pretraining {pretraining!r}; choose from {', '.join(PRETRAINING)}")
     if not isinstance(long, pd.DataFrame) or not {"source", "target", "measure", "value"} <= set(long.columns):
         raise SimcoreError("the recommendation needs a similarity table with source, target, measure and value")
-    return [_recommend_target(str(t), part, pretraining) for t, part in long.groupby("target", sort=True)]
+    parts = TargetRows.split(long)
+    answers: list[Recommendation | None] = [None] * len(parts)
+    shapes: dict[tuple[Any, ...], list[int]] = {}
+    for i, (_, part) in enumerate(parts):
+        shapes.setdefault((tuple(part.sources), tuple(part.measures)), []).append(i)
+    for indices in shapes.values():
+        if len(indices) >= BATCH_MIN:
+            batch = _recommend_batch([parts[i] for i in indices], pretraining)
+            for i, answer in zip(indices, batch or []):
+                answers[i] = answer
+    return [a if a is not None else _recommend_target(t, part, pretraining) for a, (t, part) in zip(answers, parts)]
 
 
 def recommendation_table(recommendations: list[Recommendation]) -> pd.DataFrame:
@@ -83,176 +129,263 @@ def recommendation_table(recommendations: list[Recommendation]) -> pd.DataFrame:
     return pd.DataFrame([r.as_row() for r in recommendations], columns=COLUMNS)
 
 
-@dataclass
-class _Measure:
-    name: str
-    points: np.ndarray  # (sources,)
-    replicates: np.ndarray | None  # (replicates, sources) or None without uncertainty
-    low: np.ndarray
-    high: np.ndarray
-
-
-def _cells(part: pd.DataFrame, name: str, sources: list[str]) -> _Measure | str:
-    """One measure's values over the sources, or why it cannot carry the recommendation."""
-    from .matrix import decode_replicates
-
-    rows = part[part["measure"] == name].drop_duplicates("source").set_index("source").reindex(sources)
-    label = get_measure(name).label
-    values = pd.to_numeric(rows["value"], errors="coerce").to_numpy(float)
-    if not np.isfinite(values).any():
-        errors = rows["error"].dropna() if "error" in rows else pd.Series(dtype=object)
-        return f"{label} has no values" + (f" ({errors.iloc[0]})" if len(errors) else "")
-    if get_measure(name).noise_when_small and "reliable" in rows and rows["reliable"].map(_false).any():
-        used = int(pd.to_numeric(rows["sample_tokens"], errors="coerce").min()) if "sample_tokens" in rows else 0
-        return (f"{label} left out: unreliable below {get_measure(name).reliable_tokens:,} tokens per source "
-                f"({used:,} used)")
-    samples = [decode_replicates(r) for r in rows["replicates"]] if "replicates" in rows else [None] * len(sources)
-    if not any(s is not None for s in samples) and "std" in rows:
-        samples = _from_std(values, pd.to_numeric(rows["std"], errors="coerce").to_numpy(float), part, name)
-    present = [s for s in samples if s is not None]
-    replicates = None
-    if present:
-        n = min(len(s) for s in present)
-        replicates = np.column_stack([s[:n] if s is not None else np.full(n, v) for s, v in zip(samples, values)])
-    low = pd.to_numeric(rows.get("ci_low"), errors="coerce").to_numpy(float) if "ci_low" in rows else values * np.nan
-    high = pd.to_numeric(rows.get("ci_high"), errors="coerce").to_numpy(float) if "ci_high" in rows else values * np.nan
-    return _Measure(name, values, replicates, low, high)
-
-
-def _false(value: Any) -> bool:
-    return str(value).strip().lower() == "false"
-
-
-def _true(value: Any) -> bool:
-    return str(value).strip().lower() == "true"
-
-
-def _from_std(values: np.ndarray, std: np.ndarray, part: pd.DataFrame, name: str) -> list[np.ndarray | None]:
-    """Normal replicates from the spread over source samples, for tables without bootstrap replicates."""
-    rng = np.random.default_rng(13)
-    return [rng.normal(v, s, 200) if math.isfinite(s) and s > 0 else None for v, s in zip(values, std)]
-
-
-def _ranks(values: np.ndarray, direction: int) -> np.ndarray:
-    """Ranks along the last axis (1 = most similar; ties share the mean rank; missing values last)."""
-    from scipy.stats import rankdata
-
-    key = np.where(np.isfinite(values), -direction * values, np.inf)
-    return rankdata(key, axis=-1, method="average")
-
-
-def _combined(ranks: np.ndarray) -> np.ndarray:
-    """Measures (first axis) combined: the median rank, so that with three measures one outlier cannot
-    move a source that the other two agree on; the mean rank breaks ties between equal medians."""
-    return np.median(ranks, axis=0) + 1e-3 * ranks.mean(axis=0)
-
-
-def _wins(combined: np.ndarray) -> np.ndarray:
-    """Per replicate (rows), each source's share of the win: 1 for a sole best, split among tied ones."""
-    best = combined == combined.min(axis=-1, keepdims=True)
-    return best / best.sum(axis=-1, keepdims=True)
-
-
-def _recommend_target(target: str, part: pd.DataFrame, pretraining: str) -> Recommendation:
-    sources = sorted(part["source"].astype(str).unique())
+def _recommend_target(target: str, part: TargetRows, pretraining: str) -> Recommendation:
+    sources = part.sources
     measures, left_out = [], []
     for name in PRETRAINING[pretraining]:
-        if not (part["measure"] == name).any():
+        if name not in part.measures:
             continue
-        cells = _cells(part, name, sources)
-        (measures if isinstance(cells, _Measure) else left_out).append(cells)
+        cells = measure_cells(part, name, sources)
+        (measures if isinstance(cells, MeasureCells) else left_out).append(cells)
     flags = list(left_out) + _size_flags(part, sources, [m.name for m in measures])
     flags += _unsettled(part, [m.name for m in measures])
     if not measures:
         wanted = ", ".join(get_measure(m).label for m in PRETRAINING[pretraining])
         reason = "; ".join(left_out) or f"the table has none of the measures for {PRETRAINING_LABEL[pretraining]} ({wanted})"
         return Recommendation(target, pretraining, [], math.nan, "none", [], reason, {}, flags)
-    directions = [get_measure(m.name).direction for m in measures]
-    point_ranks = np.stack([_ranks(m.points, d) for m, d in zip(measures, directions)])
-    if all(m.replicates is None for m in measures):
-        shares = _wins(_combined(point_ranks)[None, :])[0]
-        chosen = [s for s, w in zip(sources, shares) if w > 0]
-        level, confidence = "unknown", math.nan
-    else:
-        n = min(m.replicates.shape[0] for m in measures if m.replicates is not None)
-        replicate_ranks = np.stack([
-            _ranks(m.replicates[:n] if m.replicates is not None else np.tile(m.points, (n, 1)), d)
-            for m, d in zip(measures, directions)])
-        shares = _wins(_combined(replicate_ranks)).mean(axis=0)
+    pairs = [pairs_of(m) for m in measures]
+    point_first = [first_shares(p.points) for p in pairs]
+    firsts = {m.name: sources[int(np.argmax(f))] for m, f in zip(measures, point_first)}
+    unequal = [m for m, p in zip(measures, pairs) if (p.size[~np.eye(len(sources), dtype=bool)] == NO_COMMON).any()]
+    if any(p.replicates is None for p in pairs):
+        shares = first_shares(by_majority(np.stack([p.points for p in pairs])))
         order = np.argsort(-shares, kind="stable")
-        if shares[order[0]] >= WINNER_SHARE:
-            chosen, confidence = [sources[order[0]]], float(shares[order[0]])
-            level = "high" if confidence >= HIGH_SHARE else "moderate"
-        else:
-            cumulative = np.cumsum(shares[order])
-            count = int(np.searchsorted(cumulative, TIE_MASS - 1e-9)) + 1
-            chosen = [sources[i] for i in order[:count]]
-            confidence, level = float(cumulative[count - 1]), "tie"
-    share_map = {s: float(w) for s, w in zip(sources, shares)}
-    reason = _reason(part, sources, measures, directions, chosen, level, share_map, pretraining, flags)
+        chosen = [sources[i] for i in order if shares[i] > 0]
+        share_map = {s: float(w) for s, w in zip(sources, shares)}
+        reason = _reason(part, sources, measures, pairs, chosen, "unknown", share_map, firsts, pretraining, flags)
+        return Recommendation(target, pretraining, chosen, math.nan, "unknown", [m.name for m in measures], reason,
+                              share_map, flags, firsts)
+    count = min(p.replicates.shape[0] for p in pairs)
+    outcomes = np.stack([p.replicates[:count] for p in pairs])  # (measures, R, n, n)
+    combined = first_shares(by_majority(outcomes)).mean(axis=0)  # share of replicates each source wins
+    per_measure = first_shares(outcomes).mean(axis=1)  # (measures, n): how often each measure puts a source first
+    beaten = (outcomes == 1.0).mean(axis=1)  # (measures, n, n): share of replicates i beats j
+    return _decide(target, part, pretraining, sources, measures, pairs, flags, firsts, unequal, combined,
+                   per_measure.mean(axis=0), beaten)
+
+
+def _decide(target: str, part: TargetRows, pretraining: str, sources: list[str], measures: list[MeasureCells],
+            pairs: list[Pairs], flags: list[str], firsts: dict[str, str], unequal: list[MeasureCells],
+            combined: np.ndarray, votes: np.ndarray, beaten: np.ndarray) -> Recommendation:
+    """The answer from the replicate statistics: ``combined`` (share of replicates each source wins),
+    ``votes`` (its share of the votes) and ``beaten`` (measures × n × n: share of replicates i beats j)."""
+    order = sorted(range(len(sources)), key=lambda i: (-combined[i], -votes[i], sources[i]))
+    winner = order[0]
+    majority_first = [sources[i] for i in range(len(sources))
+                      if sum(f == sources[i] for f in firsts.values()) * 2 > len(measures)]
+    firm = [m.name for m, b in zip(measures, beaten)
+            if firsts[m.name] != sources[winner] and b[sources.index(firsts[m.name]), winner] >= SEPARATED]
+    if len(set(firsts.values())) > 1 and not majority_first and firm:
+        level = "disagree"
+        chosen = sorted(set(firsts.values()), key=lambda s: (-votes[sources.index(s)], s))
+    elif combined[winner] >= WINNER_SHARE:
+        chosen = [sources[winner]]
+        within_noise = all(b[:, winner].max() < SEPARATED for b in beaten)
+        settled = not _close_unsettled(measures, pairs, beaten, winner)
+        fair = not any(m in unequal for m in measures)
+        level = "high" if votes[winner] >= HIGH_SHARE and within_noise and settled and fair else "moderate"
+    else:
+        cumulative = np.cumsum([combined[i] for i in order])
+        count_tied = int(np.searchsorted(cumulative, TIE_MASS - 1e-9)) + 1
+        chosen = [sources[i] for i in order[:count_tied]]
+        chosen += [s for s in dict.fromkeys(firsts.values()) if s not in chosen]
+        chosen.sort(key=lambda s: (-votes[sources.index(s)], s))
+        level = "tie"
+    confidence = float(votes[sources.index(chosen[0])])
+    share_map = {s: float(v) for s, v in zip(sources, votes)}
+    reason = _reason(part, sources, measures, pairs, chosen, level, share_map, firsts, pretraining, flags,
+                     beaten=beaten, combined=combined, unequal=unequal)
     return Recommendation(target, pretraining, chosen, confidence, level, [m.name for m in measures], reason,
-                          share_map, flags)
+                          share_map, flags, firsts)
 
 
-def _separation(m: _Measure, direction: int, first: int, second: int) -> float:
-    """Share of replicates in which ``first`` is more similar than ``second`` under one measure."""
-    if m.replicates is None:
-        return math.nan
-    a, b = m.replicates[:, first], m.replicates[:, second]
-    return float(np.mean(direction * (a - b) > 0))
+BATCH_MIN = 16  # targets of one shape from which the batched path pays
+BATCH_CHUNK = 256  # targets whose pairwise outcomes are held in memory at once
+
+
+def _recommend_batch(parts: list[tuple[str, TargetRows]], pretraining: str) -> list[Recommendation] | None:
+    """The same answers as :func:`_recommend_target` for many targets of one shape at once (the same
+    sources, one size per target and no ladder, every value and replicate present), their replicates
+    parsed and compared in bulk; None when the targets do not have that shape."""
+    first = parts[0][1]
+    sources = first.sources
+    n = len(sources)
+    names = [m for m in PRETRAINING[pretraining] if m in first.measures]
+    if not names or n < 2:
+        return None
+    values, replicates, settled, sizes = {}, {}, {}, np.full(len(parts), -1, dtype=np.int64)
+    for name in names:
+        spec = get_measure(name)
+        vals, texts, ok = [], [], []
+        for g, (_, part) in enumerate(parts):
+            if part.sources != sources or name not in part.measures:
+                return None
+            rows = part.rows(name, sources)
+            if (rows < 0).any() or not part.has("replicates"):
+                return None
+            if part.has("ladder") and any(isinstance(x, str) and x.strip() for x in part.take("ladder", rows)):
+                return None
+            unreliable = (np.array([is_false(r) for r in part.take("reliable", rows)], dtype=bool)
+                          if part.has("reliable") else np.zeros(n, dtype=bool))
+            if spec.noise_when_small and unreliable.any():
+                return None
+            tokens = part.take("sample_tokens", rows) if part.has("sample_tokens") else np.full(n, np.nan)
+            if np.isfinite(tokens).any():
+                if not (np.isfinite(tokens).all() and (tokens == tokens[0]).all()):
+                    return None
+                size = int(tokens[0])
+                if sizes[g] not in (-1, size) and name == names[0]:
+                    return None
+                sizes[g] = size
+            text = part.take("replicates", rows)
+            if not all(isinstance(t, str) and t for t in text):
+                return None
+            v = part.take("value", rows)
+            if not np.isfinite(v).all():
+                return None
+            vals.append(v)
+            texts.extend(text)
+            floor_ok = (not np.isfinite(tokens[0])) or tokens[0] >= spec.reliable_tokens
+            ok.append(np.full(n, floor_ok) & ~unreliable)
+        spaces = {t.count(" ") for t in texts}
+        if len(spaces) != 1:
+            return None
+        count = spaces.pop() + 1
+        flat = " ".join(texts).split()
+        if len(flat) != len(texts) * count:
+            return None
+        try:
+            numbers = np.array(flat, dtype=float)
+        except ValueError:
+            return None
+        values[name] = np.array(vals)
+        replicates[name] = numbers.reshape(len(parts), n, count).transpose(0, 2, 1)  # (targets, R, n)
+        settled[name] = np.array(ok)
+    count = min(r.shape[1] for r in replicates.values())
+    directions = [get_measure(m).direction for m in names]
+    out = []
+    for start in range(0, len(parts), BATCH_CHUNK):
+        chunk = slice(start, start + BATCH_CHUNK)
+        outcomes = np.stack([compare(replicates[m][chunk, :count], d) for m, d in zip(names, directions)])
+        outcomes[..., np.arange(n), np.arange(n)] = 0.0  # (measures, targets, R, n, n)
+        combined = first_shares(by_majority(outcomes)).mean(axis=1)  # (targets, n)
+        votes = first_shares(outcomes).mean(axis=2).mean(axis=0)
+        beaten = (outcomes == 1.0).mean(axis=2)  # (measures, targets, n, n)
+        points = [compare(values[m][chunk], d) for m, d in zip(names, directions)]
+        for p in points:
+            p[..., np.arange(n), np.arange(n)] = 0.0
+        point_first = [first_shares(p) for p in points]  # (targets, n) each
+        for k, g in enumerate(range(start, min(start + BATCH_CHUNK, len(parts)))):
+            target, part = parts[g]
+            size = np.where(np.eye(n, dtype=bool), NO_COMMON, sizes[g])
+            measures = [MeasureCells(m, d, values[m][g], {}, [int(sizes[g]) if sizes[g] >= 0 else None] * n,
+                                 settled[m][g], True) for m, d in zip(names, directions)]
+            pairs = [Pairs(p[k], None, size) for p in points]
+            firsts = {m: sources[int(np.argmax(f[k]))] for m, f in zip(names, point_first)}
+            flags = _size_flags(part, sources, names) + _unsettled(part, names)
+            out.append(_decide(target, part, pretraining, sources, measures, pairs, flags, firsts, [],
+                               combined[k], votes[k], beaten[:, k]))
+    return out
+
+
+def _close_unsettled(measures: list[MeasureCells], pairs: list[Pairs], beaten: np.ndarray,
+                     winner: int) -> list[tuple[str, int, int]]:
+    """(measure, source, size) for each comparison of the winner that was made below the size where the
+    measure's rankings settled and that the winner does not win by more than its noise: a decision
+    resting on such a cell is not "high". A far-apart comparison at a small size does not count."""
+    out = []
+    for k, (m, p) in enumerate(zip(measures, pairs)):
+        floor = get_measure(m.name).reliable_tokens
+        for j in range(len(m.points)):
+            if j == winner:
+                continue
+            size = int(p.size[winner, j])
+            below = size < floor if size > 0 else not (m.settled[winner] and m.settled[j])
+            if below and beaten[k][winner, j] < SEPARATED:
+                out.append((m.name, j, max(size, 0)))
+    return out
 
 
 def _fmt(value: float) -> str:
     return f"{value:.4g}" if math.isfinite(value) else "n/a"
 
 
-def _reason(part: pd.DataFrame, sources: list[str], measures: list[_Measure], directions: list[int],
-            chosen: list[str], level: str, shares: dict[str, float], pretraining: str, flags: list[str]) -> str:
-    labels = [get_measure(m.name).label for m in measures]
-    firsts = []
-    for m, d in zip(measures, directions):
-        ranks = _ranks(m.points, d)
-        firsts.append(int(np.argmin(ranks)))
+def _reason(part: TargetRows, sources: list[str], measures: list[MeasureCells], pairs: list[Pairs],
+            chosen: list[str], level: str, shares: dict[str, float], firsts: dict[str, str], pretraining: str,
+            flags: list[str], *, beaten: np.ndarray | None = None, combined: np.ndarray | None = None,
+            unequal: list[MeasureCells] | None = None) -> str:
+    labels = {m.name: get_measure(m.name).label for m in measures}
     sentences = []
-    agree = len(set(firsts)) == 1
-    if agree:
-        best = firsts[0]
-        order = [np.argsort(_ranks(m.points, d), kind="stable") for m, d in zip(measures, directions)]
-        runner = [int(o[1]) if len(o) > 1 else None for o in order]
-        separated = [(_separation(m, d, best, r) if r is not None else math.nan)
-                     for m, d, r in zip(measures, directions, runner)]
+    if len(set(firsts.values())) == 1:
+        best = next(iter(firsts.values()))
+        b = sources.index(best)
         both = "both " if len(measures) == 2 else ("all " if len(measures) > 2 else "")
-        text = f"{_join(labels)} {both}rank{'s' if len(measures) == 1 else ''} {sources[best]} first"
-        if all(math.isfinite(x) for x in separated) and len(sources) > 1:
-            if all(x >= SEPARATED for x in separated):
-                text += ", ahead of the next source by more than " + ("its" if len(measures) == 1 else "their") + " noise"
-            else:
-                close = [f"{lab} from {sources[r]}" for lab, x, r in zip(labels, separated, runner) if x < SEPARATED]
-                text += f", but within noise for {_join(close)}"
-        values = [f"{lab} {_fmt(m.points[best])}" for lab, m in zip(labels, measures)]
+        text = f"{_join(list(labels.values()))} {both}rank{'s' if len(measures) == 1 else ''} {best} first"
+        if beaten is not None and len(sources) > 1:
+            close = []
+            for k, m in enumerate(measures):
+                rival = max((j for j in range(len(sources)) if j != b), key=lambda j: beaten[k][j, b])
+                if beaten[k][b, rival] < SEPARATED:
+                    close.append(f"{labels[m.name]} from {sources[rival]}")
+            text += (", ahead of every other source by more than " + ("its" if len(measures) == 1 else "their")
+                     + " noise") if not close else f", but within noise for {_join(close)}"
+        values = [f"{labels[m.name]} {_fmt(m.points[b])}" for m in measures]
         sentences.append(text + f" ({', '.join(values)})")
     else:
-        parts = [f"{lab} ranks {sources[f]} first" for lab, f in zip(labels, firsts)]
-        sentences.append("the measures that carry it disagree: " + "; ".join(parts))
+        named = "; ".join(f"{labels[m]} ranks {s} first" for m, s in firsts.items())
+        if level == "disagree":
+            sentences.append("the measures that carry it disagree, each by more than its noise: " + named)
+        else:
+            sentences.append("the measures that carry it do not agree: " + named)
+    sizes = sorted(int(z) for z in np.unique(np.concatenate([p.size[p.size > 0] for p in pairs])))
+    if len(sizes) > 1:
+        sentences.append(f"each pair of sources compared at the largest size both have ({sizes[0]:,} to "
+                         f"{sizes[-1]:,} tokens)")
+    elif sizes:
+        sentences.append(f"every source compared at {sizes[0]:,} tokens")
+    if unequal:
+        sentences.append(f"{_join([labels[m.name] for m in unequal])} had pairs of sources with no common size, "
+                         "which count as no evidence (recompute the matrix for its size ladder)")
     if level in ("high", "moderate"):
-        sentences.append(f"it stays first in {shares[chosen[0]]:.0%} of the bootstrap replicates of the target")
-    elif level == "tie":
-        sentences.append(("within noise of each other" if agree else "they split the bootstrap replicates")
-                         + ": first in " + ", ".join(
-            f"{shares[s]:.0%} ({s})" for s in chosen) + " of the bootstrap replicates")
+        sentences.append(f"{shares[chosen[0]]:.0%} of the votes (each carrying measure, each bootstrap replicate "
+                         "of the target and sample of the source) put it first")
+        if level == "moderate" and measures and beaten is not None:
+            w = sources.index(chosen[0])
+            against = [f"{labels[m.name]} puts {sources[int(np.argmax(b[:, w]))]} ahead"
+                       for m, b in zip(measures, beaten) if b[:, w].max() >= SEPARATED]
+            unsettled = _close_unsettled(measures, pairs, beaten, w)
+            if against:
+                sentences.append("not high: " + _join(against) + " by more than its noise")
+            elif unsettled:
+                sentences.append("not high: it is within noise of " + _join(
+                    [f"{sources[j]} under {labels[m]} at {size:,} tokens" for m, j, size in unsettled])
+                    + ", below the size at which rankings settled")
+            elif shares[chosen[0]] < HIGH_SHARE:
+                sentences.append(f"not high: under {HIGH_SHARE:.0%} of the votes")
+    elif level in ("tie", "disagree"):
+        rank_of = {m.name: ranks(m.points, m.direction) for m in measures}
+        why = []
+        for s in chosen:
+            own = [labels[m] for m, f in firsts.items() if f == s]
+            if own:
+                why.append(f"{s} {shares[s]:.0%} (first under {_join(own)})")
+            else:
+                won = f", wins {combined[sources.index(s)]:.0%} of the replicates overall" if combined is not None else ""
+                ranked = ", ".join(f"{labels[m.name]} {int(rank_of[m.name][sources.index(s)])}" for m in measures)
+                why.append(f"{s} {shares[s]:.0%} (ranked {ranked}{won})")
+        lead = "too close to call" if level == "tie" else "a disagreement of the measures, not noise"
+        sentences.append(f"{lead}; share of the votes: " + ", ".join(why))
     elif level == "unknown":
         sentences.append("the table has no uncertainty (no bootstrap replicates or sample spread), so how sure "
                          "this is cannot be said")
     others = []
-    for name in dict.fromkeys(part["measure"]):
+    for name in part.measures:
         if name in PRETRAINING[pretraining] or get_measure(name).direction == 0:
             continue
-        values = (part[part["measure"] == name].drop_duplicates("source").set_index("source")
-                  .reindex(sources)["value"])
-        values = pd.to_numeric(values, errors="coerce").to_numpy(float)
+        values = part.take("value", part.rows(name, sources))
         if not np.isfinite(values).any():
             continue
-        top = sources[int(np.argmin(_ranks(values, get_measure(name).direction)))]
+        top = sources[int(np.argmin(ranks(values, get_measure(name).direction)))]
         if top not in chosen:
             others.append(f"{get_measure(name).label} prefers {top}")
     if others:
@@ -260,35 +393,72 @@ def _reason(part: pd.DataFrame, sources: list[str], measures: list[_Measure], di
     return "; ".join(sentences + flags)
 
 
-def _size_flags(part: pd.DataFrame, sources: list[str], measures: list[str]) -> list[str]:
-    """Sources used whole for the carrying measures (smaller than the comparison size)."""
-    if "used_whole" not in part or "source_tokens" not in part or not measures:
-        return []
-    rows = part[part["measure"].isin(measures) & part["used_whole"].map(_true)]
-    if rows.empty:
-        return []
-    tokens = rows.groupby("source")["source_tokens"].max().astype(int)
-    names = _join([get_measure(m).label for m in dict.fromkeys(rows["measure"])])
-    if len(tokens) == len(sources):
-        return [f"every source is smaller than the comparison size and was used whole ({tokens.min():,} to "
-                f"{tokens.max():,} tokens), which biases {names} against the smaller ones"]
-    listed = _join([f"{s} ({n:,} tokens)" for s, n in tokens.items()])
-    return [f"{listed} {'is' if len(tokens) == 1 else 'are'} smaller than the comparison size and "
-            f"{'was' if len(tokens) == 1 else 'were'} used whole, which biases {names} against "
-            f"{'it' if len(tokens) == 1 else 'them'}"]
+def pairwise_table(long: pd.DataFrame, target: str, pretraining: str = "lm") -> pd.DataFrame:
+    """Every pair of sources for one target under each carrying measure: the size they met at, both
+    values there, and the share of replicates in which the first is more similar (the drill-down)."""
+    columns = ["measure", "source_a", "source_b", "tokens", "value_a", "value_b", "better", "share_a_better"]
+    found = [p for t, p in TargetRows.split(long[long["target"].astype(str) == str(target)])]
+    if not found or pretraining not in PRETRAINING:
+        return pd.DataFrame(columns=columns)
+    part = found[0]
+    sources = part.sources
+    rows = []
+    for name in PRETRAINING[pretraining]:
+        m = measure_cells(part, name, sources) if name in part.measures else None
+        if not isinstance(m, MeasureCells):
+            continue
+        p = pairs_of(m)
+        for i in range(len(sources)):
+            for j in range(i + 1, len(sources)):
+                z = int(p.size[i, j])
+                va, vb = (m.at[z][0][i], m.at[z][0][j]) if z in m.at else (m.points[i], m.points[j])
+                share = float((p.replicates[:, i, j] == 1.0).mean()) if p.replicates is not None else math.nan
+                better = sources[i] if p.points[i, j] == 1.0 else sources[j] if p.points[i, j] == 0.0 else "="
+                rows.append({"measure": name, "source_a": sources[i], "source_b": sources[j],
+                             "tokens": z if z > 0 else None, "value_a": va, "value_b": vb, "better": better,
+                             "share_a_better": share})
+    return pd.DataFrame(rows, columns=columns)
 
 
-def _unsettled(part: pd.DataFrame, measures: list[str]) -> list[str]:
+def _size_flags(part: TargetRows, sources: list[str], measures: list[str]) -> list[str]:
+    """Sources used whole for the carrying measures (smaller than the size the others were sampled at)."""
+    if not part.has("used_whole") or not part.has("source_tokens") or not measures:
+        return []
+    whole: dict[str, int] = {}
+    used: list[str] = []
+    for name in measures:
+        rows = part.rows(name, sources)
+        for source, flag, tokens in zip(sources, part.take("used_whole", rows), part.take("source_tokens", rows)):
+            if is_true(flag) and math.isfinite(tokens):
+                whole[source] = max(whole.get(source, 0), int(tokens))
+                used.append(name)
+    if not whole:
+        return []
+    bias = "; ".join(size_bias(m) for m in dict.fromkeys(used))
+    one = len(whole) == 1
+    listed = _join([f"{s} ({n:,} tokens)" for s, n in whole.items()])
+    return [f"{listed} {'is' if one else 'are'} smaller than the table's sample size and "
+            f"{'was' if one else 'were'} used whole; pairs with {'it' if one else 'them'} "
+            f"are compared at {'its' if one else 'their'} size where the table has it ({bias})"]
+
+
+def _unsettled(part: TargetRows, measures: list[str]) -> list[str]:
     """Carrying measures computed below the size at which their rankings settled on real corpora."""
-    if "reliable" not in part or "sample_tokens" not in part:
+    if not part.has("sample_tokens"):
         return []
-    below = [n for n in measures if ((part["measure"] == n) & part["reliable"].map(_false)).any()]
+    below, used = [], []
+    for name in measures:
+        tokens = part.take("sample_tokens", part.rows(name, part.sources))
+        small = tokens[np.isfinite(tokens) & (tokens < get_measure(name).reliable_tokens)]
+        if len(small):
+            below.append(name)
+            used += small.tolist()
     if not below:
         return []
-    used = int(pd.to_numeric(part[part["measure"].isin(below)]["sample_tokens"], errors="coerce").min())
     settle = max(get_measure(n).reliable_tokens for n in below)
     return [f"{_join([get_measure(n).label for n in below])} {'was' if len(below) == 1 else 'were'} computed on "
-            f"{used:,} tokens per source, below the {settle:,} at which rankings settled on real corpora"]
+            f"{int(min(used)):,} tokens per source in the table, below the {settle:,} at which rankings settled on "
+            "real corpora"]
 
 
 def _join(items: list[str]) -> str:

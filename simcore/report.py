@@ -3,7 +3,10 @@ correlation with NER results and regret, with the options used.
 
 Charts are inline SVG written here (no JavaScript, no network): the file opens anywhere and can be
 mailed. Every corpus or file name is escaped. Colours follow one rule in the report and the
-dashboard alike: darker means *more similar*, whatever the measure's direction.
+dashboard alike: darker means *more similar*, whatever the measure's direction. Cells the matrix
+flags (a source used whole, a value below the size at which its measure is reliable) are outlined
+and marked ⚠, and kept out of their column's colour scale (see simcore.flags.out_of_scale); the
+rank tables mark them ⚠ too.
 """
 
 from __future__ import annotations
@@ -16,11 +19,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import flags
 from .export import ranking_html
 from .measures import all_measures, get_measure
 
 LIGHT = (247, 251, 255)
 DARK = (8, 48, 107)
+MARK = "⚠"  # after a flagged value or source name, in the report and the dashboard alike
+OUT_OF_SCALE = "#e4e4e4"  # the fill of a flagged cell left out of its column's colour scale
+OUTLINE = "#c05621"  # the dashed outline of a flagged cell
 
 
 def similarity_shade(values: pd.Series | np.ndarray, direction: int) -> np.ndarray:
@@ -76,13 +83,15 @@ def with_interval(value: float, low: float = math.nan, high: float = math.nan) -
 
 
 def values_with_intervals(long: pd.DataFrame) -> pd.DataFrame:
-    """One row per (target, source), one column per measure, each cell its value and 95% interval."""
+    """One row per (target, source), one column per measure, each cell its value and 95% interval
+    (followed by ⚠ where the matrix flags the cell)."""
     measures = list(dict.fromkeys(long["measure"]))
     low = long["ci_low"] if "ci_low" in long else pd.Series(math.nan, index=long.index)
     high = long["ci_high"] if "ci_high" in long else pd.Series(math.nan, index=long.index)
-    cells = long.assign(cell=[with_interval(float(v), float(a), float(b)) for v, a, b in
-                              zip(pd.to_numeric(long["value"], errors="coerce"), pd.to_numeric(low, errors="coerce"),
-                                  pd.to_numeric(high, errors="coerce"))])
+    cells = long.assign(cell=[with_interval(float(v), float(a), float(b)) + (f" {MARK}" if m else "")
+                              for v, a, b, m in zip(pd.to_numeric(long["value"], errors="coerce"),
+                                                    pd.to_numeric(low, errors="coerce"),
+                                                    pd.to_numeric(high, errors="coerce"), flags.marked(long))])
     wide = cells.pivot_table(index=["target", "source"], columns="measure", values="cell", aggfunc="first")
     return wide.reindex(columns=measures).rename(columns=_label).reset_index()
 
@@ -99,9 +108,12 @@ def heatmap_svg(long: pd.DataFrame, measure: str) -> str:
     direction = int(part["direction"].iloc[0]) if "direction" in part and len(part) else 0
     values = part.pivot_table(index="source", columns="target", values="value", aggfunc="first")
     values = values.reindex(index=sources, columns=targets)
-    shades = column_shade(values.to_numpy(), direction)
+    marks, reasons = flags.grids(part, sources, targets)
+    out_scale = flags.out_of_scale(values.to_numpy(float), marks)
+    shades = column_shade(np.where(out_scale, np.nan, values.to_numpy(float)), direction)
     cell_w, cell_h, left, top = 110, 30, 170, 60
-    width, height = left + cell_w * len(targets) + 10, top + cell_h * len(sources) + 30
+    width = max(left + cell_w * len(targets) + 10, 660)  # wide enough for the notes under the grid
+    height = top + cell_h * len(sources) + 30 + 16 * bool(marks.any())
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'font-family="sans-serif" font-size="12" role="img" aria-label="{html.escape(_label(measure))} heatmap">']
     for j, t in enumerate(targets):
@@ -114,14 +126,21 @@ def heatmap_svg(long: pd.DataFrame, measure: str) -> str:
             shade = shades[i, j]
             x = left + j * cell_w
             text_colour = "#ffffff" if math.isfinite(shade) and shade > 0.55 else "#000000"
-            out.append(f'<rect x="{x}" y="{y}" width="{cell_w - 2}" height="{cell_h - 2}" '
-                       f'fill="{shade_colour(shade)}"/>')
+            fill = OUT_OF_SCALE if out_scale[i, j] else shade_colour(shade)
+            outline = f' stroke="{OUTLINE}" stroke-width="2" stroke-dasharray="4 2"' if marks[i, j] else ""
+            rect = f'<rect x="{x}" y="{y}" width="{cell_w - 2}" height="{cell_h - 2}" fill="{fill}"'
+            out.append(f'{rect}{outline}><title>{html.escape(reasons[i, j])}</title></rect>' if marks[i, j]
+                       else f"{rect}/>")
+            shown = format_value(values.iat[i, j]) + (f" {MARK}" if marks[i, j] else "")
             out.append(f'<text x="{x + cell_w / 2}" y="{y + cell_h / 2 + 4}" text-anchor="middle" '
-                       f'fill="{text_colour}">{html.escape(format_value(values.iat[i, j]))}</text>')
+                       f'fill="{text_colour}">{html.escape(shown)}</text>')
     note = {1: "higher is more similar; darker = more similar", -1: "lower is more similar; darker = more similar",
             0: "not a similarity; darker = higher"}[direction]
-    out.append(f'<text x="{left}" y="{height - 8}" fill="#555">{html.escape(_label(measure))}: {note} '
-               '(each target column on its own scale)</text>')
+    out.append(f'<text x="{left}" y="{height - 8 - 16 * bool(marks.any())}" fill="#555">'
+               f'{html.escape(_label(measure))}: {note} (each target column on its own scale)</text>')
+    if marks.any():
+        out.append(f'<text x="{left}" y="{height - 8}" fill="{OUTLINE}">{MARK} flagged (dashed outline; grey: left out '
+                   'of its column\'s scale): see the size flags</text>')
     out.append("</svg>")
     return "".join(out)
 
@@ -189,12 +208,14 @@ def _table(frame: pd.DataFrame, floats: str = "{:.3f}") -> str:
 def build_report(long: pd.DataFrame, ranking: pd.DataFrame, options: dict[str, Any] | None = None, *,
                  source_label: str = "", agreement: Any = None, correlations: pd.DataFrame | None = None,
                  regret: pd.DataFrame | None = None, joined: pd.DataFrame | None = None,
-                 recommendations: list[Any] | None = None) -> str:
+                 recommendations: list[Any] | None = None, agreement_note: str = "") -> str:
     """The whole report as one HTML string.
 
     ``agreement`` is a :class:`simcore.analysis.AgreementResult`; ``correlations`` and ``regret`` are
     the tables of :func:`simcore.analysis.correlate` and :func:`simcore.analysis.regret`; ``joined``
     holds measure values next to the NER improvement (columns measure, value, improvement) for scatters.
+    ``agreement_note`` says why there is no agreement (for example every comparison rests on an
+    unreliable value) when ``agreement`` is None.
     """
     parts: list[str] = []
     if source_label:
@@ -206,21 +227,28 @@ def build_report(long: pd.DataFrame, ranking: pd.DataFrame, options: dict[str, A
     parts.extend(f"<div>{heatmap_svg(long, m)}</div>" for m in measures)
     parts.append("<h2>Values</h2><p>With the 95% interval from the bootstrap over the target's sentences "
                  "(and the source samples, when there are several).</p>" + _table(values_with_intervals(long)))
-    if "flag" in long:
-        flagged = long[long["flag"].fillna("").astype(str) != ""][["source", "measure", "flag"]].drop_duplicates()
-        if len(flagged):
-            parts.append("<h2>Size flags</h2>" + _table(flagged))
+    flagged = flag_rows(long)
+    if len(flagged):
+        parts.append("<h2>Size flags</h2><p>One row per source and measure: its cells are marked "
+                     f"{MARK} in the heatmaps and the rank tables.</p>" + _table(flagged))
     if "error" in long:
         errors = long[long["error"].notna() & (long["error"].astype(str) != "")]
         if len(errors):
             parts.append("<h2>Measures that failed</h2>"
                          + _table(errors[["source", "target", "measure", "error"]].drop_duplicates()))
     if agreement is not None:
+        left_out = getattr(agreement, "left_out_note", "")
         parts.append(f"<h2>Agreement between measures</h2><p>Fleiss' kappa over {len(agreement.items)} comparisons "
                      f"({html.escape(', '.join(agreement.measures))}): <b>{agreement.fleiss:.3f}</b></p>"
-                     + _table(agreement.cohen))
+                     + (f"<p>{MARK} {html.escape(left_out)}.</p>" if left_out else "") + _table(agreement.cohen))
+    elif agreement_note:
+        parts.append(f"<h2>Agreement between measures</h2><p>No Fleiss' kappa: {html.escape(agreement_note)}.</p>")
     if correlations is not None and len(correlations):
-        parts.append("<h2>Correlation with NER improvement</h2>" + _table(correlations))
+        left = correlations.attrs.get("left_out")
+        note = "" if left is None or left.empty else (
+            f"<p>{MARK} {len(left)} result(s) left out: runs cut short by the probe's time cap ("
+            + html.escape(", ".join(f"{t}/{s}" for t, s in zip(left["target"], left["source"]))) + ").</p>")
+        parts.append("<h2>Correlation with NER improvement</h2>" + note + _table(correlations))
     if joined is not None and len(joined):
         parts.append("<div>" + "".join(
             scatter_svg(joined[joined["measure"] == m].rename(columns={"value": _label(m)}), _label(m), "improvement",
@@ -231,5 +259,37 @@ def build_report(long: pd.DataFrame, ranking: pd.DataFrame, options: dict[str, A
     if options:
         parts.append("<h2>Options used</h2><pre>" + html.escape(json.dumps(options, indent=2, sort_keys=True,
                                                                          default=str)) + "</pre>")
-    return ranking_html(ranking, options, extra_html="\n".join(parts), recommendations=recommendations,
-                        show_options=False)
+    return ranking_html(marked_ranking(ranking, long), options, extra_html="\n".join(parts),
+                        recommendations=recommendations, show_options=False)
+
+
+def marked_ranking(ranking: pd.DataFrame, long: pd.DataFrame) -> pd.DataFrame:
+    """The ranking with ⚠ after each source whose cell (target, measure) the matrix flags."""
+    if not {"target", "measure", "source"} <= set(ranking.columns):
+        return ranking
+    marks = long[flags.marked(long).to_numpy()]
+    keys = set(zip(marks["target"], marks["measure"], marks["source"]))
+    if not keys:
+        return ranking
+    named = [f"{s} {MARK}" if (t, m, s) in keys else s
+             for t, m, s in zip(ranking["target"], ranking["measure"], ranking["source"])]
+    return ranking.assign(source=named)
+
+
+def flag_rows(long: pd.DataFrame) -> pd.DataFrame:
+    """One row per flagged (source, measure), sorted by source: tokens used, source size, reliable, why."""
+    mask = flags.marked(long).to_numpy()
+    if not mask.any():
+        return pd.DataFrame(columns=["source", "measure", "tokens used", "source tokens", "reliable", "why"])
+    part = long[mask].assign(why=flags.why(long)[mask], bad=flags.unreliable(long)[mask])
+    rows = []
+    for (source, measure), group in part.groupby(["source", "measure"], sort=True):
+        first = group.iloc[0]
+        used = pd.to_numeric(group.get("sample_tokens", pd.Series(dtype=float)), errors="coerce").max()
+        size = pd.to_numeric(group.get("source_tokens", pd.Series(dtype=float)), errors="coerce").max()
+        rows.append({"source": source, "measure": _label(measure),
+                     "tokens used": f"{int(used):,}" if math.isfinite(used) else "–",
+                     "source tokens": f"{int(size):,}" if math.isfinite(size) else "–",
+                     "reliable": "no" if bool(group["bad"].any()) else "yes",
+                     "why": "; ".join(dict.fromkeys(w for w in group["why"] if w)) or first["why"]})
+    return pd.DataFrame(rows)

@@ -207,9 +207,8 @@ class ArtefactStore:
         except OSError:
             return 0
         for entry in entries:
-            parts = entry.name.split("-")
-            key = parts[1] if len(parts) >= 3 else ""
-            if len(key) != 64 or not all(c in "0123456789abcdef" for c in key):
+            key = _build_key(entry.name)
+            if key is None:
                 continue  # not named by this version: clear_tmp removes it once old
             try:
                 fd = os.open(self.root / "locks" / f"{key}.lock", os.O_RDONLY)
@@ -289,6 +288,16 @@ class ArtefactStore:
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
             return DiskFull(f"the disk holding {self.root} is full; free space or set SIMCORE_CACHE")
         return StoreError(f"cannot write to the cache directory {self.root}: {exc}")
+
+
+def _build_key(name: str) -> str | None:
+    """The key in a temporary build directory's name ``<kind>-<key>-<random>``; kinds may hold hyphens
+    (``content-words``, ``wvv-vectors``, ``tokens-part``), so the key is the last 64-hex-digit part."""
+    parts = name.split("-")
+    for part in reversed(parts[1:-1]):
+        if len(part) == 64 and all(c in "0123456789abcdef" for c in part):
+            return part
+    return None
 
 
 def _file_key(path: Path) -> tuple[Any, ...]:

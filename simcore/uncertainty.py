@@ -33,11 +33,17 @@ def _generator(fingerprint: str, seed: int, salt: int = 0) -> np.random.Generato
 
 def sentence_weights(target: PreparedTarget) -> np.ndarray:
     """(replicates × sentences) counts: how often each target sentence is drawn in each replicate."""
-    n, b = len(target.sentences), target.options.bootstrap
-    if n == 0 or b == 0:
-        return np.zeros((b, n), dtype=np.float32)
-    rng = _generator(target.fingerprint, target.options.seed)
-    return rng.multinomial(n, np.full(n, 1.0 / n), size=b).astype(np.float32)
+    def build() -> np.ndarray:
+        n, b = len(target.sentences), target.options.bootstrap
+        if n == 0 or b == 0:
+            return np.zeros((b, n), dtype=np.float32)
+        rng = _generator(target.fingerprint, target.options.seed)
+        return rng.multinomial(n, np.full(n, 1.0 / n), size=b).astype(np.float32)
+
+    # drawn once per target and shared by every source and measure (multinomial draws cost ~0.3 s at 4k sentences)
+    weights = target.cached("sentence_weights", build)
+    weights.flags.writeable = False
+    return weights
 
 
 def item_weights(fingerprint: str, seed: int, n_items: int, replicates: int) -> np.ndarray:

@@ -100,12 +100,19 @@ def test_home_loads_the_sample():
     assert [m.value for m in at.metric][:2] == ["6", "3"]
 
 
+def shown_answer(rec) -> str:
+    """What the answer column shows: the source, or for a tie or disagreement each one with its share."""
+    if rec.level in ("tie", "disagree"):
+        return " or ".join(f"{s} ({rec.shares[s]:.0%})" for s in rec.recommended)
+    return rec.recommended[0]
+
+
 def test_home_gives_the_answer_once_a_matrix_is_computed(computed):
     at = go(computed, "app.py")
     no_problems(at)
     answer = at.dataframe[0].value.set_index("target")
     for rec in recommend(state(at).matrix, "lm"):
-        assert answer.loc[rec.target, "pretrain on"] == " or ".join(rec.recommended)
+        assert answer.loc[rec.target, "pretrain on"] == shown_answer(rec)
     assert answer.loc["news_ner", "pretrain on"] == "news"
     go(computed, "pages/2_Similarity.py")  # the module's later tests expect the Similarity page
 
@@ -229,6 +236,11 @@ def test_drill_down_lists_target_words_absent_from_the_source(computed, cache):
     # the sentences view and the n-gram view render too
     assert any("perplexity" in d.value.columns for d in at.dataframe)
     assert any("contribution" in d.value.columns for d in at.dataframe)
+    # the pair's flags are said above the views (the sample's sources are smaller than the reliable size)
+    long = state(at).matrix
+    pair = long[(long["source"] == "news") & (long["target"] == "med_forum_posts") & (long["flag"] != "")]
+    shown = [c.value.replace("\\", "") for c in at.caption if c.value.startswith("⚠")]
+    assert len(shown) == len(pair) > 0 and all(flag in " ".join(shown) for flag in pair["flag"])
 
 
 def test_corpora_page_upload_statistics_and_removal():
@@ -362,7 +374,7 @@ def test_ranking_page_offers_downloads_that_match_the_ranking(computed):
     # the page opens with the recommendation, the same as simcore's own
     shown = at.dataframe[0].value.set_index("target")
     for rec in recommend(long, "lm"):
-        assert shown.loc[rec.target, "pretrain on"] == " or ".join(rec.recommended)
+        assert shown.loc[rec.target, "pretrain on"] == shown_answer(rec)
         assert shown.loc[rec.target, "confidence"] == pytest.approx(rec.confidence)
     assert parts.html.index("Recommendation") < parts.html.index("Sources ranked per target")
     at.radio(key="rank_pretraining").set_value("vectors").run()
@@ -405,3 +417,95 @@ def test_corpora_page_says_which_odd_lines_were_tolerated():
     assert "Odd lines tolerated: quirky: 3 lines skipped, 1 repaired" in captions
     row = at.dataframe[0].value.iloc[0]
     assert row["tokens"] == 4 and row["entities"] == "2"
+
+
+def _flagged_matrix() -> pd.DataFrame:
+    """Three sources, two targets, PPL/WVV/TVC; c's WVV is unreliable and is the extreme (most similar) of t1."""
+    values = {("a", "t1"): (100, 0.50, 0.80), ("b", "t1"): (200, 0.40, 0.70), ("c", "t1"): (300, 0.01, 0.60),
+              ("a", "t2"): (350, 0.20, 0.30), ("b", "t2"): (250, 0.60, 0.50), ("c", "t2"): (150, 0.40, 0.55)}
+    rows = []
+    for (source, target), triple in values.items():
+        for measure, value in zip(("ppl", "wvv", "tvc"), triple):
+            bad = source == "c" and measure == "wvv"
+            rows.append({"source": source, "target": target, "measure": measure, "value": value,
+                         "sample_tokens": 9000 if bad else 200000, "source_tokens": 9000 if bad else 200000,
+                         "used_whole": bad, "reliable": not bad,
+                         "flag": "WVV is unreliable below 1,000,000 tokens (9,000 used)" if bad else ""})
+    return pd.DataFrame(rows)
+
+
+def _open_matrix(table: pd.DataFrame) -> AppTest:
+    at = go(fresh(), "pages/6_Open_results.py")
+    at.get("file_uploader")[0].upload("flagged.csv", table.to_csv(index=False).encode(), "text/csv").run()
+    no_problems(at)
+    return at
+
+
+def test_flagged_cells_are_marked_on_the_heatmap_kept_out_of_its_scale_and_listed_once():
+    import json
+
+    at = go(_open_matrix(_flagged_matrix()), "pages/2_Similarity.py")
+    no_problems(at)
+    wvv = next(json.loads(c.proto.spec) for c in charts(at, "plotly_chart") if "WVV" in c.proto.spec)
+    coloured, grey = wvv["data"][0], wvv["data"][1]
+    i, j = coloured["y"].index("c"), coloured["x"].index("t1")
+    assert coloured["z"][i][j] is None and grey["z"][i][j] == 0  # c (0.01, the lowest) is out of t1's scale
+    # t1 is shaded over a (0.50) and b (0.40) alone: b (lower WVV, more similar) is the darkest
+    assert coloured["z"][coloured["y"].index("b")][j] == 1.0 and coloured["z"][coloured["y"].index("a")][j] == 0.0
+    assert "unreliable below 1,000,000" in grey["customdata"][i][j] and "⚠" in grey["text"][i][j]
+    outlined = {(round(s["x0"] + 0.47), round(s["y0"] + 0.45)) for s in wvv["layout"]["shapes"]}
+    assert outlined == {(j, i), (coloured["x"].index("t2"), i)}  # c's WVV cell on both targets
+    ppl = next(json.loads(c.proto.spec) for c in charts(at, "plotly_chart") if "PPL" in c.proto.spec)
+    assert "shapes" not in ppl["layout"] and all(v is None for row in ppl["data"][1]["z"] for v in row)
+    # the flags table: one row per (source, measure), the whole reason readable in the page
+    table = at.table[0].value
+    assert len(table) == 1 and table.index[0] == "c" and table.iloc[0]["measure"] == "WVV"
+    assert table.iloc[0]["why"] == "WVV is unreliable below 1,000,000 tokens (9,000 used)"
+    assert any("2 cell(s) of 1 source(s) are flagged" in w.value for w in at.warning)
+    # the ranking grid marks c in the WVV column
+    go(at, "pages/5_Ranking_and_export.py")
+    no_problems(at)
+    grids = [d.value for d in at.dataframe if "position" in d.value.columns]
+    assert "c ⚠" in list(grids[0]["WVV"]) and "c" in list(grids[0]["PPL"])
+
+
+def test_agreement_leaves_unreliable_comparisons_out_unless_asked():
+    from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
+
+    at = go(_open_matrix(_flagged_matrix()), "pages/4_Agreement.py")
+    no_problems(at)
+    assert at.checkbox(key="agree_unreliable").value is False
+    assert any("4 comparison(s) left out" in i.value for i in at.info)  # (a, c) and (b, c) on two targets
+    long = to_long(_flagged_matrix())
+    rows = []  # the comparisons left: (a, b) on each target, answered "is a more similar?" by PPL, WVV, TVC
+    for _target, part in long[long["source"] != "c"].groupby("target"):
+        v = part.pivot_table(index="source", columns="measure", values="value")
+        rows.append([int(v.loc["a", "ppl"] < v.loc["b", "ppl"]), int(v.loc["a", "wvv"] < v.loc["b", "wvv"]),
+                     int(v.loc["a", "tvc"] > v.loc["b", "tvc"])])
+    answers = np.array(rows)
+    assert at.metric[0].value == f"{fleiss_kappa(aggregate_raters(answers)[0]):.3f}"
+    at.checkbox(key="agree_unreliable").check().run()
+    no_problems(at)
+    assert any("unreliable cell(s) are included" in w.value for w in at.warning)
+    assert at.caption and any("over 6 comparisons" in c.value for c in at.caption)
+
+
+def test_predictiveness_leaves_capped_probe_runs_out_and_calls_f1_within_the_seed_spread_a_tie():
+    at = go(_open_matrix(_flagged_matrix()), "pages/3_Predictiveness.py")
+    probe = pd.DataFrame({"target": ["t1", "t1", "t1", "t2", "t2", "t2"], "source": ["a", "b", "c"] * 2,
+                          "f1": [70.4, 70.8, 0.0, 50.0, 55.0, 56.0], "baseline": 40.0,
+                          "f1_std": [0.3, 0.5, 0.0, 0.1, 0.1, 0.1], "seeds": 3, "time_capped": [0, 0, 2, 0, 0, 0]})
+    at.get("file_uploader")[0].upload("probe.csv", probe.to_csv(index=False).encode(), "text/csv").run()
+    no_problems(at)
+    shown = [i.value.replace("\\", "") for i in at.info]  # the page escapes Markdown in names
+    assert any("1 result(s) left out, cut short by the probe's time cap" in i and "t1/c" in i for i in shown)
+    assert any("5 (target, source) pairs matched" in c.value for c in at.caption)
+    detail = next(d.value for d in at.dataframe if "chosen_f1" in d.value.columns).set_index(["target", "measure"])
+    # PPL chooses a (70.4) for t1; b is best (70.8), but |70.8 - 70.4| < sqrt(0.3² + 0.5²): a tie, regret 0
+    assert detail.loc[("t1", "PPL"), "chosen"] == "a" and detail.loc[("t1", "PPL"), "regret"] == 0
+    assert "within the spread over seeds of b" in detail.loc[("t1", "PPL"), "note"]
+    assert detail.loc[("t2", "PPL"), "regret"] == pytest.approx(56.0 - 56.0)  # c chosen and best
+    at.checkbox(key="pred_capped").check().run()
+    no_problems(at)
+    assert any("6 (target, source) pairs matched" in c.value for c in at.caption)
+    assert any("time cap are included" in w.value for w in at.warning)

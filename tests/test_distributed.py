@@ -16,6 +16,8 @@ import pandas as pd
 import pytest
 
 from simcore.cli import main
+from simcore.corpora import sampling as sampling_module
+from simcore.corpora.sampling import sample_source
 from simcore.corpus import (
     Corpus,
     join_parts,
@@ -28,7 +30,7 @@ from simcore.corpus import (
 )
 from simcore.distributed import cluster as cluster_module
 from simcore.distributed.prepare import cluster_matrix
-from simcore.distributed.shards import corpus_from_glob
+from simcore.distributed.shards import Settings, corpus_from_glob, sample_source_on_cluster
 from simcore.errors import CorpusError
 from simcore.matrix import Workbench, corpora_in
 from simcore.store import ArtefactStore, digest
@@ -139,6 +141,39 @@ def test_sharded_source_on_the_cluster_gives_the_same_samples(client, tmp_path):
     shard_parts = list((tmp_path / "b" / "sample-part").iterdir())
     assert len(shard_parts) == 2 * len(source.files), "each sample drawn shard by shard"
     assert not (tmp_path / "a" / "sample-part").exists()
+
+
+def test_a_large_plain_file_is_read_in_byte_ranges_on_the_cluster(client, tmp_path, monkeypatch):
+    """One file cut into line-aligned byte ranges, a task each: the one-process samples, byte for byte."""
+    big = tmp_path / "big.txt"
+    big.write_text("".join(f.read_text(encoding="utf-8") for f in sorted((SAMPLE_DATA / "sources").glob("*.txt"))))
+    monkeypatch.setattr(sampling_module, "RANGE_BYTES", 60_000)
+    corpus = Corpus.from_path(big)
+    assert len(sampling_module.pieces(corpus)) >= 3
+    settings = Settings(str(ArtefactStore(tmp_path / "b").root.resolve()))
+    one = sample_source(corpus, [3000], 1, settings.options.seed, ArtefactStore(tmp_path / "a"))
+    got = sample_source_on_cluster(client, settings, corpus, [3000], 1)
+    assert (got.fingerprint, got.words, got.units) == (one.fingerprint, one.words, one.units)
+    _assert_same_artefact(one.samples[3000][0], got.samples[3000][0])
+
+
+def test_one_pass_sample_on_the_cluster_is_byte_for_byte_one_process(client, tmp_path):
+    """Each shard read once by a task, candidates merged in a tree: the one-process samples, byte for byte,
+    whatever the order of the shards."""
+    source = Corpus.from_path(_shard(SAMPLE_DATA / "sources", tmp_path / "mixed"), name="mixed")
+    settings = Settings(str(ArtefactStore(tmp_path / "b").root.resolve()))
+    one = sample_source(source, [8000, 2000], 2, settings.options.seed, ArtefactStore(tmp_path / "a"))
+    shuffled = Corpus(name="mixed", path=source.path, files=tuple(reversed(source.files)))
+    for corpus in (source, shuffled):
+        got = sample_source_on_cluster(client, settings, corpus, [2000, 8000], 2)
+        assert (got.fingerprint, got.words, got.units, got.whole) == (one.fingerprint, one.words, one.units, one.whole)
+        assert got.notes.as_dict()["reasons"] == one.notes.as_dict()["reasons"]
+        for size in (2000, 8000):
+            for a, b in zip(one.samples[size], got.samples[size]):
+                _assert_same_artefact(a, b)
+    assert one.whole == () and [s.n_tokens for s in one.samples[8000]] == [8000, 8000]
+    # the cluster's pass is remembered: the same call in this process reads nothing and finds the same samples
+    assert sample_source(source, [2000, 8000], 2, settings.options.seed, settings.store) == got
 
 
 def _compare(expected: pd.DataFrame, got: pd.DataFrame) -> None:

@@ -67,8 +67,10 @@ def _matrix_csv(rng: random.Random, path: Path, tame: bool = False) -> Path:
         for t in TAME_TARGETS:
             for s in TAME_SOURCES:
                 for m, d in (("tvc", "1"), ("ppl", "-1"), ("wvv", "-1"), ("ttr", "0")):
-                    value = rng.choice(NUMBERS) if rng.random() < 0.05 else str(rng.uniform(1, 100))
+                    value = str(rng.uniform(0, 1) if m == "ttr" else rng.uniform(1, 100))
                     rows.append([s, t, m, value, d, "", rng.choice(OPTIONS)])
+        if rng.random() < 0.3:  # one bad cell: refused with a message naming it (test_hostile_matrix_columns)
+            rng.choice(rows[1:])[3] = rng.choice(NUMBERS)
         _write_csv(path, rows)
         return path
     kind = rng.random()

@@ -108,3 +108,34 @@ def test_memory_held_by_a_workbench_is_bounded(tmp_path, store, monkeypatch):
     assert len(bench._targets) == 2
     again = bench.target(Corpus.from_path(paths[0]))
     assert again is not first and again.sentences == first.sentences, "rebuilt from the store when needed"
+
+
+def test_parts_in_parallel_processes_give_the_same_table_as_one_process(tmp_path, monkeypatch):
+    from simcore.store import ArtefactStore
+
+    sources = [Corpus.from_path(SAMPLE_DATA / "sources" / f"{n}") for n in ("news.txt", "tweets.jsonl", "lab_protocols.txt")]
+    targets = [Corpus.from_path(SAMPLE_DATA / "targets" / f"{n}.conll") for n in ("news_ner", "med_forum_posts")]
+    measures = ["tvc", "tvcc", "ppl", "wvv", "jsd", "ttr"]
+    serial = Workbench(ArtefactStore(tmp_path / "one")).matrix(sources, targets, measures, compute_noise=True)
+    seen = []
+    monkeypatch.setattr("simcore.matrix.PARALLEL_MIN_TOKENS", 0)  # the sample is small: run it in processes all the same
+    parallel = Workbench(ArtefactStore(tmp_path / "two")).matrix(
+        sources, targets, measures, jobs=2, progress=lambda message, fraction: seen.append(fraction),
+        compute_noise=True)
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(serial, parallel)  # bit for bit, WVV included
+    assert serial["error"].isna().all()
+    assert seen == sorted(seen) and seen[-1] == 1.0  # progress never goes back
+    with pytest.raises(SimcoreError, match="jobs"):
+        Workbench(ArtefactStore(tmp_path / "three")).matrix(sources, targets, ["tvc"], jobs=0)
+
+
+def test_a_measure_that_is_noise_at_the_tables_size_is_not_computed_unless_asked(store):
+    sources = [Corpus.from_path(SAMPLE_DATA / "sources" / n) for n in ("news.txt", "tweets.jsonl")]
+    target = Corpus.from_path(SAMPLE_DATA / "targets" / "news_ner.conll")
+    table = Workbench(store).matrix(sources, [target], ["tvc", "wvv"]).set_index(["measure", "source"])
+    assert table.loc["wvv"]["value"].isna().all() and table.loc["wvv"]["error"].isna().all()
+    assert table.loc["wvv"]["flag"].str.contains("WVV not computed: it is noise below 1,000,000").all()
+    assert not (store.root / "word2vec").exists()  # no skip-gram model was trained
+    assert table.loc["tvc"]["value"].notna().all()

@@ -94,3 +94,45 @@ def test_scatter_draws_every_point_and_a_rising_line_for_rising_data():
     assert svg.count("<circle") == 4
     x1, y1, x2, y2 = map(float, re.search(r'<line x1="([\d.]+)" y1="([\d.]+)" x2="([\d.]+)" y2="([\d.]+)"', svg).groups())
     assert x2 > x1 and y2 < y1  # SVG y grows downwards: the line rises
+
+
+def _one_unreliable_extreme() -> pd.DataFrame:
+    """PPL on two targets; source c is far the lowest (most similar) for t1 but marked unreliable."""
+    rows = [("a", "t1", 300.0), ("b", "t1", 500.0), ("c", "t1", 20.0), ("a", "t2", 400.0), ("b", "t2", 200.0),
+            ("c", "t2", 600.0)]
+    long = pd.DataFrame(rows, columns=["source", "target", "value"]).assign(measure="ppl", direction=-1)
+    unreliable = long["source"] == "c"
+    return long.assign(reliable=~unreliable, flag=np.where(unreliable, "PPL is unreliable below 100,000 tokens "
+                                                                      "(9,000 used)", ""))
+
+
+def test_a_flagged_extreme_is_marked_and_kept_out_of_the_colour_scale():
+    long = _one_unreliable_extreme()
+    svg = heatmap_svg(long, "ppl")
+    cells = re.findall(r'<rect [^>]*fill="([^"]+)"([^>]*)>(?:<title>([^<]*)</title></rect>)?<text[^>]*>([^<]+)</text>',
+                       svg)
+    by_value = {text: (fill, rest, title) for fill, rest, title, text in cells}
+    assert set(by_value) == {"300", "500", "20.00 ⚠", "400", "200", "600 ⚠"}
+    fill, rest, title = by_value["20.00 ⚠"]
+    assert fill == "#e4e4e4" and "stroke-dasharray" in rest and "unreliable below 100,000" in title
+    # t1 is shaded over a and b alone: a (300) is the darkest, b the lightest
+    assert by_value["300"][0] == _hex(DARK) and by_value["500"][0] == _hex(LIGHT)
+    assert by_value["200"][0] == _hex(DARK) and by_value["400"][0] == _hex(LIGHT)
+    assert "stroke" not in by_value["300"][1]
+    # a column of flagged values only is shaded among them, and stays marked
+    all_flagged = long.assign(reliable=False, flag="used whole")
+    svg = heatmap_svg(all_flagged, "ppl")
+    assert f'fill="{_hex(DARK)}" stroke=' in svg and "#e4e4e4" not in svg
+
+
+def test_rank_tables_and_flag_table_of_the_report_mark_flagged_cells():
+    long = _one_unreliable_extreme()
+    ranking = rank_sources(long, ["ppl"], pretraining=None)
+    html = build_report(long, ranking)
+    t1 = html[html.index("<h3>t1</h3>"):html.index("<h3>t2</h3>")]
+    assert "<td>c ⚠</td>" in t1 and "<td>a</td>" in t1  # c still ranks first by its value, but is marked
+    flags = html[html.index("<h2>Size flags</h2>"):]
+    assert flags.count("<tr>") == 2  # header + one row for (c, PPL), not one per cell
+    assert "PPL is unreliable below 100,000 tokens (9,000 used)" in flags and "<td>no</td>" in flags
+    values = html[html.index("<h2>Values</h2>"):html.index("<h2>Size flags</h2>")]
+    assert "<td>20.00 ⚠</td>" in values and "<td>300</td>" in values

@@ -118,13 +118,14 @@ def build(out):
     (out / "part.bin").write_bytes(b"x" * 1000)
     print("building", flush=True)
     time.sleep(60)
-ArtefactStore(sys.argv[1]).build("kind", digest("killed"), build)
+ArtefactStore(sys.argv[1]).build(sys.argv[2], digest("killed"), build)
 """
 
 
-def test_a_dead_builders_tmp_folder_is_removed_on_the_next_open(tmp_path):
+@pytest.mark.parametrize("kind", ["kind", "content-words"])  # a kind with a hyphen: wvv-vectors, tokens-part too
+def test_a_dead_builders_tmp_folder_is_removed_on_the_next_open(tmp_path, kind):
     root = tmp_path / "store"
-    proc = subprocess.Popen([sys.executable, "-c", KILLED_BUILDER, str(root)], cwd=ROOT, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_BUILDER, str(root), kind], cwd=ROOT, stdout=subprocess.PIPE,
                             text=True)
     assert proc.stdout.readline().strip() == "building"
     assert len(list((root / "tmp").iterdir())) == 1

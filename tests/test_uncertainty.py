@@ -90,7 +90,7 @@ from simcore.corpus import Corpus
 from simcore.matrix import Workbench
 from simcore.store import ArtefactStore
 table = Workbench(ArtefactStore(sys.argv[1])).matrix([Corpus.from_path(sys.argv[2])], [Corpus.from_path(sys.argv[3])],
-                                                    ["wvv"])
+                                                    ["wvv"], compute_noise=True)
 print(repr(float(table["value"].iloc[0])))
 """
 

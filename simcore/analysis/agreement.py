@@ -3,17 +3,22 @@
 For each target and each unordered pair of sources taken in alphabetical order, each measure
 answers "is the first source more similar?". Fleiss' kappa is taken across measures over all
 these items; Cohen's kappa for each pair of measures.
+
+An item resting on a cell computed below the size at which its measure is reliable (the matrix's
+``reliable`` column) is left out unless asked for: one noisy value would otherwise count as a
+measure's firm answer. The result says how many items and cells were left out.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 
 import numpy as np
 import pandas as pd
 
 from ..errors import InvalidArgument, SimcoreError
+from ..flags import unreliable
 from .tables import checked_long, measures_in
 
 
@@ -72,6 +77,26 @@ class AgreementResult:
     fleiss: float
     cohen: pd.DataFrame
     items: pd.DataFrame
+    left_out: int = 0  # comparisons left out because one of their cells is unreliable
+    unreliable_cells: int = 0  # cells of the chosen measures marked unreliable in the matrix
+    included_unreliable: bool = False
+    dropped: list[str] = field(default_factory=list)  # measures unreliable for every cell, left out whole
+
+    @property
+    def left_out_note(self) -> str:
+        """One line on what the kappa leaves out ('' when nothing)."""
+        if self.dropped:
+            gone = ", ".join(self.dropped)
+            rest = f"; {self.left_out} further comparison(s) left out" if self.left_out else ""
+            return (f"{gone} left out: every one of its values was computed below the size at which it is "
+                    f"reliable (kappa over {', '.join(self.measures)}){rest}")
+        if not self.unreliable_cells:
+            return ""
+        if self.included_unreliable:
+            return (f"{self.unreliable_cells} unreliable cell(s) are included: values computed below the size at "
+                    "which their measure is reliable count like the others")
+        return (f"{self.left_out} comparison(s) left out: they rest on one of {self.unreliable_cells} cell(s) "
+                "computed below the size at which their measure is reliable")
 
     @property
     def disagreements(self) -> pd.DataFrame:
@@ -79,16 +104,63 @@ class AgreementResult:
         return self.items[answers.nunique(axis=1) > 1].reset_index(drop=True)
 
 
-def agreement(long: pd.DataFrame, measures: list[str] | None = None) -> AgreementResult:
-    """Fleiss' kappa across measures, Cohen's kappa per pair, and the comparison items."""
+def unreliable_pairs(long: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
+    """(target, source) pairs with an unreliable cell under one of ``measures``, and how many such cells."""
+    part = long[long["measure"].isin(measures)]
+    bad = part[unreliable(part).to_numpy()]
+    return bad.groupby(["target", "source"], as_index=False).size()
+
+
+def _describe(long: pd.DataFrame, measures: list[str]) -> str:
+    """'wvv: 3 sources (news, tweets, …)' for each measure with unreliable cells."""
+    part = long[long["measure"].isin(measures)]
+    bad = part[unreliable(part).to_numpy()]
+    out = []
+    for measure, group in bad.groupby("measure", sort=False):
+        names = sorted(group["source"].unique())
+        out.append(f"{measure}: {len(names)} source(s) ({', '.join(names[:4])}{', …' if len(names) > 4 else ''})")
+    return "; ".join(out)
+
+
+def agreement(long: pd.DataFrame, measures: list[str] | None = None,
+              include_unreliable: bool = False) -> AgreementResult:
+    """Fleiss' kappa across measures, Cohen's kappa per pair, and the comparison items.
+
+    Comparisons involving a cell marked unreliable are left out unless ``include_unreliable``;
+    ``left_out`` and ``unreliable_cells`` of the result count them.
+    """
+    if not isinstance(include_unreliable, (bool, np.bool_)):
+        raise InvalidArgument("include_unreliable must be True or False")
     long = checked_long(long)
     names = measures_in(long, measures)
     if len(names) < 2:
         raise SimcoreError("agreement needs at least two similarity measures")
+    dropped = []
+    if not include_unreliable:
+        part = long[long["measure"].isin(names)]
+        all_bad = unreliable(part).groupby(part["measure"]).all()
+        dropped = [n for n in names if all_bad.get(n, False)]
+        if dropped and len(names) - len(dropped) >= 2:
+            names = [n for n in names if n not in dropped]
+        else:
+            dropped = []
     items = comparisons(long, names)
     complete = items.dropna(subset=names)
     if complete.empty:
         raise SimcoreError("no comparison has values for every chosen measure")
+    bad = unreliable_pairs(long, names)
+    cells, left_out = int(bad["size"].sum()) if len(bad) else 0, 0
+    if cells and not include_unreliable:
+        pairs = set(zip(bad["target"], bad["source"]))
+        rests = np.array([(t, a) in pairs or (t, b) in pairs
+                          for t, a, b in zip(complete["target"], complete["first"], complete["second"])], dtype=bool)
+        left_out = int(rests.sum())
+        if rests.all():
+            raise SimcoreError(
+                f"every one of the {len(complete)} comparisons rests on a value computed below the size at which "
+                f"its measure is reliable ({_describe(long, names)}); compare larger sources, leave such a measure out, "
+                "or include the unreliable values (include_unreliable=True; --include-unreliable on the command line)")
+        complete = complete[~rests]
     answers = complete[names].astype(bool).to_numpy()
     yes = answers.sum(axis=1)
     fleiss = fleiss_kappa(np.column_stack([yes, len(names) - yes]))
@@ -96,4 +168,6 @@ def agreement(long: pd.DataFrame, measures: list[str] | None = None) -> Agreemen
         [{"measure_a": x, "measure_b": y, "kappa": cohen_kappa(complete[x].astype(bool), complete[y].astype(bool))}
          for x, y in combinations(names, 2)]
     )
-    return AgreementResult(names, fleiss, cohen, complete.reset_index(drop=True))
+    return AgreementResult(names, fleiss, cohen, complete.reset_index(drop=True), left_out=left_out,
+                           unreliable_cells=cells, included_unreliable=bool(include_unreliable and cells),
+                           dropped=dropped)

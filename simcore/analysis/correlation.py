@@ -1,5 +1,11 @@
 """How well each measure predicts NER results: Pearson and Spearman correlation with the
-improvement over a no-pretraining baseline (or with F1 when no baseline is known)."""
+improvement over a no-pretraining baseline (or with F1 when no baseline is known).
+
+Results written by ``simcore probe`` carry the probe's own noise and caps: ``f1_std`` (the spread of
+F1 over seeds, used by regret to call near-equal sources a tie) and ``time_capped`` (runs cut short by
+the time cap, which trained fewer epochs than the others: their F1 is not comparable, so they are
+left out of correlation and regret unless asked for, and the analyses say how many).
+"""
 
 from __future__ import annotations
 
@@ -45,7 +51,49 @@ def results_frame(table: pd.DataFrame, f1: str = "f1", baseline: str = "baseline
         out["improvement"] = out["f1"] - pd.to_numeric(table[baseline], errors="coerce")
     else:
         out["improvement"] = out["f1"]
+    spread = f"{f1}_std"  # the probe writes f1 and f1_std; a column "lm_f1" would have "lm_f1_std"
+    for column, name in ((spread, "f1_std"), ("seeds", "seeds"), (CAPPED, CAPPED)):
+        if column in table.columns and name not in out:
+            out[name] = pd.to_numeric(table[column], errors="coerce")
     return out
+
+
+CAPPED = "time_capped"  # the probe's count of runs (source and baseline) cut short by its time cap
+
+
+def usable_results(results: pd.DataFrame, include_capped: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The results the analyses use, and the rows left out (target, source, why).
+
+    Rows whose runs were cut short by the probe's time cap (``time_capped`` > 0) trained fewer epochs
+    than the others, so their F1 measures the cap rather than the source: they are left out unless
+    ``include_capped``. Every row is kept when the table has no ``time_capped`` column.
+    """
+    if not isinstance(include_capped, (bool, np.bool_)):
+        raise InvalidArgument("include_capped must be True or False")
+    results = _frame(results, "the results table")
+    empty = pd.DataFrame(columns=["target", "source", "why"])
+    if CAPPED not in results.columns or include_capped:
+        return results, empty
+    capped = pd.to_numeric(results[CAPPED], errors="coerce").fillna(0) > 0
+    if not capped.any():
+        return results, empty
+    left = results[capped]
+    why = [f"{int(n)} run(s) cut short by the probe's time cap" for n in pd.to_numeric(left[CAPPED])]
+    left_out = pd.DataFrame({"target": left["target"].to_numpy(), "source": left["source"].to_numpy(), "why": why})
+    if capped.all():
+        raise SimcoreError(f"every one of the {len(results)} results was cut short by the probe's time cap, so no F1 "
+                           "is comparable; raise the probe's --max-seconds, or include them (include_capped=True; "
+                           "--include-capped on the command line)")
+    return results[~capped].reset_index(drop=True), left_out
+
+
+def left_out_note(left_out: pd.DataFrame) -> str:
+    """One line saying which results were left out and why ('' when none)."""
+    if left_out is None or left_out.empty:
+        return ""
+    pairs = [f"{t}/{s}" for t, s in zip(left_out["target"], left_out["source"])]
+    return (f"{len(pairs)} result(s) left out, cut short by the probe's time cap (column {CAPPED}): "
+            f"{', '.join(pairs[:5])}{', …' if len(pairs) > 5 else ''}")
 
 
 def read_results(path: Path | str, **columns: str | None) -> pd.DataFrame:
@@ -59,7 +107,13 @@ def read_results(path: Path | str, **columns: str | None) -> pd.DataFrame:
 
 
 def join(long: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
-    """Measures and results side by side, matching target and source names case-insensitively."""
+    """Measures and results side by side, matching target and source names exactly.
+
+    Names are data: ``news`` and ``NEWS`` are two corpora. Results rows repeating a (target,
+    source) are kept once when they agree and refused when not. Pairs of the results table whose
+    names match a matrix pair only when case is ignored are listed in ``attrs["case_only"]`` (and in
+    the message when nothing matches), never joined silently.
+    """
     long = checked_long(long)
     results = _frame(results, "the results table")
     missing = {"target", "source", "f1", "improvement"} - set(results.columns)
@@ -68,12 +122,38 @@ def join(long: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
     results = results.assign(target=_names(results["target"]), source=_names(results["source"]),
                              f1=pd.to_numeric(results["f1"], errors="coerce"),
                              improvement=pd.to_numeric(results["improvement"], errors="coerce"))
-    left = long.assign(_t=long["target"].str.lower(), _s=long["source"].str.lower())
-    right = results.assign(_t=results["target"].str.lower(), _s=results["source"].str.lower())
-    joined = left.merge(right.drop(columns=["target", "source"]), on=["_t", "_s"]).drop(columns=["_t", "_s"])
+    results = _unique_results(results)
+    joined = long.merge(results, on=["target", "source"])
+    pairs = set(zip(long["target"], long["source"]))
+    unmatched = [p for p in zip(results["target"], results["source"]) if p not in pairs]
+    folded = {(t.casefold(), s.casefold()): (t, s) for t, s in pairs}
+    case_only = sorted({(p, folded[(p[0].casefold(), p[1].casefold())]) for p in unmatched
+                        if (p[0].casefold(), p[1].casefold()) in folded})
     if joined.empty:
-        raise SimcoreError("no (target, source) pair of the matrix appears in the results table; check the names")
+        hint = ""
+        if case_only:
+            (t, s), (mt, ms) = case_only[0]
+            hint = (f"; names must match exactly, and they differ only in case, e.g. results {t!r}/{s!r} "
+                    f"against matrix {mt!r}/{ms!r}")
+        raise SimcoreError("no (target, source) pair of the matrix appears in the results table; check the names"
+                           + hint)
+    joined.attrs["case_only"] = case_only
     return joined
+
+
+def _unique_results(results: pd.DataFrame) -> pd.DataFrame:
+    """One row per (target, source): agreeing repeats dropped, conflicting ones a TableError."""
+    key = ["target", "source"]
+    repeated = results[results.duplicated(key, keep=False)]
+    if repeated.empty:
+        return results
+    spread = repeated.groupby(key, sort=False)[["f1", "improvement"]].nunique(dropna=False)
+    conflicting = spread[(spread > 1).any(axis=1)]
+    if len(conflicting):
+        target, source = conflicting.index[0]
+        raise TableError(f"the results table gives target {target!r}, source {source!r} twice with different "
+                         "values; keep one row per pair")
+    return results.drop_duplicates(key, keep="first")
 
 
 EXACT_UP_TO = 8  # exact permutation p-values up to this many pairs (8! = 40,320 orderings)
@@ -183,8 +263,13 @@ def correlation_row(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
 
 
 def correlate(long: pd.DataFrame, results: pd.DataFrame, measures: list[str] | None = None,
-              per_target: bool = True) -> pd.DataFrame:
-    """Correlation of each measure with the improvement, pooled over all pairs and per target."""
+              per_target: bool = True, include_capped: bool = False) -> pd.DataFrame:
+    """Correlation of each measure with the improvement, pooled over all pairs and per target.
+
+    Results cut short by the probe's time cap are left out unless ``include_capped``; the table's
+    ``attrs["left_out"]`` lists them (target, source, why).
+    """
+    results, left_out = usable_results(results, include_capped)
     joined = join(long, results)
     rows = []
     for name in measures_in(joined, measures):
@@ -195,4 +280,6 @@ def correlate(long: pd.DataFrame, results: pd.DataFrame, measures: list[str] | N
         for scope, group in scopes:
             rows.append({"measure": name, "scope": scope,
                          **correlation_row(group["value"].to_numpy(float), group["improvement"].to_numpy(float))})
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    table.attrs["left_out"] = left_out
+    return table

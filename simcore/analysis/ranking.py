@@ -4,20 +4,28 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..errors import TableError
-from ..recommendation import PRETRAINING, recommend
+from ..errors import InvalidArgument, TableError
+from ..recommendation import PRETRAINING, Recommendation, recommend
 from .tables import _frame, checked_long, measures_in
 
 RECOMMENDED = "recommended"
 
 
-def rank_sources(long: pd.DataFrame, measures: list[str] | None = None, pretraining: str | None = "lm") -> pd.DataFrame:
+def rank_sources(long: pd.DataFrame, measures: list[str] | None = None, pretraining: str | None = "lm",
+                 recommendations: list[Recommendation] | None = None) -> pd.DataFrame:
     """Rows target, measure, rank, source, value; rank 1 is the most similar source.
 
     Each measure ranks in its own direction; missing values and ties share the best rank of their
     group ("1, 1, 3"). With ``pretraining``, ``recommended`` rows rank the sources by the share of
     bootstrap replicates each wins (its ``value``); the recommended source, or the tied ones, rank 1.
+    ``recommendations`` already computed by simcore.recommendation.recommend are used as they are
+    (the command line computes them once for the ranking and its export).
     """
+    if pretraining is not None and (not isinstance(pretraining, str) or pretraining not in PRETRAINING):
+        raise InvalidArgument(f"pretraining must be one of {', '.join(PRETRAINING)} or None, not {pretraining!r}"[:200])
+    if recommendations is not None and (not isinstance(recommendations, (list, tuple))
+                                        or not all(isinstance(r, Recommendation) for r in recommendations)):
+        raise InvalidArgument("recommendations must be a list of Recommendation (from recommend), or None")
     long = checked_long(long)
     names = measures_in(long, measures)
     parts = []
@@ -27,7 +35,7 @@ def rank_sources(long: pd.DataFrame, measures: list[str] | None = None, pretrain
         part["rank"] = key.groupby(part["target"]).rank(ascending=False, method="min", na_option="bottom")
         parts.append(part)
     if pretraining and set(PRETRAINING[pretraining]) & set(long["measure"]):
-        parts.append(_recommended(long, pretraining))
+        parts.append(_recommended(long, pretraining, recommendations))
     out = pd.concat(parts, ignore_index=True)
     out["rank"] = out["rank"].astype(int)
     order = {m: i for i, m in enumerate([*names, RECOMMENDED])}
@@ -36,10 +44,11 @@ def rank_sources(long: pd.DataFrame, measures: list[str] | None = None, pretrain
     return out[["target", "measure", "rank", "source", "value"]].reset_index(drop=True)
 
 
-def _recommended(long: pd.DataFrame, pretraining: str) -> pd.DataFrame:
+def _recommended(long: pd.DataFrame, pretraining: str, recommendations: list[Recommendation] | None) -> pd.DataFrame:
     rows = []
-    for rec in recommend(long, pretraining):
-        shares = rec.shares or {s: float("nan") for s in long[long["target"] == rec.target]["source"].unique()}
+    sources = long.groupby("target", sort=False)["source"].unique()
+    for rec in recommend(long, pretraining) if recommendations is None else recommendations:
+        shares = rec.shares or {s: float("nan") for s in sources.get(rec.target, [])}
         others = sorted((s for s in shares if s not in rec.recommended), key=lambda s: -shares[s])
         rank = 1
         for source in rec.recommended:

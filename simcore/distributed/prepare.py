@@ -20,6 +20,7 @@ import pandas as pd
 
 from ..corpus import Corpus, TokenizedCorpus
 from ..errors import SimcoreError
+from ..ladder import pair_sizes
 from ..matrix import DEFAULT_MEASURES, Workbench, comparison_size
 from ..measures import PreparedSource, get_measure, parse_measures
 from .cluster import check_workers, open_client
@@ -113,6 +114,7 @@ def cluster_matrix(
     sample_tokens: int | None = None,
     progress: Progress = _quiet,
     on_row: Callable[[dict[str, Any]], None] | None = None,
+    compute_noise: bool = False,
 ) -> pd.DataFrame:
     """:meth:`Workbench.matrix` with the work done on the cluster behind ``client``; the same table."""
     names = parse_measures(measures)
@@ -126,13 +128,13 @@ def cluster_matrix(
     workers = check_workers(client, settings.store_root)
     progress(f"running on {workers} Dask workers", 0.0)
     tracker = Tracker(client, progress, (0.0, CLUSTER_SHARE))
-    _run(tracker, bench, settings, list(sources), list(targets), names, samples, sample_tokens)
+    _run(tracker, bench, settings, list(sources), list(targets), names, samples, sample_tokens, compute_noise)
 
     def local(message: str, fraction: float) -> None:
         progress(message, CLUSTER_SHARE + (1 - CLUSTER_SHARE) * fraction)
 
     return bench.matrix(sources, targets, names, samples=samples, sample_tokens=sample_tokens, progress=local,
-                        on_row=on_row)
+                        on_row=on_row, compute_noise=compute_noise)
 
 
 def matrix_runner(bench: Any, scheduler: str | None = None, local_workers: int | None = None) -> Callable[..., Any]:
@@ -148,7 +150,7 @@ def matrix_runner(bench: Any, scheduler: str | None = None, local_workers: int |
 
 
 def _run(tracker: Tracker, bench: Workbench, settings: Settings, sources: list[Corpus], targets: list[Corpus],
-         names: list[str], samples: int, sample_tokens: int | None) -> None:
+         names: list[str], samples: int, sample_tokens: int | None, compute_noise: bool = False) -> None:
     """Everything but the assembly; a corpus that cannot be read is left to the assembly, which
     reports it exactly as it does without a cluster."""
     sharded_sources = [tokenize_sharded(tracker, settings, c) for c in sources]
@@ -157,13 +159,17 @@ def _run(tracker: Tracker, bench: Workbench, settings: Settings, sources: list[C
                 if not isinstance(t, Failed)]
     if not readable:
         return
-    # the same size per measure as Workbench.matrix chooses
-    size_of = {n: sample_tokens or comparison_size([t.n_tokens for _, t in readable], n) for n in names}
-    sizes = sorted(set(size_of.values()))
+    # the same sizes as Workbench.matrix chooses: the table's, and each source's ladder (simcore.ladder)
+    common = sample_tokens or comparison_size([t.n_tokens for _, t in readable])
+    extra = pair_sizes({s.corpus.name: t.n_tokens for s, t in readable}, common, ladder=sample_tokens is None)
+    sizes_of = {s.corpus.name: [common, *extra[s.corpus.name]] for s, _ in readable}
+    names = [n for n in names if compute_noise or not get_measure(n).noise_when_small
+             or common >= get_measure(n).reliable_tokens]  # as Workbench.matrix: noise is not computed
     drawn: dict[tuple[str, int], list[Any]] = {}
     for sharded, whole in readable:
-        part_units = [p.n_units for p in tracker.wait(sharded.parts)] if min(sizes) < whole.n_tokens else []
-        for size in sizes:
+        own = sizes_of[sharded.corpus.name]
+        part_units = [p.n_units for p in tracker.wait(sharded.parts)] if min(own) < whole.n_tokens else []
+        for size in own:
             drawn[sharded.corpus.name, size] = [
                 sample_sharded(tracker, settings, sharded, whole, part_units, size, i) for i in range(samples)]
     good_targets = [s for s, t in zip(sharded_targets, tracker.wait([s.joined for s in sharded_targets]))
@@ -172,9 +178,10 @@ def _run(tracker: Tracker, bench: Workbench, settings: Settings, sources: list[C
     cells = []
     for sharded, _ in readable:
         name = sharded.corpus.name
-        for size in sizes:
+        for size in sizes_of[name]:
             source_samples = drawn[name, size]
-            for group in measure_groups([n for n in names if size_of[n] == size]):
+            wanted = [n for n in names if size == common or getattr(get_measure(n), "size_ladder", False)]
+            for group in measure_groups(wanted):
                 prepared = tracker.submit("prepare-" + "-".join(group),
                                           f"prepared {'/'.join(group).upper()} for {name}",
                                           prepare_source, settings, group, *source_samples,

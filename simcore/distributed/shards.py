@@ -23,6 +23,14 @@ from typing import Any
 
 import numpy as np
 
+from ..corpora.sampling import (
+    Candidates,
+    StreamSamples,
+    draw_samples,
+    pieces,
+    remember_pass,
+    shard_candidates,
+)
 from ..corpus import Corpus, TokenizedCorpus, join_parts, join_sample, sample_part, sample_units, tokenize_part
 from ..errors import CorpusError, SimcoreError
 from ..measures import MeasureOptions
@@ -146,6 +154,74 @@ def sample_shard(settings: Settings, part: TokenizedCorpus, position: int, rows:
 def join_sample_shards(settings: Settings, tokenized: TokenizedCorpus, n_tokens: int, index: int,
                        *parts: TokenizedCorpus) -> TokenizedCorpus:
     return join_sample(tokenized, list(parts), n_tokens, index, settings.store, settings.options.seed)
+
+
+# The one-pass sample (simcore.corpora.sampling) on the cluster: the shards (and byte ranges of large
+# plain files) read once, in a few tasks per worker, the
+# candidates merged in a tree (never more than MERGE_FAN_IN at once on one worker), then drawn.
+
+MERGE_FAN_IN = 4
+# Pieces are read in this many tasks per worker (consecutive pieces together): each task sends back at
+# most the largest sample's units, so what crosses the network is bounded by the workers, not the shards.
+TASKS_PER_WORKER = 2
+
+
+@_guarded
+def shard_candidates_task(corpus: Corpus, work: list[tuple[Path, int, int]], target: int, samples: int,
+                          seed: int) -> Candidates:
+    """Several pieces read in turn into one set of candidates: what leaves the worker is at most the
+    largest sample's worth of units, however many pieces it read."""
+    merged = Candidates(target, samples, seed)
+    for file, start, end in work:
+        merged.merge(shard_candidates(corpus, file, target, samples, seed, span=(start, end)))
+    return merged
+
+
+@_guarded
+def merge_candidates(*parts: Candidates) -> Candidates:
+    """Parts in file order merged: what one process reading those files in turn keeps."""
+    merged = Candidates(parts[0].target, parts[0].samples, parts[0].seed)
+    for part in parts:
+        merged.merge(part)
+    return merged
+
+
+@_guarded
+def draw_stream_samples(settings: Settings, corpus: Corpus, sizes: tuple[int, ...],
+                        found: Candidates) -> StreamSamples:
+    result = draw_samples(corpus, found, sizes, settings.store, settings.tokenizer)
+    remember_pass(corpus, result, found.samples, found.seed, settings.store, settings.tokenizer)
+    return result
+
+
+def stream_sample_sharded(tracker: Tracker, settings: Settings, corpus: Corpus, sizes: Sequence[int],
+                          samples: int) -> Any:
+    """Submit the one-pass sample of ``corpus`` (a future of :class:`StreamSamples`, or of Failed)."""
+    sizes = tuple(sorted(set(sizes)))
+    seed = settings.options.seed
+    work = pieces(corpus)  # a large plain file in line-aligned byte ranges, as one process reads it
+    workers = max(1, len(tracker.client.scheduler_info().get("workers", {})))
+    groups = min(len(work), TASKS_PER_WORKER * workers)
+    bounds = [len(work) * g // groups for g in range(groups + 1)]
+    level = [tracker.submit("candidates", f"read {corpus.name} pieces {a + 1}-{b} of {len(work)}",
+                            shard_candidates_task, corpus, work[a:b], sizes[-1], samples, seed)
+             for a, b in zip(bounds[:-1], bounds[1:])]
+    while len(level) > 1:
+        level = [tracker.submit("merge", f"merged {corpus.name} candidates", merge_candidates,
+                                *level[i:i + MERGE_FAN_IN]) for i in range(0, len(level), MERGE_FAN_IN)]
+    return tracker.submit("draw", f"drew the samples of {corpus.name}", draw_stream_samples,
+                          settings, corpus, sizes, level[0])
+
+
+def sample_source_on_cluster(client: Any, settings: Settings, corpus: Corpus, sizes: Sequence[int], samples: int,
+                             progress: Progress | None = None) -> StreamSamples:
+    """:func:`simcore.corpora.sampling.sample_source` with its shards read by the cluster's workers:
+    the same artefacts, byte for byte, as one process makes."""
+    tracker = Tracker(client, progress or (lambda message, fraction: None))
+    result = tracker.wait([stream_sample_sharded(tracker, settings, corpus, sizes, samples)])[0]
+    if isinstance(result, Failed):
+        raise CorpusError(result.message)
+    return result
 
 
 # Client side: submitting the tasks, and following them.

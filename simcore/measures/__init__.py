@@ -147,6 +147,9 @@ class Measure(Protocol):
     reliable_tokens: int
     # True when, below that size, the measure is noise and is left out of the recommendation.
     noise_when_small: bool
+    # True when pairs of sources of different sizes should also be compared at larger common sizes
+    # (simcore.ladder); optional, False when absent.
+    size_ladder: bool
 
     def prepare(self, source: PreparedSource) -> None:
         """Build what this measure needs from the source (stored; cheap when present)."""

@@ -58,6 +58,7 @@ class Perplexity:
     option_names = ("ppl_order", "ppl_per_sentence")
     description = "perplexity of the target under a KenLM model of the source"
     reliable_tokens = 100_000
+    size_ladder = True  # pairs of sources also meet at larger common sizes (simcore.ladder)
     noise_when_small = False
 
     def prepare(self, source: PreparedSource) -> None:

@@ -7,26 +7,32 @@ simcore.cli (imports stay one-way).
 from __future__ import annotations
 
 import argparse
+import math
 import sys
-from pathlib import Path
 from typing import Any
 
+from .. import cli_options as opt
 from ..cli_progress import ProgressBar
 from ..errors import SimcoreError
+from ..terminal import terminal_text
 from .config import ProbeCaps
 
+MAX_SENTENCES = 10**9
+MAX_EPOCHS = 10_000
+MAX_SECONDS = 7 * 24 * 3600.0  # one training run: a week at most
+MAX_SEEDS = 100                # training runs per source (each trains a tagger)
+MAX_SEED = 2**32 - 1           # spaCy and numpy take 32-bit seeds
+MAX_SOURCE_TOKENS = 10_000_000_000
 
-def _count(text: str) -> int:
-    try:
-        value = int(float(text))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
+_count = opt.whole_number(1, MAX_SENTENCES)
+_epochs = opt.whole_number(1, MAX_EPOCHS)
+_seeds = opt.whole_number(1, MAX_SEEDS, allow_float_text=False)
+_seed = opt.whole_number(0, MAX_SEED, allow_float_text=False)
+_tokens = opt.whole_number(1, MAX_SOURCE_TOKENS)
 
 
 def _cap(text: str) -> int | None:
+    """A sentence cap: a whole number, or all (also none or 0) for no cap."""
     return None if text.strip().lower() in ("all", "none", "0") else _count(text)
 
 
@@ -35,28 +41,32 @@ def _seconds(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be above 0")
+    if not math.isfinite(value) or not 0 < value <= MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"must be above 0 and at most {MAX_SECONDS:,.0f} (got {text})")
     return value
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
-    from ..export import escape_formulas
+    from ..export import csv_text
     from ..matrix import Workbench, corpora_in
     from ..measures import MeasureOptions
     from ..store import ArtefactStore
     from .data import TargetSplits
     from .run import probe, seed_list
 
-    out = Path(args.out)
-    if not out.name.lower().endswith(".csv"):
+    if not args.out.lower().endswith(".csv"):
         raise SimcoreError(f"--out {args.out}: give a .csv file name")
+    out = opt.check_out(args.out, (".csv",))
+    opt.no_clobber({"--out": out}, {"--sources": args.sources, "--target": args.target})
+    if args.seed + args.seeds - 1 > MAX_SEED:
+        raise SimcoreError(f"--seed {args.seed} with --seeds {args.seeds} goes past the largest seed {MAX_SEED:,}")
     if args.gpu:
         from .train import use_gpu
 
         use_gpu()
     sources = corpora_in(args.sources, text_field=args.text_field)
     targets = [TargetSplits.from_directory(t) for t in args.target]
+    opt.check_names([*sources, *targets])
     names = [t.name for t in targets]
     if len(set(names)) != len(names):
         raise SimcoreError("two --target directories have the same name; results are matched by name")
@@ -68,19 +78,17 @@ def cmd_probe(args: argparse.Namespace) -> int:
 
     def report(run: dict[str, Any]) -> None:
         if not args.quiet:
-            bar.bar.write(f"{run['target']} · {run['source']} · seed {run['seed']}: F1 {run['f1']:.2f} "
-                          f"({run['epochs']} epochs, {run['seconds']:.0f} s, stopped by {run['stopped_by']})",
-                          file=sys.stderr)
+            bar.write(f"{run['target']} · {run['source']} · seed {run['seed']}: F1 {run['f1']:.2f} "
+                      f"({run['epochs']} epochs, {run['seconds']:.0f} s, stopped by {run['stopped_by']})")
 
     try:
         table = probe(sources, targets, workbench=bench, caps=caps, seeds=seed_list(args.seeds, args.seed),
                       source_tokens=args.source_tokens, progress=bar, on_run=report)
     finally:
         bar.close()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    escape_formulas(table).to_csv(out, index=False)
+    opt.write_text(out, csv_text(table))
     for message in sorted(set(table["error"].dropna())):
-        print(f"simcore: warning: {message}", file=sys.stderr)
+        print(terminal_text(f"simcore: warning: {message}"), file=sys.stderr)
     if table["time_capped"].sum() > 0:
         print("simcore: warning: some runs were cut short by --max-seconds (column time_capped) and trained fewer "
               "epochs than the others; raise it and run again (finished runs are read back)", file=sys.stderr)
@@ -88,7 +96,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
         shown = table[["target", "source", "f1", "f1_std", "baseline", "improvement", "seeds"]]
         print(shown.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
         print(f"caps: {table['caps'].iloc[0]}" if len(table) else "")
-    print(f"wrote {len(table)} rows to {out}", file=sys.stderr)
+    print(terminal_text(f"wrote {len(table)} rows to {out}"), file=sys.stderr)
     return 0
 
 
@@ -97,27 +105,28 @@ def add_probe_command(commands: Any) -> None:
     defaults = ProbeCaps()
     p = commands.add_parser("probe", help="train NER taggers with each source's word vectors (and without) and "
                                           "write a results table for correlate and regret")
-    p.add_argument("--sources", required=True, help="directory: each file or subdirectory is one source")
-    p.add_argument("--target", required=True, action="append",
+    p.add_argument("--sources", required=True, type=opt.path_text, help="directory: each file or subdirectory is one source")
+    p.add_argument("--target", required=True, action="append", type=opt.path_text,
                    help="directory with train, test (and dev) CoNLL files; repeat for several targets")
-    p.add_argument("--out", required=True, help="CSV results table (target, source, f1, baseline, f1_std, ...)")
+    p.add_argument("--out", required=True, type=opt.path_text, help="CSV results table (target, source, f1, baseline, f1_std, ...)")
     p.add_argument("--max-train-sentences", type=_cap, default=defaults.train_sentences,
                    help=f"training sentences kept, drawn at random (default {defaults.train_sentences}; 'all')")
     p.add_argument("--max-dev-sentences", type=_cap, default=defaults.dev_sentences,
                    help=f"dev sentences used to pick the best checkpoint (default {defaults.dev_sentences})")
     p.add_argument("--max-test-sentences", type=_cap, default=defaults.test_sentences,
                    help="test sentences scored, drawn at random (default: all)")
-    p.add_argument("--max-epochs", type=_count, default=defaults.epochs, help=f"default {defaults.epochs}")
+    p.add_argument("--max-epochs", type=_epochs, default=defaults.epochs, help=f"default {defaults.epochs}")
     p.add_argument("--max-seconds", type=_seconds, default=defaults.seconds,
                    help=f"time cap of one training run (default {defaults.seconds:g})")
-    p.add_argument("--seeds", type=_count, default=1, help="training runs per source, with seeds seed..seed+K-1")
-    p.add_argument("--seed", type=int, default=0, help="first training seed (default 0)")
-    p.add_argument("--source-tokens", type=_count, default=None,
+    p.add_argument("--seeds", type=_seeds, default=1,
+                   help=f"training runs per source, with seeds seed..seed+K-1 (at most {MAX_SEEDS})")
+    p.add_argument("--seed", type=_seed, default=0, help="first training seed (default 0)")
+    p.add_argument("--source-tokens", type=_tokens, default=None,
                    help="tokens of each source the vectors are trained on (default: the size the matrix "
                         "trains WVV's vectors at)")
-    p.add_argument("--vector-seed", type=int, default=13, help="word2vec seed, as the matrix's --seed")
+    p.add_argument("--vector-seed", type=_seed, default=13, help="word2vec seed, as the matrix's --seed")
     p.add_argument("--gpu", action="store_true", help="train on the GPU (needs cupy and a GPU)")
-    p.add_argument("--text-field", default="text", help="JSONL field or CSV column holding a source's text")
-    p.add_argument("--cache", default=None, help="artefact store (default $SIMCORE_CACHE or ~/.cache/simcore)")
+    p.add_argument("--text-field", type=opt.field_name, default="text", help="JSONL field or CSV column holding a source's text")
+    p.add_argument("--cache", type=opt.path_text, default=None, help="artefact store (default $SIMCORE_CACHE or ~/.cache/simcore)")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(run=cmd_probe)

@@ -12,10 +12,28 @@ from ..cli_progress import ProgressBar
 from ..corpus import Corpus
 from ..errors import SimcoreError
 from ..store import ArtefactStore
+from ..terminal import terminal_text
 from .driver import select
-from .options import DESCRIPTIONS, METHODS, TAGGERS, SelectionOptions
+from .options import (
+    DESCRIPTIONS,
+    MAX_ORDER,
+    MAX_POOL_SAMPLE,
+    MAX_PROCESSES,
+    MAX_STEPS,
+    MAX_TARGET_TOKENS,
+    MAX_WORKERS,
+    METHODS,
+    TAGGERS,
+    SelectionOptions,
+)
 
 _count = opt.whole_number(1, 10**9, allow_float_text=False)
+_order = opt.whole_number(1, MAX_ORDER, allow_float_text=False)
+_workers = opt.whole_number(1, MAX_WORKERS, allow_float_text=False)
+_processes = opt.whole_number(1, MAX_PROCESSES, allow_float_text=False)
+_steps = opt.whole_number(1, MAX_STEPS, allow_float_text=False)
+_pool_sample = opt.whole_number(1, MAX_POOL_SAMPLE, allow_float_text=False)
+_tokens = opt.whole_number(1, MAX_TARGET_TOKENS, allow_float_text=False)
 _fraction = opt.fraction
 
 
@@ -33,8 +51,9 @@ def cmd_select(args: argparse.Namespace) -> int:
     if args.adapt_steps and not args.adapt:
         raise SimcoreError("--adapt-steps is only used with --adapt")
     out = opt.check_out(args.out, (".txt.gz", ".txt"))
-    if args.scores is not None:
-        opt.check_out(args.scores, (".csv",), flag="--scores")
+    scores = opt.check_out(args.scores, (".csv",), flag="--scores") if args.scores is not None else None
+    opt.no_clobber({"--out": out, "--scores": scores},
+                   {"--pool": args.pool, "--target": args.target, "--pipeline": args.pipeline, "--encoder": args.encoder})
     reader: dict[str, Any] = {"text_field": args.text_field}
     pool = Corpus.from_path(args.pool, **reader)
     target = Corpus.from_path(args.target, **reader)
@@ -54,7 +73,8 @@ def cmd_select(args: argparse.Namespace) -> int:
         bar.close()
     if not args.quiet:
         print(result.summary(), file=sys.stderr)
-    print(f"wrote {result.cutoff.n_kept:,} sentences to {out}" + (f" and scores to {args.scores}" if args.scores else ""),
+    print(terminal_text(f"wrote {result.cutoff.n_kept:,} sentences to {out}"
+                        + (f" and scores to {args.scores}" if args.scores else "")),
           file=sys.stderr)
     return 0
 
@@ -73,35 +93,35 @@ def add_select_command(subparsers: Any) -> None:
     amount.add_argument("--fraction", type=_fraction, default=None,
                         help="keep this fraction of the pool's sentences (0.1 or 10%%)")
     s.add_argument("--out", required=True, type=opt.path_text, help="SELECTED.txt.gz: the kept sentences, one per line")
-    s.add_argument("--scores", default=None, help="SCORES.csv: index, score, kept, duplicate_of_target, text")
-    s.add_argument("--pipeline", default=None, help="--method entities: a spaCy pipeline directory with NER "
+    s.add_argument("--scores", type=opt.path_text, default=None, help="SCORES.csv: index, score, kept, duplicate_of_target, text")
+    s.add_argument("--pipeline", type=opt.path_text, default=None, help="--method entities: a spaCy pipeline directory with NER "
                                                     "(default: a tagger trained on the target's labels)")
     s.add_argument("--tagger", default=None, choices=TAGGERS,
                    help="--method entities: target (default) trains a spaCy tagger on the target's own labels, "
                         "falling back to the generic English pipeline when the target has none; generic uses it")
-    s.add_argument("--tagger-steps", type=_count, default=None,
+    s.add_argument("--tagger-steps", type=_steps, default=None,
                    help="--method entities: training steps of the target's tagger (default 400)")
-    s.add_argument("--ner-processes", type=_count, default=None,
+    s.add_argument("--ner-processes", type=_processes, default=None,
                    help="--method entities: processes tagging the pool (default 2)")
-    s.add_argument("--entity-labels", default="auto",
+    s.add_argument("--entity-labels", type=opt.field_name, default="auto",
                    help="entity types counted: auto (every type of a trained tagger; for the generic pipeline "
                         "those over-represented in the target), all, or L1,L2")
-    s.add_argument("--encoder", default=None,
+    s.add_argument("--encoder", type=opt.path_text, default=None,
                    help="--method encoder: a transformers or sentence-transformers model saved in a local "
                         "directory (default: the bundled all-MiniLM-L6-v2; nothing is downloaded)")
     s.add_argument("--adapt", action="store_true",
                    help="--method encoder: first continue the encoder's masked-LM training on the target text "
                         "(stored; a few minutes on a CPU)")
-    s.add_argument("--adapt-steps", type=_count, default=None,
+    s.add_argument("--adapt-steps", type=_steps, default=None,
                    help="--adapt: training steps of 16 target sentences (default 100)")
     s.add_argument("--keep-duplicates", action="store_true",
                    help="allow pool sentences identical to a target sentence to be kept")
-    s.add_argument("--pool-sample", type=_count, default=100_000,
+    s.add_argument("--pool-sample", type=_pool_sample, default=100_000,
                    help="pool sentences used to train the pool-side models (default 100000)")
-    s.add_argument("--target-tokens", type=_count, default=None, help="use a sample of the target of this many tokens")
-    s.add_argument("--order", type=_count, default=3, help="KenLM n-gram order for ppl and xent (default 3)")
+    s.add_argument("--target-tokens", type=_tokens, default=None, help="use a sample of the target of this many tokens")
+    s.add_argument("--order", type=_order, default=3, help="KenLM n-gram order for ppl and xent (default 3)")
     s.add_argument("--seed", type=opt.whole_number(0, 2**32 - 1, allow_float_text=False), default=13)
-    s.add_argument("--workers", type=_count, default=2, help="word2vec threads")
+    s.add_argument("--workers", type=_workers, default=2, help="word2vec threads")
     s.add_argument("--keep-case", action="store_true", help="do not lower-case tokens")
     s.add_argument("--text-field", type=opt.field_name, default="text", help="JSONL field or CSV column holding the text")
     s.add_argument("--cache", type=opt.path_text, default=None, help="artefact store (default $SIMCORE_CACHE or ~/.cache/simcore)")

@@ -20,7 +20,7 @@ from ..store import ArtefactStore, digest
 from . import methods
 from .choosing import ScoreSet, choose, count_to_keep
 from .options import HIGHER_KEPT, Progress, SelectionOptions, quiet
-from .output import SelectionResult, write_selection
+from .output import SelectionResult, check_outputs, write_selection
 from .pool import PoolPosition, pool_batches, pool_fingerprint
 from .target import Target
 
@@ -80,6 +80,7 @@ def select(pool: Corpus, target: Corpus, options: SelectionOptions, store: Artef
            progress: Progress = quiet) -> SelectionResult:
     """Score, choose and write: what ``python -m simcore select`` does."""
     count_to_keep(1, top, fraction)   # check K or P before any work
+    check_outputs(pool, target, out, scores_csv)  # and that no output is an input
     scores = score_pool(pool, target, options, store, progress)
     cutoff = choose(scores, top=top, fraction=fraction, keep_duplicates=keep_duplicates)
     if out is not None or scores_csv is not None:

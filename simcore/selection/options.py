@@ -7,10 +7,20 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from ..errors import SimcoreError
+from ..errors import InvalidArgument
 from ..tokenize import TokenizerOptions
 
 Progress = Callable[[str, float], None]
+
+MAX_ORDER = 6                 # KenLM's programs are built for orders up to 6
+MAX_WORKERS = 256             # word2vec threads
+MAX_PROCESSES = 64            # spaCy tagging processes (each loads a pipeline)
+MAX_STEPS = 1_000_000         # training steps (tagger, encoder adaptation)
+MAX_POOL_SAMPLE = 100_000_000
+MAX_TARGET_TOKENS = 10_000_000_000
+_UPPER = {"order": MAX_ORDER, "workers": MAX_WORKERS, "ner_processes": MAX_PROCESSES, "adapt_steps": MAX_STEPS,
+          "tagger_steps": MAX_STEPS, "pool_sample": MAX_POOL_SAMPLE, "dims": 10_000, "window": 1_000,
+          "min_count": 10**9, "epochs": 10_000, "batch": 10_000_000}
 
 METHODS = ("cosine", "ppl", "xent", "entities", "encoder")
 HIGHER_KEPT = {"cosine": True, "ppl": False, "xent": False, "entities": True, "encoder": True}
@@ -64,17 +74,32 @@ class SelectionOptions:
     }
 
     def __post_init__(self) -> None:
-        if self.method not in METHODS:
-            raise SimcoreError(f"unknown selection method {self.method!r}; choose from {', '.join(METHODS)}")
-        for name in ("pool_sample", "order", "dims", "window", "min_count", "epochs", "workers", "batch", "adapt_steps",
-                     "tagger_steps", "ner_processes"):
+        if not isinstance(self.method, str) or self.method not in METHODS:
+            raise InvalidArgument(f"unknown selection method {self.method!r}; choose from {', '.join(METHODS)}"[:300])
+        for name, high in _UPPER.items():
             value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise SimcoreError(f"{name.replace('_', ' ')} must be a whole number of at least 1, not {value!r}")
-        if self.tagger not in TAGGERS:
-            raise SimcoreError(f"unknown tagger {self.tagger!r}; choose from {', '.join(TAGGERS)}")
-        if self.target_tokens is not None and self.target_tokens < 1:
-            raise SimcoreError("the target sample must have at least 1 token")
+            if not _whole(value) or not 1 <= value <= high:
+                raise InvalidArgument(f"{name.replace('_', ' ')} must be a whole number of at least 1 and at most {high:,}, "
+                                      f"not {value!r}"[:300])
+        if not _whole(self.seed) or not 0 <= self.seed <= 2**32 - 1:
+            raise InvalidArgument(f"seed must be a whole number from 0 to {2**32 - 1:,}, not {self.seed!r}"[:300])
+        if not isinstance(self.tagger, str) or self.tagger not in TAGGERS:
+            raise InvalidArgument(f"unknown tagger {self.tagger!r}; choose from {', '.join(TAGGERS)}"[:300])
+        if self.target_tokens is not None and (not _whole(self.target_tokens)
+                                               or not 1 <= self.target_tokens <= MAX_TARGET_TOKENS):
+            raise InvalidArgument(f"the target sample must be a whole number of tokens from 1 to "
+                                  f"{MAX_TARGET_TOKENS:,}, not {self.target_tokens!r}"[:300])
+        for name in ("adapt", "lowercase"):
+            if not isinstance(getattr(self, name), bool):
+                raise InvalidArgument(f"{name} must be True or False, not {getattr(self, name)!r}"[:300])
+        for name in ("memory", "entity_labels"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
+                raise InvalidArgument(f"{name.replace('_', ' ')} must be text, not {getattr(self, name)!r}"[:300])
+        for name in ("encoder", "pipeline"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, (str, os.PathLike)) or not str(value).strip()
+                                      or "\0" in str(value)):
+                raise InvalidArgument(f"{name} must be a directory path or None, not {value!r}"[:300])
 
     @property
     def tokenizer(self) -> TokenizerOptions:
@@ -86,6 +111,8 @@ class SelectionOptions:
             "method": self.method, "target_tokens": self.target_tokens, "lowercase": self.lowercase}
 
 
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def with_method(options: SelectionOptions, method: str) -> SelectionOptions:

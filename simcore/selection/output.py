@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import gzip
 import io
 import math
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,8 +16,9 @@ from typing import Any
 import pandas as pd
 
 from ..corpus import Corpus
-from ..errors import SimcoreError
+from ..errors import InvalidArgument, SimcoreError
 from ..export import escape_formulas
+from ..output_paths import atomic_file, output_error, refuse_overwriting_inputs
 from .choosing import CHUNK, Cutoff, ScoreSet, kept_mask
 from .options import Progress, quiet
 from .pool import PoolPosition, unit_text
@@ -43,6 +47,9 @@ class SelectionResult:
         details = meta.get("details", {})
         if details.get("tagger"):
             lines.append(f"entities counted by {details['tagger']}: {', '.join(details.get('labels', []))}")
+        if details.get("split_lines"):
+            lines.append(f"{details['split_lines']:,} pool sentences were longer than the tagger takes at once "
+                         "and were tagged in pieces (their counts summed)")
         if details.get("encoder"):
             lines.append(f"encoder: {details['encoder']} on {details.get('device', 'cpu')}")
         lines.append(f"scoring: {meta.get('rate', 0):,.0f} sentences/s "
@@ -50,10 +57,29 @@ class SelectionResult:
         return "\n".join(lines)
 
 
+def check_outputs(pool: Corpus, target: Corpus, out: Path | str | None, scores_csv: Path | str | None) -> None:
+    """Before any work: the outputs are file names that are neither the pool nor the target (nor links to them)."""
+    for path in (out, scores_csv):
+        if path is None:
+            continue
+        if not isinstance(path, (str, os.PathLike)) or not str(path).strip() or "\0" in str(path):
+            raise InvalidArgument(f"an output must be a file path, not {path!r}"[:300])
+        if Path(path).is_dir():
+            raise SimcoreError(f"{path} is a directory; give a file name")
+        if not Path(path).parent.exists():
+            raise SimcoreError(f"cannot write {path}: the directory {Path(path).parent} does not exist")
+    refuse_overwriting_inputs({"out": out, "scores_csv": scores_csv},
+                              {"pool": getattr(pool, "path", None), "target": getattr(target, "path", None)})
+
+
 def write_selection(pool: Corpus, scores: ScoreSet, cutoff: Cutoff, out: Path | str | None,
                     scores_csv: Path | str | None = None, keep_duplicates: bool = False,
                     progress: Progress = quiet) -> None:
-    """Stream the pool again: kept sentences to ``out`` (gzip if it ends in .gz), scores to CSV."""
+    """Stream the pool again: kept sentences to ``out`` (gzip if it ends in .gz), scores to CSV.
+
+    Both are written to temporary files renamed into place at the end: a full disk or an
+    interrupted run leaves any earlier output as it was.
+    """
     out = Path(out) if out is not None else None
     scores_csv = Path(scores_csv) if scores_csv is not None else None
     for path in (out, scores_csv):
@@ -62,52 +88,60 @@ def write_selection(pool: Corpus, scores: ScoreSet, cutoff: Cutoff, out: Path | 
                 raise SimcoreError(f"{path} is a directory; give a file name")
             if not path.parent.exists():
                 raise SimcoreError(f"cannot write {path}: the directory {path.parent} does not exist")
-    values, dups = scores.scores(), scores.duplicates()
-    where = PoolPosition()
-    n = 0
-    try:
-        text_out = _open_out(out) if out else None
-        csv_out = open(scores_csv, "w", encoding="utf-8", newline="") if scores_csv else None
-    except OSError as exc:
-        raise SimcoreError(f"cannot write the selection: {exc.strerror} ({exc.filename})") from exc
-    try:
-        if csv_out:
-            csv.writer(csv_out).writerow(["index", "score", "kept", "duplicate_of_target", "text"])
-        for unit in pool.units(where):
-            if n % CHUNK == 0:
-                kept = kept_mask(scores, cutoff, keep_duplicates, n, min(n + CHUNK, scores.n))
-                rows: list[tuple[int, float, bool, bool, str]] = []
-            if n >= scores.n:
-                raise SimcoreError(f"{pool.name} changed while it was being selected from; run again")
-            text = unit_text(unit)
-            is_kept = bool(kept[n % CHUNK])
-            if text_out and is_kept:
-                text_out.write(text + "\n")
-            if csv_out:
-                score = float(values[n])
-                rows.append((n, score if math.isfinite(score) else float("nan"), is_kept, bool(dups[n]), text))
-                if len(rows) >= 10_000:
-                    _write_rows(csv_out, rows)
-                    rows = []
-            n += 1
-            if n % 50_000 == 0:
-                progress(f"writing the selection ({n:,} sentences)", where.value)
-        if csv_out and rows:
-            _write_rows(csv_out, rows)
-    except OSError as exc:
-        raise SimcoreError(f"cannot write the selection: {exc}") from exc
-    finally:
-        if text_out:
-            text_out.close()
-        if csv_out:
-            csv_out.close()
+    refuse_overwriting_inputs({"out": out, "scores_csv": scores_csv}, {"pool": getattr(pool, "path", None)})
+    with contextlib.ExitStack() as files:
+        raw_out = files.enter_context(atomic_file(out, "wb")) if out else None
+        csv_out = files.enter_context(atomic_file(scores_csv, "w", encoding="utf-8", newline="")) if scores_csv else None
+        text_out = files.enter_context(_text_out(out, raw_out)) if out and raw_out else None
+        try:
+            _stream(pool, scores, cutoff, text_out, csv_out, keep_duplicates, progress)
+        except OSError as exc:
+            raise output_error(exc, out or scores_csv or "the selection") from None
     progress("selection written", 1.0)
 
 
-def _open_out(path: Path) -> io.TextIOBase:
-    if path.name.lower().endswith(".gz"):
-        return io.TextIOWrapper(gzip.open(path, "wb"), encoding="utf-8")
-    return open(path, "w", encoding="utf-8")
+def _stream(pool: Corpus, scores: ScoreSet, cutoff: Cutoff, text_out: Any, csv_out: Any, keep_duplicates: bool,
+            progress: Progress) -> None:
+    values, dups = scores.scores(), scores.duplicates()
+    where = PoolPosition()
+    n = 0
+    if csv_out:
+        csv.writer(csv_out).writerow(["index", "score", "kept", "duplicate_of_target", "text"])
+    rows: list[tuple[int, float, bool, bool, str]] = []
+    for unit in pool.units(where):
+        if n % CHUNK == 0:
+            kept = kept_mask(scores, cutoff, keep_duplicates, n, min(n + CHUNK, scores.n))
+        if n >= scores.n:
+            raise SimcoreError(f"{pool.name} changed while it was being selected from; run again")
+        text = unit_text(unit)
+        is_kept = bool(kept[n % CHUNK])
+        if text_out and is_kept:
+            text_out.write(text + "\n")
+        if csv_out:
+            score = float(values[n])
+            rows.append((n, score if math.isfinite(score) else float("nan"), is_kept, bool(dups[n]), text))
+            if len(rows) >= 10_000:
+                _write_rows(csv_out, rows)
+                rows = []
+        n += 1
+        if n % 50_000 == 0:
+            progress(f"writing the selection ({n:,} sentences)", where.value)
+    if csv_out and rows:
+        _write_rows(csv_out, rows)
+
+
+@contextlib.contextmanager
+def _text_out(path: Path, raw: Any) -> Iterator[io.TextIOBase]:
+    """UTF-8 text over the raw output file, gzip-compressed when its name ends in .gz."""
+    inner = gzip.GzipFile(fileobj=raw, mode="wb", filename="") if path.name.lower().endswith(".gz") else None
+    text = io.TextIOWrapper(inner if inner is not None else raw, encoding="utf-8", newline="\n")
+    try:
+        yield text
+    finally:
+        text.flush()
+        text.detach()
+        if inner is not None:
+            inner.close()
 
 
 def _write_rows(handle: Any, rows: list[tuple]) -> None:

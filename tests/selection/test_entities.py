@@ -106,3 +106,17 @@ def test_target_without_labels_falls_back_to_the_generic_pipeline(tmp_path, stor
     assert scores.meta["details"]["tagger_kind"] == "generic"
     assert "no entity labels" in scores.meta["details"]["tagger"]
 
+
+
+def test_a_line_longer_than_the_tagger_takes_is_tagged_in_pieces_and_counted():
+    import spacy
+
+    from simcore.selection.methods.entities import _count_entities, long_lines
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("entity_ruler").add_patterns([{"label": "GPE", "pattern": "Paris"}])
+    nlp.max_length = 50  # spaCy refuses longer texts (E088): such a line must not end the run
+    texts = ["Paris and Paris", "Paris " * 100, "x" * 120]
+    counts = _count_entities(nlp, texts, ["GPE"])
+    assert counts[:, 0].tolist() == [2, 100, 0]  # each of the 100 found once: pieces are cut at spaces
+    assert long_lines(texts, nlp) == 2

@@ -79,13 +79,50 @@ def _labels(nlp: Any) -> list[str]:
 
 
 def _count_entities(nlp: Any, texts: list[str], labels: list[str]) -> np.ndarray:
-    """(len(texts), len(labels) + 1) entity counts; the last column counts any other label."""
+    """(len(texts), len(labels) + 1) entity counts; the last column counts any other label.
+
+    A text longer than the tagger takes (spaCy's ``max_length``, and at most MAX_TAG_CHARS so its
+    memory stays bounded) is tagged in pieces cut at spaces, and its counts summed (capped at the
+    uint16 the counts are stored in); :func:`long_lines` counts such texts for the report.
+    """
     column = {label: i for i, label in enumerate(labels)}
-    counts = np.zeros((len(texts), len(labels) + 1), dtype=np.uint16)
-    for r, doc in enumerate(nlp.pipe(texts, batch_size=_PIPE_BATCH)):
+    limit = _piece_limit(nlp)
+    pieces: list[str] = []
+    owner: list[int] = []
+    for r, text in enumerate(texts):
+        for piece in (_pieces(text, limit) if len(text) > limit else (text,)):
+            pieces.append(piece)
+            owner.append(r)
+    counts = np.zeros((len(texts), len(labels) + 1), dtype=np.int64)
+    for r, doc in zip(owner, nlp.pipe(pieces, batch_size=_PIPE_BATCH)):
         for ent in doc.ents:
             counts[r, column.get(ent.label_, len(labels))] += 1
-    return counts
+    return np.minimum(counts, np.iinfo(np.uint16).max).astype(np.uint16)
+
+
+MAX_TAG_CHARS = 100_000  # characters tagged at once (spaCy needs about 1 GB per 100,000 characters to parse)
+
+
+def _piece_limit(nlp: Any) -> int:
+    return max(1, min(MAX_TAG_CHARS, int(getattr(nlp, "max_length", MAX_TAG_CHARS) or MAX_TAG_CHARS) - 1))
+
+
+def _pieces(text: str, limit: int) -> Iterator[str]:
+    """``text`` in pieces of at most ``limit`` characters, cut at the last space before the limit when there is one."""
+    start = 0
+    while start < len(text):
+        end = min(len(text), start + limit)
+        if end < len(text):
+            space = text.rfind(" ", start + 1, end)
+            end = space if space > start else end
+        yield text[start:end]
+        start = end
+
+
+def long_lines(texts: list[str], nlp: Any) -> int:
+    """How many of ``texts`` are longer than the tagger takes at once (tagged in pieces)."""
+    limit = _piece_limit(nlp)
+    return sum(len(t) > limit for t in texts)
 
 
 def choose_pipeline(options: SelectionOptions, target: Target, store: ArtefactStore,
@@ -110,17 +147,22 @@ def choose_pipeline(options: SelectionOptions, target: Target, store: ArtefactSt
 
 
 def _tag_pool(pipeline: str | None, nlp: Any, labels: list[str], pool: Corpus, options: SelectionOptions,
-              where: PoolPosition, path: Path, progress: Progress) -> int:
-    """Entity counts of every pool unit into ``path`` (uint16 rows, in pool order); returns the number of units.
+              where: PoolPosition, path: Path, progress: Progress) -> tuple[int, int]:
+    """Entity counts of every pool unit into ``path`` (uint16 rows, in pool order).
+
+    Returns the number of units and how many of them were too long to tag at once (tagged in pieces).
 
     With ``options.ner_processes`` > 1 the pool's chunks are tagged by that many processes, each with
     its own copy of the pipeline, and only the counts come back (spaCy's own ``n_process`` sends every
     Doc back to this process, which on two cores made it slower than one process).
     """
     started, n = time.perf_counter(), 0
+    split = 0
 
     def chunks() -> Iterator[list[str]]:
+        nonlocal split
         for batch in pool_batches(pool, options.tokenizer, _CHUNK, where, with_tokens=False):
+            split += long_lines(batch.texts, nlp)
             yield batch.texts
 
     def report() -> None:
@@ -135,14 +177,14 @@ def _tag_pool(pipeline: str | None, nlp: Any, labels: list[str], pool: Corpus, o
                 f.write(_count_entities(nlp, texts, labels).tobytes())
                 n += len(texts)
                 report()
-            return n
+            return n, split
         context = multiprocessing.get_context("spawn")
         with context.Pool(options.ner_processes, initializer=_start_tagger, initargs=(pipeline, labels)) as workers:
             for counts in workers.imap(_tag_chunk, itertools.chain(head, stream)):
                 f.write(counts.tobytes())
                 n += len(counts)
                 report()
-    return n
+    return n, split
 
 
 _worker: dict[str, Any] = {}
@@ -168,10 +210,10 @@ class EntityScorer:
 
         def build(out: Path) -> dict[str, Any]:
             started, where = time.perf_counter(), PoolPosition()
-            n = _tag_pool(pipeline, self.nlp, self.labels, pool, options, where, out / "counts.u16", progress)
+            n, split = _tag_pool(pipeline, self.nlp, self.labels, pool, options, where, out / "counts.u16", progress)
             seconds = time.perf_counter() - started
             (out / "labels.json").write_text(json.dumps(self.labels))
-            return {"n": n, "seconds": seconds, "rate": n / max(seconds, 1e-9)}
+            return {"n": n, "seconds": seconds, "rate": n / max(seconds, 1e-9), "split_lines": split}
 
         path = store.build("selection-entity-counts", key, build)
         self.tagging = store.meta(path)
@@ -217,5 +259,6 @@ class EntityScorer:
     def details(self) -> dict[str, Any]:
         return {"labels": self.chosen, "profile": self.profile, "tagger": self.source["tagger"],
                 "tagger_kind": self.source["kind"], "tagger_training": self.source.get("training"),
-                "pool_pass_seconds": self.tagging.get("seconds", 0.0), "tagging_rate": self.tagging.get("rate")}
+                "pool_pass_seconds": self.tagging.get("seconds", 0.0), "tagging_rate": self.tagging.get("rate"),
+                "split_lines": self.tagging.get("split_lines", 0)}
 

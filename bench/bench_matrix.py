@@ -1,0 +1,132 @@
+"""The whole matrix at the speed of the machine: serial against parallel parts, printed as a table.
+
+Cases, each run as `python -m simcore matrix` in a fresh process on a fresh store (wall clock, CPU seconds
+of the process and its children, peak memory of the largest process):
+- cold 5 x 5: the five sources of ../shared/data each resampled to 1M tokens, the five targets' test splits,
+  all six measures (WVV included: the table is at 1M tokens);
+- warm new target: a new 100k-token target against the five prepared sources;
+- large (--large): 14 sources (the five shared sources resampled to 130k, 400k and 1M tokens, less one) x 24
+  targets (the five shared targets' train/dev/test splits cut into parts), the shape issue 21 measured.
+Each case with --jobs 1 and --jobs N (default: the cores).
+
+Usage: .venv/bin/python bench/bench_matrix.py [--jobs 2] [--large] [--skip-cold]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared" / "data"
+PYTHON = sys.executable
+
+
+def resample(source: Path, tokens: int, out: Path, seed: int = 1) -> None:
+    """A source's units, shuffled, with replacement beyond what exists, to about ``tokens`` tokens."""
+    with gzip.open(source, "rt", encoding="utf-8") as f:
+        units = [line.strip() for line in f if line.strip()]
+    rng = random.Random(seed)
+    rng.shuffle(units)
+    written, i = 0, 0
+    with open(out, "w", encoding="utf-8") as handle:
+        while written < tokens:
+            unit = units[i] if i < len(units) else rng.choice(units)
+            handle.write(unit + "\n")
+            written += len(unit.split())
+            i += 1
+
+
+def conll_parts(split: Path, parts: int, out_dir: Path, stem: str) -> None:
+    """A CoNLL file cut into ``parts`` files of whole sentences."""
+    sentences = split.read_text(encoding="utf-8").split("\n\n")
+    step = max(1, len(sentences) // parts)
+    for k in range(parts):
+        chunk = sentences[k * step:(k + 1) * step]
+        (out_dir / f"{stem}_{k}.conll").write_text("\n\n".join(chunk) + "\n", encoding="utf-8")
+
+
+def run(args: list[str], store: Path) -> dict[str, float]:
+    """One simcore command: wall seconds, CPU seconds (self and children), peak memory (MB)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run([PYTHON, "-m", "simcore", *args, "--quiet", "--cache", str(store)], check=True, cwd=ROOT,
+                   stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"wall s": round(wall, 1), "cpu s": round(cpu, 1), "peak MB": round(after.ru_maxrss / 1024)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--large", action="store_true", help="also the 14 x 24 shape")
+    parser.add_argument("--skip-cold", action="store_true", help="only the large shape")
+    args = parser.parse_args()
+    if not (SHARED / "sources").is_dir():
+        sys.exit("../shared/data is not present")
+    work = Path(tempfile.mkdtemp(prefix="simcore-bench-matrix-"))
+    rows = []
+    try:
+        if not args.skip_cold:
+            sources, targets, new = work / "sources", work / "targets", work / "new"
+            for d in (sources, targets, new):
+                d.mkdir()
+            for path in sorted((SHARED / "sources").glob("*.txt.gz")):
+                resample(path, 1_000_000, sources / path.name.replace(".txt.gz", ".txt"))
+            for name in sorted(p.name for p in (SHARED / "targets").iterdir()):
+                shutil.copy(SHARED / "targets" / name / "test.conll", targets / f"{name}.conll")
+            sys.path.insert(0, str(ROOT / "bench"))
+            from bench_core import draw_target
+
+            draw_target(100_000, new / "new_target.conll", seed=7)
+            for jobs in sorted({1, args.jobs}):
+                store = work / f"store{jobs}"
+                base = ["matrix", "--sources", str(sources), "--jobs", str(jobs)]
+                rows.append({"case": "cold 5 x 5, 1M tokens, 6 measures", "jobs": jobs,
+                             **run([*base, "--targets", str(targets), "--out", str(work / "m.csv")], store)})
+                rows.append({"case": "new 100k target vs 5 prepared", "jobs": jobs,
+                             **run([*base, "--targets", str(new), "--out", str(work / "n.csv")], store)})
+                print(rows[-2], rows[-1], flush=True)
+        if args.large:
+            sources, targets = work / "large_sources", work / "large_targets"
+            sources.mkdir()
+            targets.mkdir()
+            made = 0
+            for size in (130_000, 400_000, 1_000_000):
+                for path in sorted((SHARED / "sources").glob("*.txt.gz")):
+                    if made < 14:
+                        resample(path, size, sources / f"{path.name.split('.')[0]}_{size // 1000}k.txt", seed=size)
+                        made += 1
+            for name in sorted(p.name for p in (SHARED / "targets").iterdir()):
+                for split in ("train", "dev", "test"):
+                    if (SHARED / "targets" / name / f"{split}.conll").exists():
+                        conll_parts(SHARED / "targets" / name / f"{split}.conll", 2, targets, f"{name}_{split}")
+            names = sorted(p.name for p in targets.iterdir())
+            for extra in names[24:]:
+                (targets / extra).unlink()
+            for jobs in sorted({1, args.jobs}):
+                rows.append({"case": "14 sources x 24 targets, 6 measures", "jobs": jobs,
+                             **run(["matrix", "--sources", str(sources), "--targets", str(targets), "--jobs",
+                                    str(jobs), "--out", str(work / "l.csv")], work / f"large{jobs}")})
+                print(rows[-1], flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    import pandas as pd
+
+    print(f"\nmachine: {os.cpu_count()} cores")
+    print(pd.DataFrame(rows).to_string(index=False))
+
+
+if __name__ == "__main__":
+    main()

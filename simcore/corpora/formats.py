@@ -1,0 +1,38 @@
+"""File names to formats: which reader a file gets, and which decompressor sits under it."""
+
+from __future__ import annotations
+
+import os
+
+FORMATS = ("text", "jsonl", "csv", "conll", "parquet", "arrow")
+COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".zstd")
+SUFFIX_FORMAT = {
+    ".txt": "text", ".text": "text", ".tok": "text", ".tokens": "text", ".raw": "text",
+    ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
+    ".csv": "csv",
+    ".conll": "conll", ".conllu": "conll", ".bio": "conll", ".iob": "conll", ".iob2": "conll",
+    ".bioes": "conll", ".ner": "conll", ".tsv": "conll",
+    ".parquet": "parquet", ".pq": "parquet",
+    ".arrow": "arrow",
+}
+COLUMNAR = ("parquet", "arrow")  # read by pyarrow, never through a text decoder or a decompressor of ours
+# What `datasets.save_to_disk` writes beside its data-*.arrow files: metadata, not corpus text.
+DATASET_METADATA = ("dataset_info.json", "state.json", "dataset_dict.json")
+
+
+def split_suffixes(name: str) -> tuple[str, str | None]:
+    """(format suffix, compression suffix) of a file name, both lower-case."""
+    lower = name.lower()
+    compression = next((c for c in COMPRESSION_SUFFIXES if lower.endswith(c)), None)
+    if compression:
+        lower = lower[: -len(compression)]
+    return os.path.splitext(lower)[1], compression
+
+
+def format_of(name: str) -> str | None:
+    """The format implied by a file name, or None when the suffix says nothing."""
+    suffix, compression = split_suffixes(name)
+    fmt = SUFFIX_FORMAT.get(suffix)
+    if fmt in COLUMNAR and compression:
+        return None  # a compressed Parquet or Arrow file is not something pyarrow reads
+    return fmt

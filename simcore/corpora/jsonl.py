@@ -1,0 +1,96 @@
+"""JSON Lines: one record per line, the text in ``text_field`` (or a token list, Hub-style)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import IO, TYPE_CHECKING
+
+from ..errors import CorpusError
+from .notes import ReadNotes
+from .text import bounded_lines
+
+if TYPE_CHECKING:
+    from ..corpus import Corpus
+
+JSON_MAX_LINE = 64 << 20  # characters; a longer JSONL line is refused, read no further
+
+
+def jsonl_records(text: IO[str], name: str, corpus: Corpus) -> Iterator[tuple[int, dict]]:
+    """(line number, record) of every non-blank line; a line that is not a JSON object is refused."""
+    for number, (line, complete) in enumerate(bounded_lines(text, JSON_MAX_LINE), 1):
+        if not complete:
+            raise CorpusError(f"{corpus.name}: {name} line {number} is over {JSON_MAX_LINE >> 20} million characters; "
+                              "JSONL needs one record per line")
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise CorpusError(f"{corpus.name}: {name} line {number} is not JSON ({exc.msg})") from exc
+        except RecursionError:
+            raise CorpusError(f"{corpus.name}: {name} line {number} is JSON nested too deeply to read") from None
+        except ValueError as exc:  # e.g. an integer of thousands of digits
+            raise CorpusError(f"{corpus.name}: {name} line {number} is not readable JSON ({exc})") from None
+        if not isinstance(record, dict):
+            raise CorpusError(f"{corpus.name}: {name} line {number} is a JSON {type(record).__name__}, not an "
+                              f"object with a {corpus.text_field!r} field")
+        yield number, record
+
+
+def jsonl_units(text: IO[str], name: str, corpus: Corpus,
+                notes: ReadNotes | None = None) -> Iterator[str | list[str]]:
+    """The text of each record, or its token list for Hub-style NER rows (``tokens`` and integer tags)."""
+    from .hub_ner import clean_tokens
+
+    notes = notes if notes is not None else ReadNotes()
+    for number, record in jsonl_records(text, name, corpus):
+        where = f"{name} line {number}"
+        if corpus.text_field in record:
+            value = record[corpus.text_field]
+            if value is None:
+                notes.note("skipped", f"{where}: null text", "null cell")
+            elif not isinstance(value, str):
+                notes.note("skipped", f"{where}: the text is a {type(value).__name__}, not a string",
+                           "non-text cell")
+            elif value.strip():
+                if not _encodable(value):  # a lone surrogate escape such as "\ud800"
+                    value = value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+                    notes.note("repaired", f"{where}: a lone surrogate replaced by U+FFFD", "lone surrogate")
+                yield value
+        elif isinstance(record.get(corpus.tokens_field), list):
+            tokens = clean_tokens(record[corpus.tokens_field], where, notes)
+            if tokens:
+                yield tokens
+        else:
+            keys = ", ".join(map(str, record))[:200]
+            raise CorpusError(
+                f"{corpus.name}: {name} line {number} has no {corpus.text_field!r} field "
+                f"(found: {keys}); choose the text field"
+            )
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def jsonl_tagged(text: IO[str], path_name: str, corpus: Corpus, names: list[str] | None) -> Iterator[tuple[list[str], list[str]]]:
+    """(tokens, tag names) of each Hub-style NER record (``tokens`` and ``ner_tags``); none for text records."""
+    from .hub_ner import clean_tokens, tag_names
+
+    quiet = ReadNotes()
+    for position, (number, record) in enumerate(jsonl_records(text, path_name, corpus)):
+        if position == 0 and corpus.text_field in record:
+            return  # a file of text records (a source): no tags, and no reason to read it all
+        tokens, tags = record.get(corpus.tokens_field), record.get(corpus.tags_field)
+        if corpus.text_field in record or not isinstance(tokens, list) or not isinstance(tags, list):
+            continue
+        where = f"{path_name} line {number}"
+        if len(tokens) != len(tags):
+            raise CorpusError(f"{corpus.name}: {where} has {len(tokens)} tokens and {len(tags)} tags")
+        kept = [(t, g) for t, g in zip(tokens, tags) if t is not None]
+        yield clean_tokens([t for t, _ in kept], where, quiet), tag_names([g for _, g in kept], names, where, corpus)

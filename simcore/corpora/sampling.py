@@ -1,0 +1,463 @@
+"""Every sample of a source in one streaming pass: bottom-k by a seeded hash of each unit.
+
+Each unit (a line, a record, a cell, a sentence) gets, for sample ``i``, a 64-bit key from a
+keyed BLAKE2b hash of its content and the seed. Sample ``i`` of ``n`` tokens is made of the units
+with the smallest keys: it depends only on the content, never on the order of the shards or on
+how many workers read them (the kept units of several shards merge by taking the smallest keys
+again; see DESIGN.md, "Sizes and fairness"). While reading, a unit costs a hash, and only the units
+that may be kept are measured, by whitespace words (never more than simcore's tokens of the same
+text); nothing is tokenized or stored but the kept units. Then the kept units are tokenized in
+key order and cut at exactly ``n`` of simcore's tokens, for every size of the ladder at once: the
+sample of a smaller size is the start of the larger one (nested samples).
+
+The same pass gives the source's content fingerprint (the SHA-256 of every file's bytes, and the
+options that shape the units) and its size in whitespace words.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import CorpusError, InvalidArgument
+from ..store import ArtefactStore, digest, file_sha256
+from ..tokenize import TokenizerOptions, normalise_all, split_text
+from .notes import ReadNotes
+from .text import line_starts, range_text
+
+if TYPE_CHECKING:
+    from ..corpus import Corpus, TokenizedCorpus
+
+Progress = Callable[[str, float], None]
+Unit = str | tuple[str, ...]
+MAX_SAMPLES = 64
+_KEYS_PER_HASH = 8  # BLAKE2b gives up to 64 bytes: eight 64-bit keys per call
+
+
+def _quiet(message: str, fraction: float) -> None:
+    pass
+
+
+def _unit_bytes(unit: Unit) -> bytes:
+    if isinstance(unit, str):
+        return unit.encode("utf-8", "surrogatepass")
+    return b"\x1f".join(t.encode("utf-8", "surrogatepass") for t in unit) + b"\x1e"  # never equal to a line
+
+
+def _words(unit: Unit) -> int:
+    """The size proxy: whitespace words (simcore's tokenizer never makes fewer tokens of the same text)."""
+    return len(unit.split()) if isinstance(unit, str) else len(unit)
+
+
+@dataclass
+class Candidates:
+    """What one shard (or several, merged) keeps for each sample: the units with the smallest keys
+    whose words reach ``target``, plus the shard's size, fingerprint and reading notes."""
+
+    target: int
+    samples: int
+    seed: int
+    heaps: list[list[tuple[int, int, Unit]]] = field(default_factory=list)  # max-heaps of (-key, words, unit)
+    totals: list[int] = field(default_factory=list)
+    words: int = 0
+    units: int = 0
+    file_hashes: list[str] = field(default_factory=list)
+    notes: ReadNotes = field(default_factory=ReadNotes)
+
+    def __post_init__(self) -> None:
+        if not self.heaps:
+            self.heaps = [[] for _ in range(self.samples)]
+            self.totals = [0] * self.samples
+
+    def _keys(self, unit: Unit) -> list[int]:
+        data = _unit_bytes(unit)
+        keys: list[int] = []
+        block = 0
+        while len(keys) < self.samples:
+            n = min(_KEYS_PER_HASH, self.samples - len(keys))
+            raw = hashlib.blake2b(data, digest_size=8 * n, key=self.seed.to_bytes(8, "big", signed=True),
+                                  person=block.to_bytes(4, "big")).digest()
+            keys.extend(int.from_bytes(raw[8 * j: 8 * j + 8], "big") for j in range(n))
+            block += 1
+        return keys
+
+    def add(self, unit: Unit, words: int | None = None, keys: Sequence[int] | None = None) -> None:
+        """Offer one unit to every sample (its words counted here when not given).
+
+        A line is keyed without its surrounding whitespace (its line break), so the same text gives the
+        same keys whether it came as a line, a JSON record or a Parquet cell.
+        """
+        if words is None:
+            if isinstance(unit, str):
+                unit = unit.strip()
+            words = _words(unit)
+            self.words += words
+            self.units += 1
+        if words == 0:
+            return
+        totals, heaps, target = self.totals, self.heaps, self.target
+        for i, key in enumerate(keys or self._keys(unit)):
+            if totals[i] >= target and key >= -heaps[i][0][0]:
+                continue  # inlined from _add_one: the common case once a sample is full
+            self._add_one(i, key, words, unit)
+
+    def offer(self, units: Iterable[str | list[str]]) -> None:
+        """:meth:`add` for a stream of units, with the per-unit work inlined (the pass's hot loop)."""
+        if self.samples > _KEYS_PER_HASH:
+            for unit in units:
+                self.add(unit if isinstance(unit, str) else tuple(unit))
+            return
+        hasher = hashlib.blake2b(digest_size=8 * self.samples, key=self.seed.to_bytes(8, "big", signed=True),
+                                 person=(0).to_bytes(4, "big"))
+        heaps, totals, target, add_one = self.heaps, self.totals, self.target, self._add_one
+        positions = range(0, 8 * self.samples, 8)
+        words_seen = units_seen = 0
+        for unit in units:
+            if isinstance(unit, str):
+                unit = unit.strip()
+                words = len(unit.split())
+                data = unit.encode("utf-8", "surrogatepass")
+            else:
+                unit = tuple(unit)
+                words = len(unit)
+                data = _unit_bytes(unit)
+            words_seen += words
+            units_seen += 1
+            if not words:
+                continue
+            h = hasher.copy()
+            h.update(data)
+            raw = h.digest()
+            for i, at in enumerate(positions):
+                key = int.from_bytes(raw[at:at + 8], "big")
+                if totals[i] >= target and key >= -heaps[i][0][0]:
+                    continue
+                add_one(i, key, words, unit)
+        self.words += words_seen
+        self.units += units_seen
+
+    def merge(self, other: Candidates) -> None:
+        """Add another shard's candidates: the smallest keys of both, exactly as if one had read both."""
+        if (other.target, other.samples, other.seed) != (self.target, self.samples, self.seed):
+            raise InvalidArgument("candidates of different sizes, sample counts or seeds cannot be merged")
+        for i, heap in enumerate(other.heaps):
+            for neg_key, words, unit in heap:
+                self._add_one(i, -neg_key, words, unit)
+        self.words += other.words
+        self.units += other.units
+        self.file_hashes.extend(other.file_hashes)
+        examples = sorted(self.notes.examples + other.notes.examples)[:5]  # the same whatever the shard order
+        self.notes.merge(other.notes)
+        self.notes.examples = examples
+
+    def _add_one(self, i: int, key: int, words: int, unit: Unit) -> None:
+        heap = self.heaps[i]
+        if self.totals[i] >= self.target and key >= -heap[0][0]:
+            return  # the common case once a sample is full: one comparison
+        heapq.heappush(heap, (-key, words, unit))
+        self.totals[i] += words
+        while self.totals[i] - heap[0][1] >= self.target:
+            self.totals[i] -= heapq.heappop(heap)[1]
+
+    def ordered(self, i: int) -> list[Unit]:
+        """Sample ``i``'s kept units, smallest key first."""
+        return [unit for _, _, unit in sorted(self.heaps[i], reverse=True)]
+
+
+def _check(sizes: Sequence[int], samples: int, seed: int) -> list[int]:
+    if isinstance(sizes, (str, bytes)) or not isinstance(sizes, Iterable):
+        raise InvalidArgument("sizes must be a list of token counts")
+    sizes = list(sizes)
+    if not sizes or any(isinstance(s, bool) or not isinstance(s, int) or s < 1 for s in sizes):
+        raise InvalidArgument("sizes must be positive whole numbers of tokens")
+    if isinstance(samples, bool) or not isinstance(samples, int) or not 1 <= samples <= MAX_SAMPLES:
+        raise InvalidArgument(f"the sample count must be a whole number from 1 to {MAX_SAMPLES}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not -(2 ** 63) <= seed < 2 ** 63:
+        raise InvalidArgument("the seed must be a whole number that fits in 64 bits")
+    return sorted(set(sizes))
+
+
+RANGE_BYTES = 1 << 30  # an uncompressed text or JSONL file larger than this is read as ranges of about this size
+
+# A piece of work: a file, or the byte range [start, end) of one (both at line starts); end -1: the whole file.
+Piece = tuple[Path, int, int]
+
+
+def pieces(corpus: Corpus) -> list[Piece]:
+    """The files of ``corpus``, a large uncompressed UTF-8 text or JSONL file cut into line-aligned ranges.
+
+    The cut depends on the file and :data:`RANGE_BYTES` only, never on the number of workers, so one
+    process and a cluster read the same pieces and keep the same notes.
+    """
+    from .formats import split_suffixes
+
+    out: list[Piece] = []
+    for f in corpus.files:
+        size = f.stat().st_size
+        plain = split_suffixes(f.name)[1] is None and corpus.encoding in (None, "utf-8", "utf8", "utf-8-sig")
+        if size > RANGE_BYTES and plain and corpus._format(f) in ("text", "jsonl") and not _utf16(f):
+            bounds = line_starts(f, -(-size // RANGE_BYTES))
+            out.extend((f, a, b) for a, b in zip(bounds[:-1], bounds[1:]))
+        else:
+            out.append((f, 0, -1))
+    return out
+
+
+def _utf16(path: Path) -> bool:
+    with open(path, "rb") as f:
+        head = f.read(4)
+    return head.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\0" in head
+
+
+def _range_units(corpus: Corpus, file: Path, start: int, end: int, notes: ReadNotes) -> Iterator[str]:
+    from .jsonl import jsonl_units
+    from .text import guard, text_units
+
+    name = f"{file.name} (bytes {start:,} on)"
+    with range_text(file, start, end, corpus) as text:
+        read = text_units if corpus._format(file) == "text" else jsonl_units
+        yield from guard(read(text, name, corpus, notes), corpus, file)
+
+
+def _range_sha256(path: Path, start: int, end: int) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        f.seek(start)
+        left = end - start
+        while left > 0:
+            block = f.read(min(1 << 20, left))
+            if not block:
+                break
+            h.update(block)
+            left -= len(block)
+    return h.hexdigest()
+
+
+def shard_candidates(corpus: Corpus, file: Path, target: int, samples: int, seed: int,
+                     progress: Progress = _quiet, span: tuple[int, int] = (0, -1)) -> Candidates:
+    """Read one file of ``corpus`` (or the byte range ``span`` of it) once and keep, for every sample,
+    what it may need: a task of its own."""
+    from ..corpus import part_corpus
+    from .columnar import MissingColumn
+
+    found = Candidates(target, samples, seed)
+    start, end = span
+    try:
+        if end >= 0:
+            found.offer(_range_units(corpus, file, start, end, found.notes))
+        else:
+            found.offer(part_corpus(corpus, file).units(progress, found.notes))
+    except MissingColumn as exc:  # one shard of many without the column: said and counted, as Corpus.units does
+        if len(corpus.files) == 1:
+            raise
+        found.notes.note("skipped", str(exc).removeprefix(f"{corpus.name}: "), "shard without the text column")
+    try:
+        digest_of = file_sha256(file) if end < 0 else f"{_range_sha256(file, start, end)}@{start}"
+        found.file_hashes.append(f"{digest_of}:{corpus._format(file)}")
+    except OSError as exc:
+        raise CorpusError(f"{corpus.name}: cannot read {file.name} ({exc.strerror or exc})") from exc
+    return found
+
+
+def read_candidates(corpus: Corpus, target: int, samples: int, seed: int, progress: Progress = _quiet) -> Candidates:
+    """Every piece of ``corpus`` read once, in this process: what the pieces' tasks and a merge make."""
+    merged = Candidates(target, samples, seed)
+    work = pieces(corpus)
+    for number, (f, start, end) in enumerate(work):
+        merged.merge(shard_candidates(corpus, f, target, samples, seed,
+                                      lambda m, x, n=number: progress(m, (n + x) / len(work)), (start, end)))
+    return merged
+
+
+@dataclass(frozen=True)
+class StreamSamples:
+    """A source's samples for every size (``samples[size][i]``), its fingerprint, size and reading notes.
+
+    A size at or above the source's own is the whole source (``whole`` lists those sizes), as
+    :func:`simcore.corpus.sample_corpus` returns the corpus itself there.
+    """
+
+    name: str
+    fingerprint: str
+    words: int
+    units: int
+    samples: dict[int, list[TokenizedCorpus]]
+    whole: tuple[int, ...]
+    notes: ReadNotes
+
+
+def content_fingerprint(corpus: Corpus, file_hashes: Sequence[str], options: TokenizerOptions) -> str:
+    """The source's content: every file's bytes (in any order of the files) and the options that shape units."""
+    hub = ([] if (corpus.labels, corpus.tokens_field, corpus.tags_field) == (None, "tokens", "ner_tags")
+           else [corpus.labels, corpus.tokens_field, corpus.tags_field])
+    return digest("stream-source", sorted(file_hashes), corpus.text_field, corpus.encoding, options.as_dict(), *hub)
+
+
+def _tokens_in_order(units: Iterable[Unit], options: TokenizerOptions) -> Iterator[list[str]]:
+    for unit in units:
+        tokens = normalise_all(split_text(unit) if isinstance(unit, str) else list(unit), options)
+        if tokens:
+            yield tokens
+
+
+def _cut(lines: Iterable[list[str]], n_tokens: int) -> Iterator[list[str]]:
+    """Units until exactly ``n_tokens`` tokens: the last one cut."""
+    left = n_tokens
+    for tokens in lines:
+        if left <= 0:
+            return
+        yield tokens[:left]
+        left -= len(tokens)
+
+
+def draw_samples(corpus: Corpus, found: Candidates, sizes: Sequence[int], store: ArtefactStore,
+                 options: TokenizerOptions = TokenizerOptions()) -> StreamSamples:
+    """Tokenize each sample's kept units once, in key order, for its largest size; the smaller sizes are
+    the start of that one (read back from its file, not tokenized again), each cut to its exact size."""
+    from ..corpus import _from_artefact, _write_tokens
+
+    sizes = _check(sizes, found.samples, found.seed)
+    if found.words == 0:
+        raise CorpusError(f"{corpus.name}: no words found in {corpus.path.name}")
+    fingerprint = content_fingerprint(corpus, found.file_hashes, options)
+    kept_everything = found.words <= found.target  # then sample 0's largest may be the whole source
+    out: dict[int, list[TokenizedCorpus]] = {size: [] for size in sizes}
+    whole: TokenizedCorpus | None = None
+
+    def record(key: str, count: int, units: int, size: int, i: int) -> dict[str, Any]:
+        return _sample_meta(key, count, units, fingerprint, options, found.notes, size, i, found.seed)
+
+    for i in range(found.samples):
+        top_size = sizes[-1]
+        top_key = digest("stream-sample", fingerprint, top_size, i, found.seed)
+
+        def build_top(path: Path, i: int = i, size: int = top_size, key: str = top_key) -> dict[str, Any]:
+            _, count, units = _write_tokens(_cut(_tokens_in_order(found.ordered(i), options), size), path)
+            return record(key, count, units, size, i)
+
+        top = _from_artefact(corpus.name, store.build("sample", top_key, build_top), store)
+        if i == 0 and kept_everything and top.n_tokens < top_size:
+            whole = top  # the source is smaller than the largest size: used whole there, the same for every sample
+        for size in sizes:
+            if whole is not None and whole.n_tokens < size:
+                out[size].append(whole)
+                continue
+            if size == top_size:
+                out[size].append(top)
+                continue
+            out[size].append(_prefix_sample(corpus, top, size, i, found.seed, fingerprint, options, found.notes,
+                                            store))
+    whole_sizes = tuple(size for size in sizes if whole is not None and whole.n_tokens < size)
+    return StreamSamples(corpus.name, fingerprint, found.words, found.units, out, whole_sizes, found.notes)
+
+
+def _sample_meta(key: str, count: int, units: int, fingerprint: str, options: TokenizerOptions, notes: ReadNotes,
+                 size: int, index: int, seed: int) -> dict[str, Any]:
+    """The manifest record of one sample of the pass (the same wherever and whenever it is written)."""
+    return {"fingerprint": key, "n_tokens": count, "n_units": units, "parent": fingerprint,
+            "options": options.as_dict(), "read_notes": notes.as_dict(),
+            "sample": {"n_tokens": size, "index": index, "seed": seed}}
+
+
+def _prefix_sample(corpus: Corpus, top: TokenizedCorpus, size: int, index: int, seed: int, fingerprint: str,
+                   options: TokenizerOptions, notes: ReadNotes, store: ArtefactStore) -> TokenizedCorpus:
+    """Sample ``index`` at ``size``: the start of the same sample at a larger size, read back, not tokenized."""
+    from ..corpus import _from_artefact, _write_tokens
+
+    key = digest("stream-sample", fingerprint, size, index, seed)
+
+    def build(path: Path) -> dict[str, Any]:
+        _, count, units = _write_tokens(_cut(top.sentences(), size), path)
+        return _sample_meta(key, count, units, fingerprint, options, notes, size, index, seed)
+
+    return _from_artefact(corpus.name, store.build("sample", key, build), store)
+
+
+# Sizes at which a pass is looked for before reading again: a pass kept for a larger size serves every smaller one.
+_REMEMBERED_TOPS = (10_000, 30_000, 100_000, 300_000, 1_000_000, 3_000_000, 10_000_000, 30_000_000, 100_000_000)
+
+
+def sample_source(corpus: Corpus, sizes: Sequence[int], samples: int, seed: int, store: ArtefactStore,
+                  options: TokenizerOptions = TokenizerOptions(), progress: Progress = _quiet) -> StreamSamples:
+    """Every sample of ``corpus`` for every size in ``sizes`` (tokens), ``samples`` of each, in one pass.
+
+    Nothing but the kept units is held or stored; the result is the same bytes whatever the order
+    of the corpus's files and however many workers read them (:mod:`simcore.distributed.shards`).
+    A pass is remembered in the store (for files of unchanged path, size and modification time):
+    a later call for sizes up to that pass's largest reads nothing (a smaller sample is the start
+    of the larger one, read back from the store); only a larger size reads the source again.
+    """
+    from ..corpus import Corpus
+
+    if not isinstance(corpus, Corpus):
+        raise InvalidArgument(f"sample_source needs a Corpus, not {type(corpus).__name__}")
+    if not isinstance(store, ArtefactStore):
+        raise InvalidArgument(f"sample_source needs an ArtefactStore, not {type(store).__name__}")
+    if not isinstance(options, TokenizerOptions):
+        raise InvalidArgument(f"options must be TokenizerOptions, not {type(options).__name__}")
+    corpus.check_readable()
+    ordered = _check(sizes, samples, seed)
+    for top in (ordered[-1], *(t for t in _REMEMBERED_TOPS if t > ordered[-1])):
+        remembered = _remembered(corpus, store, top, ordered, samples, seed, options)
+        if remembered is not None:
+            return remembered
+    found = read_candidates(corpus, ordered[-1], samples, seed, progress)
+    result = draw_samples(corpus, found, ordered, store, options)
+    remember_pass(corpus, result, samples, seed, store, options)
+    return result
+
+
+def remember_pass(corpus: Corpus, result: StreamSamples, samples: int, seed: int, store: ArtefactStore,
+                  options: TokenizerOptions) -> None:
+    """Record the largest samples a pass over these files made (also after a pass on a cluster), for later calls."""
+    top = max(result.samples)
+    pass_key = _pass_key(corpus, top, samples, seed, options)
+    if pass_key and store.get("stream-pass", pass_key) is None:
+        whole = result.samples[top][0] if top in result.whole else None
+        store.put_json("stream-pass", pass_key, {
+            "fingerprint": result.fingerprint, "words": result.words, "units": result.units,
+            "notes": result.notes.as_dict(), "whole": None if whole is None else whole.n_tokens})
+
+
+def _pass_key(corpus: Corpus, top: int, samples: int, seed: int, options: TokenizerOptions) -> str | None:
+    """A key for a pass over unchanged files (path, size, modification time) up to ``top`` tokens."""
+    try:
+        files = [(str(f.resolve()), f.stat().st_size, f.stat().st_mtime_ns) for f in corpus.files]
+    except OSError:
+        return None
+    return digest("stream-pass", files, corpus.fmt, corpus.text_field, corpus.encoding, corpus.labels,
+                  corpus.tokens_field, corpus.tags_field, top, samples, seed, options.as_dict(), RANGE_BYTES)
+
+
+def _remembered(corpus: Corpus, store: ArtefactStore, top: int, sizes: list[int], samples: int, seed: int,
+                options: TokenizerOptions) -> StreamSamples | None:
+    """``sizes`` from an earlier pass up to ``top`` over the same files, when its samples are still stored."""
+    from ..corpus import _from_artefact
+
+    pass_key = _pass_key(corpus, top, samples, seed, options)
+    record = store.get_json("stream-pass", pass_key) if pass_key else None
+    if record is None:
+        return None
+    # each sample's largest size, stored under the key draw_samples gives it (the whole source is sample 0's)
+    paths = [store.get("sample", digest("stream-sample", record["fingerprint"], top, i, seed)) for i in range(samples)]
+    if any(p is None for p in paths):
+        return None
+    tops = [_from_artefact(corpus.name, p, store) for p in paths if p is not None]
+    notes = ReadNotes.from_dict(record["notes"])
+    whole = tops[0] if record["whole"] is not None else None
+    out: dict[int, list[TokenizedCorpus]] = {}
+    for size in sizes:
+        if whole is not None and whole.n_tokens < size:
+            out[size] = [whole] * samples
+        elif size == top:
+            out[size] = tops
+        else:
+            out[size] = [_prefix_sample(corpus, t, size, i, seed, record["fingerprint"], options, notes, store)
+                         for i, t in enumerate(tops)]
+    whole_sizes = tuple(size for size in sizes if whole is not None and whole.n_tokens < size)
+    return StreamSamples(corpus.name, record["fingerprint"], record["words"], record["units"], out, whole_sizes,
+                         notes)

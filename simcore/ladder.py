@@ -1,0 +1,85 @@
+"""Sizes at which sources are compared: one shared size for the table, and a ladder for pairs.
+
+Measures move with the size of the source sample (PPL falls as a sample shrinks, because more
+target words become ``<unk>``, which a small model predicts cheaply; JSD and TVC move the other
+way), so no value that decides may be compared with one taken at another size. Every value in
+the table is taken at one size, the smallest source's (``table_size``). For the recommendation,
+each pair of sources also meets at the largest size both have (``pair_size``), snapped to a
+ladder of roughly ×3 steps (10k, 30k, 100k, ... tokens), so that a source needs a handful of
+samples, stored and shared by every target, instead of one per other source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+DEFAULT_SAMPLE_CAP = 10_000_000
+LADDER = (10_000, 30_000, 100_000, 300_000, 1_000_000, 3_000_000, 10_000_000, 30_000_000, 100_000_000)
+
+
+def table_size(source_tokens: Sequence[int], cap: int = DEFAULT_SAMPLE_CAP) -> int:
+    """Tokens per source sample in the table: the smallest source's size, at most ``cap``.
+
+    Every source is then compared at the same size, and none is used whole beside larger samples.
+    """
+    if not source_tokens:
+        raise ValueError("no source sizes")
+    return min(cap, min(source_tokens))
+
+
+def rungs(source_tokens: Sequence[int], table: int, *, cap: int = DEFAULT_SAMPLE_CAP,
+          ladder: bool = True) -> list[int]:
+    """The sizes pairs may meet at: the table's size, the whole size of every source below it
+    (it cannot be sampled larger), and the ladder up to ``cap`` when ``ladder`` is on."""
+    sizes = {table} | {n for n in source_tokens if n < table}
+    if ladder:
+        sizes |= {r for r in LADDER if r <= cap}
+    return sorted(sizes)
+
+
+def pair_size(a: int, b: int, steps: Sequence[int], limit: int) -> int:
+    """The largest size in ``steps`` that both sources (``a`` and ``b`` tokens) reach, at most ``limit``."""
+    top = min(a, b, limit)
+    fitting = [r for r in steps if r <= top]
+    return max(fitting) if fitting else top
+
+
+def pair_sizes(sizes: Mapping[str, int], table: int, *, cap: int = DEFAULT_SAMPLE_CAP,
+               ladder: bool = True) -> dict[str, list[int]]:
+    """For each source, the sample sizes its pairs need besides the table's own sample.
+
+    With ``ladder`` off (a size the user chose), pairs meet at that size, or at the smaller
+    source's whole size when one is smaller.
+    """
+    limit = cap if ladder else table
+    steps = rungs(list(sizes.values()), table, cap=cap, ladder=ladder)
+    own = {name: min(table, n) for name, n in sizes.items()}
+    needed: dict[str, list[int]] = {}
+    for name, n in sizes.items():
+        extra = {pair_size(n, m, steps, limit) for other, m in sizes.items() if other != name}
+        needed[name] = sorted(s for s in extra if s != own[name] and s <= n)
+    return needed
+
+
+# Which way each measure moves as a source sample shrinks, measured on ../shared/data
+# (bench/bench_recommendation.py --sizes): +1 = the smaller sample looks MORE similar, -1 = less.
+SIZE_DIRECTION = {"ppl": +1, "jsd": -1, "tvc": -1, "tvcc": -1, "wvv": -1}
+SIZE_WHY = {
+    "ppl": "a smaller model has a smaller vocabulary, so more target words become <unk>, which it predicts cheaply",
+    "jsd": "sparser n-gram counts diverge more", "tvc": "a smaller vocabulary covers less",
+    "tvcc": "a smaller vocabulary covers fewer content words", "wvv": "vectors from less text move more",
+}
+
+
+def size_bias(measure: str) -> str:
+    """The measured direction of a measure's size bias, in words."""
+    from .measures import get_measure
+
+    label = get_measure(measure).label
+    if measure == "ttr":
+        return "TTR falls with size"
+    direction = SIZE_DIRECTION.get(measure)
+    if direction is None:
+        return f"{label} moves with size"
+    way = "more" if direction > 0 else "less"
+    return f"{label} makes a smaller source look {way} similar ({SIZE_WHY[measure]})"
