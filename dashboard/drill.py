@@ -8,7 +8,7 @@ import pandas as pd
 
 from simcore import flags
 from simcore.errors import SimcoreError
-from simcore.measures import all_measures, get_measure, jsd, ppl, tvc, wvv
+from simcore.measures import all_measures, emb, get_measure, jsd, kl, ppl, tvc, wvv
 
 from .compute import job_options
 from .resources import get_workbench, workbench_lock
@@ -19,6 +19,8 @@ VIEWS = {
     "ppl": "Target sentences the source's language model finds least likely",
     "jsd": "N-grams contributing most to the divergence",
     "wvv": "Words whose vectors moved most on the target",
+    "kl": "Hashed n-gram buckets adding most to the KL",
+    "emb": "Target sentences farthest from the source's centroid",
 }
 
 
@@ -40,6 +42,10 @@ def _compute(view: str, source: Any, target: Any, top: int) -> pd.DataFrame:
         return pd.DataFrame(jsd.divergent_ngrams(source, target, top))
     if view == "wvv":
         return pd.DataFrame(wvv.moved_words(source, target, top), columns=["word", "mean squared change"])
+    if view == "kl":
+        return pd.DataFrame(kl.contributing_buckets(source, target, top))
+    if view == "emb":
+        return pd.DataFrame(emb.farthest_sentences(source, target, top))[["cosine", "sentence"]]
     raise SimcoreError(f"no drill-down for {view}")
 
 

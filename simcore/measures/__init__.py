@@ -8,6 +8,7 @@ fingerprint and options by :class:`PreparedSource` and kept in the artefact stor
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
@@ -41,6 +42,8 @@ class MeasureOptions:
     jsd_max_n: int = 3
     tvcc_pos: tuple[str, ...] = ("NOUN", "VERB", "ADJ")
     tvcc_tag_source: bool = False
+    kl_buckets: int = 10_000  # DSIR's hashed 1-2-gram buckets
+    emb_sentences: int = 2_000  # sentences per side that EMB embeds (drawn at random)
     seed: int = 13
     bootstrap: int = DEFAULT_REPLICATES  # replicates over the target's sentences (0: none)
 
@@ -190,3 +193,5 @@ def parse_measures(text: str | list[str] | tuple[str, ...]) -> list[str]:
 
 def _load_builtin() -> None:
     from . import jsd, ppl, ttr, tvc, tvcc, wvv  # noqa: F401  (each registers itself on import)
+    for newer in ("kl", "emb"):  # the newer measures, listed after the seed papers' ones
+        importlib.import_module(f"{__name__}.{newer}")

@@ -1,0 +1,156 @@
+"""Encoder centroid cosine: the cosine between the mean sentence embeddings of source and target.
+
+Aharoni & Goldberg (2020) and Poth et al. (2021, "SEmb"): each side's sentences are embedded with a
+sentence encoder (mean-pooled last layer, L2-normalised: the bundled all-MiniLM-L6-v2 that the
+selection package uses, on the GPU when there is one), averaged into a centroid, and the two
+centroids compared by cosine (higher = more similar). At most ``emb_sentences`` sentences per side
+are embedded, drawn at random (seeded) from the source sample and from the target; the source's
+embeddings are stored per source sample, the target's per target. Both sides are embedded from
+their normalised tokens joined by spaces (the encoder is uncased), so the two sides are treated alike.
+
+The bootstrap resamples the target's sentences as every other measure does (the same replicates):
+replicate r's target centroid weighs each embedded sentence by how often replicate r drew it.
+Without torch, transformers and the model package the measure is unavailable (MeasureUnavailable).
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import MeasureUnavailable, SimcoreError
+from ..store import ArtefactStore, digest
+from ..uncertainty import sentence_weights
+from . import HIGHER, PreparedSource, PreparedTarget, Score, register
+
+EMBEDDING_VERSION = 1
+
+
+def require_encoder() -> None:
+    """MeasureUnavailable (one line, how to install) unless the encoder and its model are installed."""
+    from ..selection.encoder_model import BUNDLED_NAME, INSTALL_HINT, encoder_installed
+
+    if not encoder_installed():
+        raise MeasureUnavailable(f"EMB needs the sentence encoder ({BUNDLED_NAME}), which is not installed: "
+                                 f"{INSTALL_HINT}")
+
+
+@functools.lru_cache(maxsize=2)
+def _loaded_encoder(root: str) -> Any:
+    from ..selection.encoder_model import Encoder, bundled_encoder
+
+    return Encoder(bundled_encoder(ArtefactStore(root)))
+
+
+def _identity(store: ArtefactStore) -> str:
+    from ..selection.encoder_model import MAX_LENGTH, bundled_encoder
+
+    return digest(bundled_encoder(store).identity, MAX_LENGTH)
+
+
+def chosen(n: int, limit: int, fingerprint: str, seed: int) -> np.ndarray:
+    """Sorted indices of at most ``limit`` of ``n`` sentences, drawn without replacement (seeded)."""
+    if n <= limit:
+        return np.arange(n)
+    rng = np.random.default_rng([seed, 7, int(fingerprint[:15], 16)])
+    return np.sort(rng.choice(n, size=limit, replace=False))
+
+
+def _embedded(store: ArtefactStore, kind: str, fingerprint: str, sentences: list[list[str]], limit: int,
+              seed: int, progress: Any = None, name: str = "") -> tuple[np.ndarray, np.ndarray, dict]:
+    """(indices of the embedded sentences, their embeddings, meta), stored under ``kind``."""
+    require_encoder()
+    key = digest(kind, EMBEDDING_VERSION, fingerprint, _identity(store), limit, seed)
+
+    def build(out: Path) -> dict[str, Any]:
+        idx = chosen(len(sentences), limit, fingerprint, seed)
+        texts = [" ".join(sentences[i]) for i in idx]
+        if progress:
+            progress(f"EMB: embedding {len(texts):,} sentences of {name}", 0.0)
+        encoder = _loaded_encoder(str(store.root))
+        vectors = encoder.embed(texts) if texts else np.zeros((0, encoder.dims), dtype=np.float32)
+        np.save(out / "index.npy", idx.astype(np.int64))
+        np.save(out / "vectors.npy", vectors.astype(np.float32))
+        return {"sentences": len(texts), "device": encoder.device}
+
+    path = store.build(kind, key, build)
+    return (np.load(path / "index.npy", allow_pickle=False), np.load(path / "vectors.npy", allow_pickle=False),
+            store.meta(path))
+
+
+def source_vectors(source: PreparedSource) -> np.ndarray:
+    """The embeddings of (at most ``emb_sentences``) sentences of the source sample."""
+    limit, seed = source.options.emb_sentences, source.options.seed
+
+    def load() -> np.ndarray:
+        sentences = list(source.sample.sentences())
+        return _embedded(source.store, "emb-source", source.sample.fingerprint, sentences, limit, seed,
+                         source.progress, source.name)[1]
+
+    return source.cached(f"emb_{limit}_{seed}", load)
+
+
+def target_vectors(target: PreparedTarget) -> tuple[np.ndarray, np.ndarray]:
+    """(indices into the target's sentences, their embeddings)."""
+    limit, seed = target.options.emb_sentences, target.options.seed
+    return target.cached(f"emb_{limit}_{seed}", lambda: _embedded(
+        target.store, "emb-target", target.fingerprint, target.sentences, limit, seed, None, target.name)[:2])
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float | np.ndarray:
+    """Cosine between ``a`` (one vector or one per row) and the vector ``b``."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (a @ b) / (np.linalg.norm(a, axis=-1) * np.linalg.norm(b))
+
+
+def _source_centroid(source: PreparedSource) -> np.ndarray:
+    vectors = source_vectors(source)
+    if not len(vectors):
+        raise SimcoreError(f"{source.name}: the source sample has no sentences to embed")
+    return vectors.astype(np.float64).mean(axis=0)
+
+
+def farthest_sentences(source: PreparedSource, target: PreparedTarget, top: int = 20) -> list[dict]:
+    """The embedded target sentences least like the source's centroid (lowest cosine)."""
+    centre = _source_centroid(source)
+    idx, vectors = target_vectors(target)
+    sims = cosine(vectors.astype(np.float64), centre)
+    order = np.argsort(sims, kind="stable")[:top]
+    return [{"cosine": float(sims[i]), "sentence": " ".join(target.sentences[int(idx[i])]), "index": int(idx[i])}
+            for i in order]
+
+
+class EncoderCentroidCosine:
+    name = "emb"
+    label = "EMB"
+    direction = HIGHER
+    option_names = ("emb_sentences",)
+    description = "cosine between the mean all-MiniLM-L6-v2 sentence embeddings of source and target"
+    reliable_tokens = 100_000
+    size_ladder = False  # at most emb_sentences sentences per side, whatever the source's size
+    noise_when_small = False
+
+    def prepare(self, source: PreparedSource) -> None:
+        source_vectors(source)
+
+    def score(self, source: PreparedSource, target: PreparedTarget) -> Score:
+        centre = _source_centroid(source)
+        idx, vectors = target_vectors(target)
+        if not len(vectors):
+            return Score(float("nan"), {"note": "the target has no sentences to embed"})
+        vectors = vectors.astype(np.float64)
+        value = float(cosine(vectors.mean(axis=0), centre))
+        weights = sentence_weights(target)[:, idx].astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            centroids = (weights @ vectors) / weights.sum(axis=1, keepdims=True)
+        replicates = cosine(centroids, centre)
+        details = {"source_sentences": int(len(source_vectors(source))), "target_sentences": int(len(idx)),
+                   "farthest": [{k: r[k] for k in ("cosine", "sentence")}
+                                for r in farthest_sentences(source, target, top=3)]}
+        return Score(value, details, np.asarray(replicates, dtype=float).tolist())
+
+
+register(EncoderCentroidCosine())
