@@ -249,7 +249,7 @@ def test_sample_compute_upload_download_and_charts(browser, cache, tmp_path):
         nav(page, "Compare results")
         no_exception(page)
         # the computed run and Table 3 share no target: the page says so instead of comparing nothing
-        assert visible(page, "there are no rankings to compare")
+        assert visible(page, "No two of your matrices can be compared")
         shot(page, "08a_compare_results")
 
         nav(page, "Sentence selection")
