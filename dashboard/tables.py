@@ -32,6 +32,9 @@ def ranking_grid(ranking: pd.DataFrame, target: str, long: pd.DataFrame | None =
         marked = set(zip(cells["measure"], cells["source"]))
     columns = {}
     for measure, group in part.groupby("measure", sort=False):
+        if measure != "recommended" and not pd.to_numeric(group["value"], errors="coerce").notna().any():
+            columns[label(measure)] = ["(not computed)"]  # e.g. WVV below 1M tokens: no ranking to show
+            continue
         group = group.sort_values(["rank", "source"])
         tied = group["rank"].map(group["rank"].value_counts()) > 1
         columns[label(measure)] = [s + (" (tie)" if t else "") + (f" {MARK}" if (measure, s) in marked else "")
