@@ -120,6 +120,14 @@ others = [m for m in measures if m not in similarity]
 grid = st.columns(2)
 for i, m in enumerate(similarity):
     with grid[i % 2]:
+        rows = long[long["measure"] == m]
+        if not pd.to_numeric(rows["value"], errors="coerce").notna().any():
+            why = next((f for f in rows.get("flag", pd.Series(dtype=object)).dropna() if "not computed" in str(f)),
+                       None) or next(iter(rows.get("error", pd.Series(dtype=object)).dropna()), "no values")
+            st.markdown(f"**{label(m)}**")
+            start = str(why).find(f"{label(m)} not computed")
+            st.info(str(why)[start:] if start >= 0 else str(why))
+            continue
         st.plotly_chart(heatmap(long, m), width="stretch", key=f"heat_{m}", config={"displayModeBar": False})
 for m in others:
     part = long[long["measure"] == m].groupby("source", as_index=False)["value"].first()
