@@ -42,7 +42,8 @@ COLUMNS = ["source", "target", "measure", "value", "std", "ci_low", "ci_high", "
 Progress = Callable[[str, float], None]
 MAX_JOBS = 256
 STREAM_MIN_BYTES = 50_000_000  # sources this large are sampled in one streaming pass, never tokenized whole
-PARALLEL_MIN_TOKENS = 2_000_000  # source-sample tokens over all parts below which processes do not pay
+PARALLEL_MIN_TOKENS = 2_000_000
+HEAVY_SCORING = {"wvv"}  # measures whose every cell trains a model: scored in the other processes too  # source-sample tokens over all parts below which processes do not pay
 # Rough relative cost of one part (a source sample under a measure, with its targets), for progress.
 UNIT_COST = {"wvv": 20.0, "tvcc": 4.0, "ppl": 3.0, "jsd": 2.0, "tvc": 1.0, "ttr": 0.5}
 
@@ -137,6 +138,16 @@ def _sample_in_worker(config: Any, corpus: Corpus, size: int, samples: int) -> N
         _worker_bench(config).source(corpus, size, samples)
     except SimcoreError:
         pass  # the unit that needs it says why
+
+
+def _prepare_in_worker(config: Any, corpus: Corpus, name: str, size: int, samples: int) -> None:
+    """A source's samples prepared for one measure (stored); failures are found again when scoring."""
+    bench = _worker_bench(config)
+    try:
+        for source in bench.source(corpus, size, samples):
+            get_measure(name).prepare(source)
+    except SimcoreError:
+        pass
 
 
 def _unit_in_worker(config: Any, corpus: Corpus, name: str, size: int, samples: int,
@@ -310,33 +321,49 @@ class Workbench:
 
     def _run_parallel(self, plan: list[tuple[Corpus, str, int]], samples: int, targets: list[Corpus], jobs: int,
                       progress: Progress, weight: dict[tuple[str, str, int], float], total: float,
-                      take: Callable[[Corpus, str, int, _UnitResult], None]) -> None:
-        """The units in ``jobs`` processes, each single-threaded and seeded as in one process, so every
-        value is the same; sources' samples are built once (the store's lock), then the units."""
+                      take: Callable[[Corpus, str, int, _UnitResult], None],
+                      side: list[tuple[Callable[..., Any], tuple[Any, ...]]] = ()) -> None:
+        """The parts in ``jobs`` processes, each single-threaded and seeded as in one process, so every
+        value is the same. Samples are drawn first (each once), then every source is prepared in the
+        processes (KenLM models, counts, skip-gram vectors: the cold cost). Scoring is done here, where
+        the targets' shared work (bootstrap draws, n-gram counts, tagging) is done once for every source,
+        except for measures whose scoring is itself heavy (WVV trains on the target per cell), which the
+        processes score while this one scores the rest."""
         method = "fork" if threading.active_count() == 1 else "spawn"
         config = (str(self.store.root), self.tokenizer, self.options, dict(self._raw_keys_by_name()))
         done = 0.0
         pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(method))
-        try:
-            # Samples first (each one once, whatever part needs it), so that no two processes draw the same one.
-            sizes = list(dict.fromkeys((c, z) for c, _, z in plan))
-            pending = {pool.submit(_sample_in_worker, config, c, z, samples) for c, z in sizes}
+
+        def drain(pending: set[Any], message: Callable[[int], str]) -> None:
             while pending:
                 finished, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
                 for future in finished:
                     future.result()
-                progress(f"drawing samples ({len(sizes) - len(pending)} of {len(sizes)})", 0.0)
-            futures = {pool.submit(_unit_in_worker, config, c, n, z, samples, targets): (c, n, z) for c, n, z in plan}
-            pending = set(futures)
-            message = f"computing {len(plan)} parts in {jobs} processes"
+                progress(message(len(pending)), done / total)  # every second, so that a Cancel is seen at once
+
+        try:
+            for function, args in side:  # targets' tagging (TVcC) while the samples are drawn
+                pool.submit(function, *args)
+            sizes = list(dict.fromkeys((c, z) for c, _, z in plan))
+            drain({pool.submit(_sample_in_worker, config, c, z, samples) for c, z in sizes},
+                  lambda left: f"drawing samples ({len(sizes) - left} of {len(sizes)})")
+            light = [(c, n, z) for c, n, z in plan if n not in HEAVY_SCORING]
+            drain({pool.submit(_prepare_in_worker, config, c, n, z, samples) for c, n, z in light},
+                  lambda left: f"preparing the sources in {jobs} processes ({len(light) - left} of {len(light)})")
+            heavy = {pool.submit(_unit_in_worker, config, c, n, z, samples, targets): (c, n, z)
+                     for c, n, z in plan if n in HEAVY_SCORING}
+            for corpus, name, size in light:
+                take(corpus, name, size, self._unit(corpus, name, size, samples, targets))
+                done += weight[(corpus.name, name, size)]
+                progress(f"{get_measure(name).label}: {corpus.name} at {size:,} tokens done", done / total)
+            pending = set(heavy)
             while pending:
                 finished, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
                 for future in finished:
-                    corpus, name, size = futures[future]
+                    corpus, name, size = heavy[future]
                     take(corpus, name, size, future.result())
                     done += weight[(corpus.name, name, size)]
-                    message = f"{get_measure(name).label}: {corpus.name} at {size:,} tokens done"
-                progress(message, done / total)  # every second, so that a Cancel is seen at once
+                progress(f"{len(pending)} heavy parts still running in other processes", done / total)
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             for process in list(getattr(pool, "_processes", {}).values()):
@@ -505,7 +532,9 @@ class Workbench:
         try:
             # Starting processes costs seconds: small matrices (the bundled sample) run here.
             if jobs > 1 and len(plan) > 1 and sum(size for _, _, size in plan) >= PARALLEL_MIN_TOKENS:
-                self._run_parallel(plan, samples, readable, jobs, progress, weight, total, take)
+                side = [job for n in names if hasattr(get_measure(n), "background_work")
+                        for job in (get_measure(n).background_work(t) for t in prepared_targets) if job is not None]
+                self._run_parallel(plan, samples, readable, jobs, progress, weight, total, take, side)
             else:
                 for corpus, name, size in plan:
                     label = get_measure(name).label
