@@ -132,9 +132,12 @@ def scatter(points: pd.DataFrame, measure: str, y_title: str = "F1 improvement",
     domain = targets or sorted(data["target"].unique())
     colours = [TARGET_COLOURS[i % len(TARGET_COLOURS)] for i in range(len(domain))]
     shapes = [TARGET_SHAPES[i % len(TARGET_SHAPES)] for i in range(len(domain))]  # the caption promises shapes
-    colour = alt.Color("target:N", scale=alt.Scale(domain=domain, range=colours),
-                       legend=alt.Legend(orient="right", title="target"))
-    shape = alt.Shape("target:N", scale=alt.Scale(domain=domain, range=shapes), legend=None)
+    # One legend definition for every channel and layer that shows the target: Vega-Lite merges the colour and
+    # shape legends of one field, and the layers' legends, into one, and warned "Conflicting legend property"
+    # for each difference (a legend here, legend=None there) on every render.
+    legend = alt.Legend(orient="right", title="target")
+    colour = alt.Color("target:N", scale=alt.Scale(domain=domain, range=colours), legend=legend)
+    shape = alt.Shape("target:N", scale=alt.Scale(domain=domain, range=shapes), legend=legend)
     x = alt.X("value:Q", title=f"{label(measure)} ({DIRECTION_NOTE.get(get_measure(measure).direction, '')})"
               if measure in all_measures() else measure, scale=alt.Scale(zero=False))
     y = alt.Y("improvement:Q", title=y_title, scale=alt.Scale(zero=False))
@@ -146,8 +149,7 @@ def scatter(points: pd.DataFrame, measure: str, y_title: str = "F1 improvement",
     # The least-squares lines are computed here: vega's regression transform does not render in Streamlit's
     # sandboxed chart component (checked in Chromium).
     lines = alt.Chart(fitted_lines(data)).mark_line(strokeWidth=1.5, opacity=0.8).encode(
-        x="value:Q", y="improvement:Q", color=alt.Color("target:N", scale=alt.Scale(domain=domain, range=colours),
-                                                         legend=None), detail="target:N")
+        x="value:Q", y="improvement:Q", color=colour, detail="target:N")
     layers = [dots, names, lines]
     if data["target"].nunique() > 1:
         pooled = alt.Chart(fitted_lines(data, by=None)).mark_line(color="#222", strokeDash=[5, 4], strokeWidth=2)

@@ -101,3 +101,28 @@ def default_pair(matrices: dict[str, pd.DataFrame]) -> tuple[str, str] | None:
             if comparable(matrices[names[i]], matrices[names[j]]):
                 return names[i], names[j]
     return None
+
+
+NAMED = ("target", "source")
+
+
+def unmatched_names(long_a: pd.DataFrame, long_b: pd.DataFrame) -> dict[str, tuple[list[str], list[str]]]:
+    """Per column (target, source): B's names that A lacks, and A's names that B lacks (what they may stand for).
+
+    A computed matrix and Dai et al.'s Table 3 name the same corpora differently (``news_1bwb`` and ``1BWB``):
+    mapping B's names onto A's lets the two be compared.
+    """
+    out = {}
+    for column in NAMED:
+        a, b = set(long_a[column].dropna().astype(str)), set(long_b[column].dropna().astype(str))
+        if b - a and a - b:
+            out[column] = (sorted(b - a), sorted(a - b))
+    return out
+
+
+def renamed(long_b: pd.DataFrame, mapping: dict[str, dict[str, str | None]]) -> pd.DataFrame:
+    """B with its target/source names replaced as mapped; where two names map onto one, the first one's rows stay."""
+    from dashboard.name_map import apply_mapping
+
+    out = apply_mapping(long_b, mapping)
+    return out.drop_duplicates(["target", "source", "measure"], keep="first")

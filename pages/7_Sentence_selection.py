@@ -11,7 +11,7 @@ from dashboard import jobs, work
 from dashboard.common import get_state, get_store, setup_page
 from dashboard.corpus_view import corpus_stats
 from dashboard.paths import resolve_server_path
-from dashboard.selection_chart import clipped_histogram, short_selection_warning
+from dashboard.selection_chart import clipped_histogram, method_note, short_selection_warning
 from dashboard.state import unique_name
 from simcore.corpus import Corpus, display_name, save_upload
 from simcore.errors import SimcoreError
@@ -191,9 +191,11 @@ if "pool_mean" not in run:
     except SimcoreError:
         run["pool_mean"] = float("nan")
 kept_lengths = [len(t.split()) for t in examples[examples["group"] == "best kept"]["text"]]
-short = short_selection_warning(kept_lengths, run["pool_mean"])
+short = short_selection_warning(kept_lengths, run["pool_mean"], run["method"])
 if short:
     st.warning(short)
+if method_note(run["method"]):
+    st.caption(method_note(run["method"]))
 groups = ("best kept", "last kept", "first dropped", "worst")
 for tab, group in zip(st.tabs([g.capitalize() for g in groups]), groups):
     part = examples[examples["group"] == group][["score", "duplicate_of_target", "text"]]

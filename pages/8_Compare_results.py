@@ -5,8 +5,9 @@ import streamlit as st
 
 from dashboard import common as c
 from dashboard.charts import label
-from dashboard.compare import comparable, compare, default_pair
+from dashboard.compare import comparable, compare, default_pair, renamed, unmatched_names
 from dashboard.compute import describe, options_label
+from dashboard.name_map import LEAVE_OUT, suggest
 from simcore.errors import SimcoreError
 
 c.setup_page("Compare results", ":material/compare_arrows:")
@@ -24,12 +25,12 @@ if len(state.matrices) < 2:
 names = list(state.matrices)
 pair = default_pair({n: m.long for n, m in state.matrices.items()})
 if pair is None:
-    st.info("No two of your matrices can be compared: each pair shares no target, fewer than two sources or no "
-            "similarity measure. Compute a run on the same corpora with other options, or open a matrix of the "
-            "same corpora.")
-    st.dataframe(pd.DataFrame([describe(m) for m in state.matrices.values()]), hide_index=True, width="stretch")
-    c.matrix_links()
-    st.stop()
+    st.info("No two of your matrices can be compared as they are named: each pair shares no target, fewer than "
+            "two sources or no similarity measure. If two name the same corpora differently (your run against "
+            "the paper's Table 3), match their names below; or compute a run on the same corpora.")
+    with st.expander("Your matrices"):
+        st.dataframe(pd.DataFrame([describe(m) for m in state.matrices.values()]), hide_index=True, width="stretch")
+    pair = (names[-2], names[-1])
 if st.session_state.get("compare_a") not in names:
     st.session_state["compare_a"] = pair[0]
 pick = st.columns(2)
@@ -43,8 +44,31 @@ for side, name in (("A", first), ("B", second)):
     matrix = state.matrices[name]
     st.caption(f"{side}: {c.md(name)} ({c.md(matrix.origin)}"
                + (f"; {c.md(options_label(matrix.job))}" if matrix.job is not None else "") + ")")
+# B's names that A lacks (the paper's "1BWB" for a run's "news_1bwb"): the user matches them to A's names.
+long_a, long_b = state.matrices[first].long, state.matrices[second].long
+name_map: dict[str, dict[str, str | None]] = state.extra.setdefault("compare_name_map", {"target": {}, "source": {}})
+missing = unmatched_names(long_a, long_b)
+if missing:
+    mapped: dict[str, dict[str, str | None]] = {"target": {}, "source": {}}
+    with st.expander("Match B's names to A's", expanded=not comparable(long_a, long_b)):
+        st.caption("These names of B are not in A. Pick the corpus of A each one stands for (suggested from the "
+                   "spelling); the choice is remembered.")
+        for col, (b_names, a_names) in missing.items():
+            guesses = suggest(b_names, a_names)
+            options = [LEAVE_OUT, *a_names]
+            grid = st.columns(3)
+            for i, name in enumerate(b_names):
+                own = name_map.setdefault(col, {}).get(name, "")
+                key = f"cmp_map_{col}_{name}"
+                if st.session_state.get(key) not in options:
+                    st.session_state[key] = (own or LEAVE_OUT) if own is None or own in options else (
+                        guesses.get(name) or LEAVE_OUT)
+                picked = grid[i % 3].selectbox(f"{col} “{name}” is", options, key=key, on_change=c.remember_pick,
+                                               args=(name_map[col], name, key, LEAVE_OUT))
+                mapped[col][name] = None if picked == LEAVE_OUT else picked
+    long_b = renamed(long_b, mapped)
 try:
-    result = compare(state.matrices[first].long, state.matrices[second].long)
+    result = compare(long_a, long_b)
 except SimcoreError as exc:
     st.info(f"{exc}. Pick another pair above.")
     st.stop()

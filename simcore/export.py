@@ -210,19 +210,37 @@ def ranking_markdown(ranking: pd.DataFrame, options: dict[str, Any] | None = Non
 
 
 def _cells(ranking: pd.DataFrame) -> dict[str, dict[str, dict[int, str]]]:
-    """{target: {measure: {rank: "source, source"}}}, targets sorted, measures and sources in ranking order.
+    """{target: {measure: {rank: "source, source"}}}, targets sorted, measures and sources in ranking order."""
+    return {target: {measure: {rank: ", ".join(names) for rank, names in cells.items()}
+                     for measure, cells in measures.items()}
+            for target, measures in _tied(ranking).items()}
+
+
+def _tied(ranking: pd.DataFrame) -> dict[str, dict[str, dict[int, list[str]]]]:
+    """{target: {measure: {rank: [source, ...]}}}, targets sorted, measures and sources in ranking order.
 
     One pass over the ranking (no filtering per target and rank), so 10,000 targets take seconds.
     """
-    out: dict[str, dict[str, dict[int, str]]] = {}
+    out: dict[str, dict[str, dict[int, list[str]]]] = {}
     if ranking.empty:
         return out
     frame = ranking[["target", "measure", "rank", "source"]]
     for target, measure, rank, source in zip(frame["target"].map(str), frame["measure"].map(str),
                                              frame["rank"].astype(int), frame["source"].map(str)):
-        cells = out.setdefault(target, {}).setdefault(measure, {})
-        cells[rank] = f"{cells[rank]}, {source}" if rank in cells else source
+        out.setdefault(target, {}).setdefault(measure, {}).setdefault(rank, []).append(source)
     return dict(sorted(out.items()))
+
+
+def measure_label(measure: str) -> str:
+    """A measure's label (``tvc`` -> TVC) for a reader; an unknown name as given."""
+    from .measures import all_measures, get_measure   # here: the measures import heavy modules
+
+    return get_measure(measure).label if measure in all_measures() else measure
+
+
+def _names_html(names: list[str]) -> str:
+    """Sources sharing a cell (tied), one per line: a cell of seven names joined by commas was unreadable."""
+    return "<br>".join(html.escape(n) for n in names)
 
 
 def recommendation_html(recommendations: list[Recommendation]) -> str:
@@ -230,12 +248,17 @@ def recommendation_html(recommendations: list[Recommendation]) -> str:
     recommendations = _recommendations(recommendations)
     if not recommendations:
         return ""
+    def chosen(names: list[str]) -> str:
+        if len(names) <= 2:
+            return f"<b>{html.escape(' or '.join(names) or 'none')}</b>"
+        return f"any of {len(names)} (tied):<br><b>" + _names_html(names) + "</b>"
+
     rows = "".join(
-        f"<tr><td>{html.escape(r.target)}</td><td><b>{html.escape(' or '.join(r.recommended) or 'none')}</b></td>"
+        f"<tr><td>{html.escape(r.target)}</td><td>{chosen(list(r.recommended))}</td>"
         f"<td>{html.escape(_confidence(r))}</td><td>{html.escape(r.reason)}</td></tr>" for r in recommendations)
     label = PRETRAINING_LABEL[recommendations[0].pretraining]
-    return (f"<h2>Recommendation ({html.escape(label)})</h2><table><tr><th>target</th><th>pretrain on</th>"
-            f"<th>confidence</th><th>why</th></tr>{rows}</table>")
+    return (f"<h2>Recommendation ({html.escape(label)})</h2><div class='wide'><table><tr><th>target</th><th>pretrain on</th>"
+            f"<th>confidence</th><th>why</th></tr>{rows}</table></div>")
 
 
 def ranking_html(ranking: pd.DataFrame, options: dict[str, Any] | None = None, extra_html: str = "",
@@ -246,19 +269,21 @@ def ranking_html(ranking: pd.DataFrame, options: dict[str, Any] | None = None, e
         raise InvalidArgument(f"extra_html must be text, not {type(extra_html).__name__}")
     parts = ["<!doctype html><html><head><meta charset='utf-8'><title>simcore report</title>",
              "<style>body{font-family:sans-serif;max-width:960px;margin:2em auto}table{border-collapse:collapse}"
-             "td,th{border:1px solid #ccc;padding:4px 8px}th{background:#f3f3f3}</style></head><body>",
+             "td,th{border:1px solid #ccc;padding:4px 8px;vertical-align:top}th{background:#f3f3f3}"
+             # a table or chart wider than the page scrolls inside its own box, not the page
+             ".wide{max-width:100%;overflow-x:auto}</style></head><body>",
              "<h1>Which source to pretrain on</h1>", recommendation_html(recommendations or [])]
     if options and show_options:
         parts.append("<p>Options: " + html.escape(", ".join(f"{k}={v}" for k, v in sorted(options.items(), key=lambda kv: str(kv[0])))) + "</p>")
     parts.append("<h2>Sources ranked per target</h2>")
-    for target, measures in _cells(ranking).items():
+    for target, measures in _tied(ranking).items():
         ranks = sorted({r for cells in measures.values() for r in cells})
-        parts.append(f"<h3>{html.escape(str(target))}</h3><table><tr><th>measure</th>"
+        parts.append(f"<h3>{html.escape(str(target))}</h3><div class='wide'><table><tr><th>measure</th>"
                      + "".join(f"<th>#{r}</th>" for r in ranks) + "</tr>")
         for measure, cells in measures.items():
-            row = "".join("<td>" + html.escape(cells.get(r, "")) + "</td>" for r in ranks)
-            parts.append(f"<tr><td>{html.escape(str(measure))}</td>{row}</tr>")
-        parts.append("</table>")
+            row = "".join("<td>" + _names_html(cells.get(r, [])) + "</td>" for r in ranks)
+            parts.append(f"<tr><td>{html.escape(measure_label(measure))}</td>{row}</tr>")
+        parts.append("</table></div>")
     parts.append(extra_html)
     parts.append("</body></html>")
     return "\n".join(parts)

@@ -20,14 +20,37 @@ import numpy as np
 import pandas as pd
 
 from . import flags
-from .export import ranking_html
-from .measures import all_measures, get_measure
+from .export import measure_label, ranking_html
 
 LIGHT = (247, 251, 255)
 DARK = (8, 48, 107)
 MARK = "⚠"  # after a flagged value or source name, in the report and the dashboard alike
 OUT_OF_SCALE = "#e4e4e4"  # the fill of a flagged cell left out of its column's colour scale
 OUTLINE = "#c05621"  # the dashed outline of a flagged cell
+# What a measure's numbers are, for the reader. TVC and TVcC are fractions in a computed matrix and
+# percentages in Dai et al.'s Table 3: the report shows both as percentages (stored values unchanged).
+UNITS = {"tvc": "% of the target's vocabulary", "tvcc": "% of the target's content words", "ppl": "perplexity per word",
+         "wvv": "no unit: mean squared change of vector coordinates", "jsd": "bits, 0 to 1", "ttr": "ratio, 0 to 1"}
+PERCENT = frozenset({"tvc", "tvcc"})
+CHAR_W = 7  # about the width of one character of the 12 px sans-serif text, for sizing an SVG to its text
+
+
+def display_scale(measure: str, values: pd.Series | np.ndarray) -> float:
+    """The factor the report multiplies a measure's values by: 100 for a percentage measure stored as a
+    fraction (every value within 0..1), else 1."""
+    if measure not in PERCENT:
+        return 1.0
+    v = pd.to_numeric(pd.Series(np.asarray(values).ravel()), errors="coerce").to_numpy(float)
+    v = v[np.isfinite(v)]
+    return 100.0 if len(v) and v.min() >= 0 and v.max() <= 1 else 1.0
+
+
+def unit_label(measure: str) -> str:
+    """'TVC (%)', 'WVV (no unit)', 'PPL': a measure's label with its unit where one needs saying."""
+    label = _label(measure)
+    if measure in PERCENT:
+        return f"{label} (%)"
+    return f"{label} (no unit)" if measure == "wvv" else label
 
 
 def similarity_shade(values: pd.Series | np.ndarray, direction: int) -> np.ndarray:
@@ -88,16 +111,18 @@ def values_with_intervals(long: pd.DataFrame) -> pd.DataFrame:
     measures = list(dict.fromkeys(long["measure"]))
     low = long["ci_low"] if "ci_low" in long else pd.Series(math.nan, index=long.index)
     high = long["ci_high"] if "ci_high" in long else pd.Series(math.nan, index=long.index)
-    cells = long.assign(cell=[with_interval(float(v), float(a), float(b)) + (f" {MARK}" if m else "")
-                              for v, a, b, m in zip(pd.to_numeric(long["value"], errors="coerce"),
-                                                    pd.to_numeric(low, errors="coerce"),
-                                                    pd.to_numeric(high, errors="coerce"), flags.marked(long))])
+    scale = long["measure"].map({m: display_scale(m, long.loc[long["measure"] == m, "value"]) for m in measures})
+    cells = long.assign(cell=[with_interval(float(v) * k, float(a) * k, float(b) * k) + (f" {MARK}" if m else "")
+                              for v, a, b, k, m in zip(pd.to_numeric(long["value"], errors="coerce"),
+                                                       pd.to_numeric(low, errors="coerce"),
+                                                       pd.to_numeric(high, errors="coerce"), scale,
+                                                       flags.marked(long))])
     wide = cells.pivot_table(index=["target", "source"], columns="measure", values="cell", aggfunc="first")
-    return wide.reindex(columns=measures).rename(columns=_label).reset_index()
+    return wide.reindex(columns=measures).rename(columns=unit_label).reset_index()
 
 
 def _label(measure: str) -> str:
-    return get_measure(measure).label if measure in all_measures() else measure
+    return measure_label(measure)
 
 
 def heatmap_svg(long: pd.DataFrame, measure: str) -> str:
@@ -108,12 +133,20 @@ def heatmap_svg(long: pd.DataFrame, measure: str) -> str:
     direction = int(part["direction"].iloc[0]) if "direction" in part and len(part) else 0
     values = part.pivot_table(index="source", columns="target", values="value", aggfunc="first")
     values = values.reindex(index=sources, columns=targets)
+    values = values * display_scale(measure, values.to_numpy(float))
     marks, reasons = flags.grids(part, sources, targets)
     out_scale = flags.out_of_scale(values.to_numpy(float), marks)
     shades = column_shade(np.where(out_scale, np.nan, values.to_numpy(float)), direction)
     cell_w, cell_h, left, top = 110, 30, 170, 60
-    width = max(left + cell_w * len(targets) + 10, 660)  # wide enough for the notes under the grid
-    height = top + cell_h * len(sources) + 30 + 16 * bool(marks.any())
+    note = {1: "higher is more similar; darker = more similar", -1: "lower is more similar; darker = more similar",
+            0: "not a similarity; darker = higher"}[direction]
+    unit = f" ({UNITS[measure]})" if measure in UNITS else ""
+    legend = [f"{_label(measure)}{unit}: {note}", "each target column on its own scale"]
+    if marks.any():
+        legend.append(f"{MARK} flagged (dashed outline; grey: left out of its column's scale): see the size flags")
+    # wide enough for the grid and for every line of the legend under it (a fixed width cut them off)
+    width = max(left + cell_w * len(targets) + 10, 10 + CHAR_W * max(len(line) for line in legend))
+    height = top + cell_h * len(sources) + 14 + 16 * len(legend)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'font-family="sans-serif" font-size="12" role="img" aria-label="{html.escape(_label(measure))} heatmap">']
     for j, t in enumerate(targets):
@@ -134,13 +167,10 @@ def heatmap_svg(long: pd.DataFrame, measure: str) -> str:
             shown = format_value(values.iat[i, j]) + (f" {MARK}" if marks[i, j] else "")
             out.append(f'<text x="{x + cell_w / 2}" y="{y + cell_h / 2 + 4}" text-anchor="middle" '
                        f'fill="{text_colour}">{html.escape(shown)}</text>')
-    note = {1: "higher is more similar; darker = more similar", -1: "lower is more similar; darker = more similar",
-            0: "not a similarity; darker = higher"}[direction]
-    out.append(f'<text x="{left}" y="{height - 8 - 16 * bool(marks.any())}" fill="#555">'
-               f'{html.escape(_label(measure))}: {note} (each target column on its own scale)</text>')
-    if marks.any():
-        out.append(f'<text x="{left}" y="{height - 8}" fill="{OUTLINE}">{MARK} flagged (dashed outline; grey: left out '
-                   'of its column\'s scale): see the size flags</text>')
+    for k, line in enumerate(legend):
+        colour = OUTLINE if line.startswith(MARK) else "#555"
+        out.append(f'<text x="10" y="{height - 8 - 16 * (len(legend) - 1 - k)}" fill="{colour}">'
+                   f'{html.escape(line)}</text>')
     out.append("</svg>")
     return "".join(out)
 
@@ -224,9 +254,11 @@ def build_report(long: pd.DataFrame, ranking: pd.DataFrame, options: dict[str, A
     parts.append("<h2>Similarity heatmaps</h2><p>Darker cells are more similar, whatever the measure's "
                  "direction (TTR, not a similarity: darker is higher); each target's column has its own scale; "
                  "the numbers are the measures' own values.</p>")
-    parts.extend(f"<div>{heatmap_svg(long, m)}</div>" for m in measures)
+    parts.extend(f"<div class='wide'>{heatmap_svg(long, m)}</div>" for m in measures)
     parts.append("<h2>Values</h2><p>With the 95% interval from the bootstrap over the target's sentences "
-                 "(and the source samples, when there are several).</p>" + _table(values_with_intervals(long)))
+                 "(and the source samples, when there are several). TVC and TVcC are shown as percentages "
+                 "(a computed matrix stores them as fractions, Dai et al.'s Table 3 as percentages); WVV has "
+                 "no unit.</p><div class='wide'>" + _table(values_with_intervals(long)) + "</div>")
     flagged = flag_rows(long)
     if len(flagged):
         parts.append("<h2>Size flags</h2><p>One row per source and measure: its cells are marked "

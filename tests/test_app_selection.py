@@ -73,6 +73,8 @@ def test_selection_on_the_sample_matches_the_library(cache):
     assert np.array_equal(kept_indices(run["scores"], run["cutoff"]), expected)
     assert {"best kept", "first dropped"} <= set(run["examples"]["group"])
     assert not any("<" in str(md.value) and "script" in str(md.value) for md in at.markdown)
+    # the page says what xent rewards (everyday words the target shares; short sentences at both ends)
+    assert any("What xent rewards" in cap.value for cap in at.caption)
 
     # A second method on the same pool: the overlap of the two selections is shown.
     at.selectbox(key="sel_method").set_value("ppl")
@@ -146,6 +148,10 @@ def test_short_selection_warning():
     assert short_selection_warning([2, 3, 3, 4], 21.5)  # '"Fun," he said.'
     assert short_selection_warning([18, 22, 25], 21.5) is None
     assert short_selection_warning([], 21.5) is None
+    # running xent, the advice no longer says "consider xent" (issue 19)
+    assert "consider xent" in short_selection_warning([2, 3, 3, 4], 21.5, "ppl")
+    xent = short_selection_warning([2, 3, 3, 4], 21.5, "xent")
+    assert xent and "consider xent" not in xent
 
 
 def test_encoder_selection_on_the_page_says_which_encoder(cache):

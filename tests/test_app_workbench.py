@@ -349,3 +349,31 @@ def test_compare_opens_on_two_results_that_share_something():
     go(at, "pages/8_Compare_results.py")
     no_problems(at)
     assert (at.selectbox(key="compare_a").value, at.selectbox(key="compare_b").value) == ("first.csv", "second.csv")
+
+
+def test_compare_a_run_against_the_papers_table3_through_a_name_mapping():
+    """Issue 19: a run on the shared data names its corpora news_1bwb, wetlab_wlp...; Table 3 names them 1BWB, WetLab.
+    The Compare page matches the names (suggested where the spelling allows) and then compares the rankings."""
+    names = {"1BWB": "news_1bwb", "PubMed": "biomed_ohsumed_medline", "MIMIC": "clinical_mtsamples",
+             "Wiki": "encyclopedia_wikitext2", "Yelp": "reviews_yelp", "CoNLL2003": "conll2003", "WetLab": "wetlab_wlp"}
+    table3 = pd.read_csv(TABLE3)
+    run = table3[table3["target"].isin(["CoNLL2003", "WetLab"])][["target", "source", "ppl", "wvv", "tvc"]]
+    run = run.assign(target=run["target"].map(names), source=run["source"].map(names), tvc=run["tvc"] / 100)
+    at = go(fresh(), "pages/6_Open_results.py")
+    open_matrix(at, "run.csv", run.to_csv(index=False).encode())
+    at.button(key="open_table3").click().run()
+    go(at, "pages/8_Compare_results.py")
+    no_problems(at)
+    assert at.selectbox(key="compare_a").value == "run.csv"
+    suggested = {s.key: s.value for s in at.selectbox if s.key and s.key.startswith("cmp_map_")}
+    # the spelling finds these; PubMed and MIMIC are the user's to pick
+    for paper in ("1BWB", "Wiki", "Yelp"):
+        assert suggested[f"cmp_map_source_{paper}"] == names[paper], suggested
+    assert suggested["cmp_map_target_CoNLL2003"] == "conll2003" and suggested["cmp_map_target_WetLab"] == "wetlab_wlp"
+    at.selectbox(key="cmp_map_source_PubMed").set_value("biomed_ohsumed_medline")
+    at.selectbox(key="cmp_map_source_MIMIC").set_value("clinical_mtsamples").run()
+    no_problems(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Rankings compared"] == "8"  # 2 targets x (PPL, WVV, TVC and their combined ranking)
+    assert metrics["First choice changed"] == "0" and metrics["Mean Spearman ρ"] == "1.000"
+    assert state(at).extra["compare_name_map"]["source"]["PubMed"] == "biomed_ohsumed_medline"

@@ -295,6 +295,30 @@ def test_scatter_gives_each_target_its_own_marker_shape():
     assert len(set(shapes)) == 3
 
 
+def _legends_by_field(spec: dict) -> dict[str, list]:
+    """Every legend definition (None where disabled, "default" where unset) of each field, over all layers and
+    legend channels of a chart spec."""
+    found: dict[str, list] = {}
+    for layer in spec.get("layer", [spec]):
+        for channel in ("color", "fill", "stroke", "shape", "size", "opacity"):
+            encoding = layer.get("encoding", {}).get(channel)
+            if isinstance(encoding, dict) and "field" in encoding:
+                found.setdefault(encoding["field"], []).append(encoding.get("legend", "default"))
+    return found
+
+
+def test_scatter_legends_agree_so_vega_lite_merges_them_without_conflict():
+    """Issue 19: Vega logged 64 "Conflicting legend property" warnings. Vega-Lite merges the legends of one field
+    (colour and shape, and the same channel in every layer) into one and warns for each property they define
+    differently; the colour legend was set in the points layer but disabled for the shape and the lines."""
+    points = pd.DataFrame({"target": ["a", "a", "b", "b"], "source": ["x", "y"] * 2,
+                           "value": [1.0, 2.0, 1.5, 2.5], "improvement": [1.0, 2.0, 0.5, 1.5]})
+    legends = _legends_by_field(scatter(points, "tvc", targets=["a", "b"]).to_dict())
+    assert len(legends["target"]) >= 3  # colour and shape of the points, colour of the lines
+    assert all(legend == legends["target"][0] for legend in legends["target"]), legends
+    assert legends["target"][0] not in (None, "default") and legends["target"][0]["title"] == "target"
+
+
 def test_runs_are_named_by_what_sets_them_apart_and_compare_opens_on_a_comparable_pair():
     from dashboard.compare import default_pair
     from dashboard.compute import options_label

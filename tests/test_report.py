@@ -136,3 +136,38 @@ def test_rank_tables_and_flag_table_of_the_report_mark_flagged_cells():
     assert "PPL is unreliable below 100,000 tokens (9,000 used)" in flags and "<td>no</td>" in flags
     values = html[html.index("<h2>Values</h2>"):html.index("<h2>Size flags</h2>")]
     assert "<td>20.00 ⚠</td>" in values and "<td>300</td>" in values
+
+
+def test_report_reads_as_a_reader_expects_labels_units_wide_tables_and_ties():
+    """Issue 19: ids (`tvc`) for measures, tables wider than the page, legends cut, seven tied sources in one cell,
+    TVC a fraction in one matrix and a percentage in Table 3."""
+    from simcore.recommendation import Recommendation
+
+    table3 = to_long(_table3())
+    long = table3.assign(value=np.where(table3["measure"] == "tvc", table3["value"] / 100, table3["value"]))
+    ranking = rank_sources(long, ["ppl", "wvv", "tvc"])
+    tied = [f"source {i}" for i in range(7)]
+    rec = Recommendation(target="CADEC", pretraining="lm", recommended=tied, confidence=1 / 7, level="tie",
+                         measures=["ppl"], reason="tied")
+    html = build_report(long, ranking, recommendations=[rec])
+    ranks = html[html.index("<h2>Sources ranked per target"):html.index("<h2>Similarity heatmaps")]
+    assert "<td>TVC</td>" in ranks and "<td>PPL</td>" in ranks and "<td>tvc</td>" not in ranks
+    assert ranks.count("<div class='wide'><table>") == long["target"].nunique()  # each scrolls in its own box
+    assert ".wide{max-width:100%;overflow-x:auto}" in html
+    first = html[html.index("<h2>Recommendation"):html.index("<h2>Sources ranked")]
+    assert "any of 7 (tied):<br><b>source 0<br>source 1<br>" in first   # one name a line, not one long cell
+    # TVC as a percentage whichever way it is stored: a fraction here, a percentage in Table 3
+    cadec_1bwb = "<td>CADEC</td><td>1BWB</td>"
+    values = html[html.index("<h2>Values"):]
+    assert "TVC (%)" in values and "WVV (no unit)" in values
+    row = values[values.index(cadec_1bwb):].split("</tr>")[0]
+    assert "<td>81.73</td>" in row and "<td>0.817</td>" not in row
+    assert heatmap_svg(long, "tvc") == heatmap_svg(table3, "tvc")
+    # every legend line fits inside its SVG (the note was cut at "darker = more s")
+    for measure in ("tvc", "wvv", "ppl"):
+        svg = heatmap_svg(long, measure)
+        width = float(re.search(r'<svg [^>]*width="(\d+)"', svg).group(1))
+        legend = re.findall(r'<text x="10" [^>]*>([^<]+)</text>', svg)
+        assert any("darker = more similar" in line for line in legend)
+        assert all(10 + 7 * len(line) <= width for line in legend)
+    assert "no unit" in heatmap_svg(long, "wvv") and "% of the target" in heatmap_svg(long, "tvc")

@@ -10,12 +10,27 @@ import subprocess
 import numpy as np
 import pytest
 
+from collections import Counter
+
 from simcore.corpus import Corpus
 from simcore.kenlm_tools import find_program
 from simcore.selection import SelectionOptions, choose, kept_indices, score_pool
+from simcore.selection.methods.kenlm import CrossEntropyScorer
+from simcore.selection.pool import pool_fingerprint
+from simcore.selection.target import Target
 from simcore.tokenize import tokenize
 
-from .conftest import biology, football, mixed_pool, options, write_lines
+from .conftest import biology, chat, football, mixed_pool, options, write_lines
+
+
+def query_per_word(model_path: str, sentences: list[list[str]]) -> np.ndarray:
+    """−log10 p(s) / (words + 1) per sentence, from the Total: lines of KenLM's own query program."""
+    result = subprocess.run([str(find_program("query")), "-v", "sentence", model_path],
+                            input="".join(" ".join(s) + "\n" for s in sentences),
+                            capture_output=True, text=True, check=True)
+    totals = [float(line.split()[1]) for line in result.stdout.splitlines() if line.startswith("Total:")]
+    assert len(totals) == len(sentences)
+    return np.asarray([-t / (len(s) + 1) for t, s in zip(totals, sentences)])
 
 
 def test_ppl_matches_kenlm_query_program(tmp_path, store, bio_target):
@@ -29,6 +44,33 @@ def test_ppl_matches_kenlm_query_program(tmp_path, store, bio_target):
                             input=" ".join(tokens) + "\n", capture_output=True, text=True, check=True)
     total = float(next(line for line in result.stdout.splitlines() if line.startswith("Total:")).split()[1])
     assert scores.scores()[1] == pytest.approx(10 ** (-total / (len(tokens) + 1)), rel=1e-5)
+
+
+def test_xent_matches_a_hand_computation_with_kenlm_query(tmp_path, store, bio_target):
+    """H_target(s) − H_pool(s) per word, each from query, with the vocabulary worked out here."""
+    bio, talk = biology(30, seed=8), chat(30, seed=9)
+    pool, _ = mixed_pool(tmp_path, bio, talk)
+    opts = options("xent", pool_sample=60)
+    scores = np.asarray(score_pool(Corpus.from_path(pool), Corpus.from_path(bio_target), opts, store).scores())
+
+    target_tokens = [tokenize(line) for line in biology(80, seed=1)]
+    counts = Counter(t for s in target_tokens for t in s)
+    vocabulary = {w for w, c in counts.items() if c >= 2}
+    mapped = [[t if t in vocabulary else "[oov]" for t in tokenize(line)] for line in pool.read_text().splitlines()]
+    # the models simcore built (taken from the store, not rebuilt): the target's and the two pool halves
+    corpus = Corpus.from_path(pool)
+    scorer = CrossEntropyScorer(opts, corpus, pool_fingerprint(corpus, opts.tokenizer),
+                                Target(Corpus.from_path(bio_target), store, opts), store, lambda *a: None)
+    assert scorer.vocab == vocabulary
+    h_target = query_per_word(scorer.target_model.path, mapped)
+    h_a = query_per_word(scorer.models[0].path, mapped)
+    h_b = query_per_word(scorer.models[1].path, mapped)
+    in_a = np.isin(np.arange(len(mapped)), scorer.in_a)
+    assert 0 < in_a.sum() < len(mapped)
+    h_pool = np.where(in_a, h_b, h_a)   # cross-fitting: a sentence of half A is scored by half B's model
+    assert scores == pytest.approx(h_target - h_pool, abs=1e-4)
+    # the talk sentences (whose words the target never saw) are the ones xent drops
+    assert scores[1::2].mean() > scores[0::2].mean()
 
 
 # --------------------------------------------------------------------------- duplicates, counts, outputs
