@@ -290,3 +290,10 @@ def test_probe_one_unreadable_source_costs_only_its_own_rows(tiny: dict[str, Pat
     assert not log.exists() or "probe-run" not in log.read_text()
     assert set(again.attrs["failed_sources"]) == {"blank", "pipe"}
     assert again.set_index("source").loc["news", "f1"] == pytest.approx(table.loc["news", "f1"])
+    # every source unreadable: still the baseline (read back), and a row per source saying why
+    only_bad = [c for c in corpora_in(sources) if c.name != "news"]
+    none = probe(only_bad, [TargetSplits.from_directory(tiny["target"])],
+                 workbench=Workbench(ArtefactStore(store), options=MeasureOptions(seed=13)),
+                 caps=ProbeCaps(train_sentences=20, dev_sentences=10, epochs=1))
+    assert list(none["source"]) == ["blank", "pipe"] and none["error"].notna().all()
+    assert (none["baseline"] == table.loc["news", "baseline"]).all() and none["caps"].str.endswith("source_tokens=none").all()
