@@ -409,6 +409,9 @@ def _selected_units(tokens_file: Path, keep: np.ndarray) -> Iterator[list[str]]:
                 yield line.split()
 
 
+_MAX_DRAW = 2**63 - 1  # sample_corpus's sizes, indices and seeds: numpy's 64-bit integers
+
+
 def sample_corpus(
     tokenized: TokenizedCorpus,
     n_tokens: int,
@@ -422,6 +425,15 @@ def sample_corpus(
     would be topically narrow for corpora stored by document). When the corpus has no more than
     ``n_tokens`` tokens, the sample is the corpus itself.
     """
+    if not isinstance(tokenized, TokenizedCorpus):
+        raise InvalidArgument(f"sample_corpus needs a TokenizedCorpus (from tokenize_corpus), "
+                              f"not {type(tokenized).__name__}")
+    for label, value, low in (("n_tokens", n_tokens, 1), ("index", index, 0), ("seed", seed, 0)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= _MAX_DRAW:
+            raise InvalidArgument(f"{label} must be a whole number from {low} to {_MAX_DRAW:,}, not {value!r}"[:200])
+    if not isinstance(store, ArtefactStore):
+        raise InvalidArgument(f"store must be an ArtefactStore, not {type(store).__name__}")
+    n_tokens, index, seed = int(n_tokens), int(index), int(seed)
     if n_tokens >= tokenized.n_tokens:
         return tokenized
     key = digest("sample", tokenized.fingerprint, n_tokens, index, seed)
@@ -555,6 +567,13 @@ def save_upload(data: bytes, filename: str, store: ArtefactStore) -> Path:
     The suffixes that matter (format, compression) are taken from a fixed list, so the
     uploaded name cannot choose a path or an extension of its own.
     """
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise InvalidArgument(f"the upload must be bytes, not {type(data).__name__}")
+    if not isinstance(filename, str):
+        raise InvalidArgument(f"the upload's file name must be text, not {type(filename).__name__}")
+    if not isinstance(store, ArtefactStore):
+        raise InvalidArgument(f"store must be an ArtefactStore, not {type(store).__name__}")
+    data = bytes(data)
     fmt_suffix, compression = split_suffixes(filename)
     suffix = (fmt_suffix if fmt_suffix in _SUFFIX_FORMAT else ".txt") + (compression or "")
     key = hashlib.sha256(data).hexdigest()

@@ -247,6 +247,10 @@ def build_report(long: pd.DataFrame, ranking: pd.DataFrame, options: dict[str, A
     ``agreement_note`` says why there is no agreement (for example every comparison rests on an
     unreliable value) when ``agreement`` is None.
     """
+    from .report_checks import check_report_arguments  # arguments checked before anything is rendered
+
+    long = check_report_arguments(long, ranking, options, source_label, agreement, correlations, regret, joined,
+                                  recommendations, agreement_note)
     parts: list[str] = []
     if source_label:
         parts.append(f"<p>Similarity values: {html.escape(source_label)}</p>")

@@ -23,6 +23,7 @@ from simcore.measures.wvv import source_vectors_path
 from simcore.probe import BASELINE, COLUMNS, ProbeCaps, TargetSplits, entity_score, probe, spans
 from simcore.probe.data import cap_sentences, read_split, stored_split
 from simcore.probe.vectors import spacy_vectors
+from simcore.store import ArtefactStore
 
 seqeval_metrics = pytest.importorskip("seqeval.metrics")
 
@@ -251,3 +252,48 @@ def test_shared_targets_are_found_with_their_splits(shared_data: Path) -> None:
         TargetSplits.from_directory(shared_data / "targets" / "jnlpba")
     test = read_split(TargetSplits.from_directory(shared_data / "targets" / "scienceie"), "test")
     assert len(test) == 771  # the README's sentence count
+
+
+def test_probe_one_unreadable_source_costs_only_its_own_rows(tiny: dict[str, Path], tmp_path: Path,
+                                                             capsys, monkeypatch) -> None:
+    import os
+
+    sources = tmp_path / "mixed"
+    sources.mkdir()
+    (sources / "news.txt").write_text((tiny["sources"] / "news.txt").read_text())
+    (sources / "blank.txt").write_text("")
+    os.mkfifo(sources / "pipe.txt")  # listed, never read (reading would hang)
+    out, store = tmp_path / "results.csv", tmp_path / "store"
+    assert main(["probe", "--sources", str(sources), "--target", str(tiny["target"]), "--out", str(out),
+                 "--max-train-sentences", "20", "--max-dev-sentences", "10", "--max-epochs", "1",
+                 "--cache", str(store), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    warnings = [line for line in err.splitlines() if line.startswith("simcore: warning: source")]
+    assert len(warnings) == 2 and "Traceback" not in err
+    assert "source blank has no results: blank: blank.txt is empty" in warnings[0]
+    assert warnings[1].startswith("simcore: warning: source pipe has no results: pipe:")
+    assert "2 of 3 sources failed" in err
+    table = pd.read_csv(out).set_index("source")
+    assert list(table.index) == ["blank", "news", "pipe"] and len(table.columns) == len(COLUMNS) - 1
+    assert table.loc["news", "error"] != table.loc["news", "error"]  # NaN: news was probed
+    assert 0 <= table.loc["news", "f1"] <= 100 and table.loc["news", "seeds"] == 1
+    assert "is empty" in table.loc["blank", "error"] and "regular file" in table.loc["pipe", "error"]
+    for bad in ("blank", "pipe"):
+        assert np.isnan(table.loc[bad, "f1"]) and table.loc[bad, "seeds"] == 0
+        assert table.loc[bad, "baseline"] == table.loc["news", "baseline"]  # the baseline was trained
+    # the library says the same, reading every run back from the store (the vectors' size ignores the bad ones)
+    log = tmp_path / "builds.log"
+    monkeypatch.setenv("SIMCORE_BUILD_LOG", str(log))
+    again = probe(corpora_in(sources), [TargetSplits.from_directory(tiny["target"])],
+                  workbench=Workbench(ArtefactStore(store), options=MeasureOptions(seed=13)),
+                  caps=ProbeCaps(train_sentences=20, dev_sentences=10, epochs=1))
+    assert not log.exists() or "probe-run" not in log.read_text()
+    assert set(again.attrs["failed_sources"]) == {"blank", "pipe"}
+    assert again.set_index("source").loc["news", "f1"] == pytest.approx(table.loc["news", "f1"])
+    # every source unreadable: still the baseline (read back), and a row per source saying why
+    only_bad = [c for c in corpora_in(sources) if c.name != "news"]
+    none = probe(only_bad, [TargetSplits.from_directory(tiny["target"])],
+                 workbench=Workbench(ArtefactStore(store), options=MeasureOptions(seed=13)),
+                 caps=ProbeCaps(train_sentences=20, dev_sentences=10, epochs=1))
+    assert list(none["source"]) == ["blank", "pipe"] and none["error"].notna().all()
+    assert (none["baseline"] == table.loc["news", "baseline"]).all() and none["caps"].str.endswith("source_tokens=none").all()

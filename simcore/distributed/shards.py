@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import glob
 import os
 import time
 import uuid
@@ -23,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ..corpora.globbing import glob_files
 from ..corpora.sampling import (
     Candidates,
     StreamSamples,
@@ -31,7 +31,16 @@ from ..corpora.sampling import (
     remember_pass,
     shard_candidates,
 )
-from ..corpus import Corpus, TokenizedCorpus, join_parts, join_sample, sample_part, sample_units, tokenize_part
+from ..corpus import (
+    MAX_FILES,
+    Corpus,
+    TokenizedCorpus,
+    join_parts,
+    join_sample,
+    sample_part,
+    sample_units,
+    tokenize_part,
+)
 from ..errors import CorpusError, SimcoreError
 from ..measures import MeasureOptions
 from ..store import ArtefactStore, digest
@@ -81,8 +90,9 @@ def _guarded(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def corpus_from_glob(pattern: str, name: str | None = None, **options: Any) -> Corpus:
-    """One corpus made of every file matching a glob (``**`` included), in sorted order."""
-    files = sorted(Path(p) for p in glob.glob(os.path.expanduser(pattern), recursive=True) if Path(p).is_file())
+    """One corpus made of every file matching a glob (``**`` included), in sorted order, each file once
+    (links that loop, or lead into /proc, are caught: see :mod:`simcore.corpora.globbing`)."""
+    files = glob_files(pattern, MAX_FILES)
     if not files:
         raise CorpusError(f"no files match {pattern}")
     for f in files:

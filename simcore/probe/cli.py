@@ -87,8 +87,9 @@ def cmd_probe(args: argparse.Namespace) -> int:
     finally:
         bar.close()
     opt.write_text(out, csv_text(table))
-    for message in sorted(set(table["error"].dropna())):
-        print(terminal_text(f"simcore: warning: {message}"), file=sys.stderr)
+    failed = table.attrs.get("failed_sources", {})
+    for name, why in sorted(failed.items()):
+        print(terminal_text(f"simcore: warning: source {name} has no results: {why}"), file=sys.stderr)
     if table["time_capped"].sum() > 0:
         print("simcore: warning: some runs were cut short by --max-seconds (column time_capped) and trained fewer "
               "epochs than the others; raise it and run again (finished runs are read back)", file=sys.stderr)
@@ -97,6 +98,10 @@ def cmd_probe(args: argparse.Namespace) -> int:
         print(shown.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
         print(f"caps: {table['caps'].iloc[0]}" if len(table) else "")
     print(terminal_text(f"wrote {len(table)} rows to {out}"), file=sys.stderr)
+    if failed:
+        print(f"simcore: error: {len(failed)} of {len(sources)} sources failed; their rows give the reason in "
+              "column error (the baseline and the other sources were probed)", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from ..corpus import Corpus
-from ..errors import SimcoreError
-from ..matrix import Workbench
+from ..errors import SimcoreError, StoreError
+from ..matrix import Workbench, comparison_size
 from ..store import ArtefactStore, digest
 from .config import ProbeCaps
 from .data import TargetSplits, cap_sentences, read_split, stored_split
@@ -67,8 +67,10 @@ def probe(
 ) -> pd.DataFrame:
     """Train and score every (target, source or baseline, seed); one results row per (target, source).
 
-    A source whose vectors cannot be built (a corpus too small, say) gets an ``error`` and no F1;
-    the other sources are still probed.
+    A source that cannot be read, or whose vectors cannot be built (a corpus too small, say), gets
+    an ``error`` and no F1 in its rows; the baseline and the other sources are still probed. The
+    table's ``attrs["failed_sources"]`` maps each such source to why. A store that cannot be
+    written (a full disk) is no source's fault and stops the probe.
     """
     from .train import train_and_score  # spaCy loads only when a probe runs
 
@@ -77,22 +79,36 @@ def probe(
     bench = workbench or Workbench()
     store = bench.store
     seeds = list(seeds)
-    # by default the sample the matrix trains WVV's vectors on, so the probe tests those very vectors
-    n_tokens = source_tokens or bench.default_sample_tokens(sources, measure="wvv", progress=progress)
-    caps_text = f"{caps.describe()};source_tokens={n_tokens}"
+    vectors: dict[str, SourceVectors | str] = {}  # a source's vectors, or why it has none
+    n_tokens = source_tokens
+    if n_tokens is None:
+        # the sample the matrix trains WVV's vectors on, so the probe tests those very vectors;
+        # a source that cannot be read is left out of that size and fails only its own rows
+        sizes = []
+        for corpus in sources:
+            try:
+                sizes.append(bench.size(corpus, progress=progress))
+            except StoreError:
+                raise
+            except SimcoreError as exc:
+                vectors[corpus.name] = str(exc)
+        n_tokens = comparison_size(sizes, "wvv") if sizes else None
+    caps_text = f"{caps.describe()};source_tokens={'none' if n_tokens is None else n_tokens}"
     import spacy
 
     total = len(targets) * (1 + len(sources)) * len(seeds)
     done = 0
-    vectors: dict[str, SourceVectors | str] = {}
     rows: list[dict[str, Any]] = []
 
     def source_vectors(corpus: Corpus) -> SourceVectors | str:
         if corpus.name not in vectors:
+            assert n_tokens is not None  # None only when every source failed above
             try:
                 prepared = bench.source(corpus, n_tokens, 1, progress)[0]
                 progress(f"vectors of {corpus.name}", done / total)
                 vectors[corpus.name] = spacy_vectors(prepared)
+            except StoreError:
+                raise
             except SimcoreError as exc:
                 vectors[corpus.name] = str(exc)
         return vectors[corpus.name]
@@ -111,7 +127,8 @@ def probe(
             found = None if corpus is None else source_vectors(corpus)
             if isinstance(found, str):
                 done += len(seeds)
-                rows.append(_row(target.name, name, [], [], caps_text, None, train.sentences, len(test), [], found, 0))
+                rows.append(_row(target.name, name, [], scores.get(BASELINE, []), caps_text, None, train.sentences,
+                                 len(test), [], found, time_capped.get(BASELINE, 0)))
                 if on_row:
                     on_row(rows[-1])
                 continue
@@ -149,7 +166,9 @@ def probe(
                 if on_row:
                     on_row(rows[-1])
     progress("done", 1.0)
-    return pd.DataFrame(rows, columns=COLUMNS)
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    table.attrs["failed_sources"] = {name: why for name, why in vectors.items() if isinstance(why, str)}
+    return table
 
 
 def _timed(key: str, seconds: float) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..corpus import Corpus
-from ..errors import SimcoreError
+from ..errors import InvalidArgument, SimcoreError
 from ..store import ArtefactStore, digest
 from . import methods
 from .choosing import ScoreSet, choose, count_to_keep
@@ -27,9 +27,24 @@ from .target import Target
 _VERSION = 3
 
 
+def _check_inputs(pool: Any, target: Any, options: Any, store: Any, progress: Any) -> None:
+    """The arguments a notebook user passes, checked before any work: simcore's error, never a TypeError."""
+    for label, value in (("pool", pool), ("target", target)):
+        if not isinstance(value, Corpus):
+            raise InvalidArgument(f"the {label} must be a simcore Corpus (Corpus.from_path(...)), "
+                                  f"not {type(value).__name__}")
+    if not isinstance(options, SelectionOptions):
+        raise InvalidArgument(f"options must be SelectionOptions, not {type(options).__name__}")
+    if not isinstance(store, ArtefactStore):
+        raise InvalidArgument(f"store must be an ArtefactStore, not {type(store).__name__}")
+    if not callable(progress):
+        raise InvalidArgument("progress must be a function (message, fraction)")
+
+
 def score_pool(pool: Corpus, target: Corpus, options: SelectionOptions, store: ArtefactStore,
                progress: Progress = quiet) -> ScoreSet:
     """Score every pool unit against the target with ``options.method`` (stored; cached)."""
+    _check_inputs(pool, target, options, store, progress)
     started = time.perf_counter()
     progress("reading the target", 0.0)
     prepared = Target(target, store, options)
@@ -79,6 +94,9 @@ def select(pool: Corpus, target: Corpus, options: SelectionOptions, store: Artef
            scores_csv: Path | str | None = None, keep_duplicates: bool = False,
            progress: Progress = quiet) -> SelectionResult:
     """Score, choose and write: what ``python -m simcore select`` does."""
+    _check_inputs(pool, target, options, store, progress)
+    if not isinstance(keep_duplicates, bool):
+        raise InvalidArgument(f"keep_duplicates must be True or False, not {keep_duplicates!r}"[:200])
     count_to_keep(1, top, fraction)   # check K or P before any work
     check_outputs(pool, target, out, scores_csv)  # and that no output is an input
     scores = score_pool(pool, target, options, store, progress)
