@@ -233,7 +233,7 @@ def _tied(ranking: pd.DataFrame) -> dict[str, dict[str, dict[int, list[str]]]]:
 
 def measure_label(measure: str) -> str:
     """A measure's label (``tvc`` -> TVC) for a reader; an unknown name as given."""
-    from .measures import all_measures, get_measure   # here: the measures import heavy modules
+    from .measures import all_measures, get_measure  # here: the measures import heavy modules
 
     return get_measure(measure).label if measure in all_measures() else measure
 

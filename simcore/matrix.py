@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .corpora.sampling import StreamSamples, sample_source
 from .corpus import Corpus, TokenizedCorpus, corpus_name, refuse_system_path, sample_corpus, tokenize_corpus
 from .errors import CorpusError, InvalidArgument, SimcoreError, StoreError
-from .corpora.sampling import StreamSamples, sample_source
 from .ladder import DEFAULT_SAMPLE_CAP, LADDER, pair_sizes, size_bias, table_size
 from .measures import MeasureOptions, PreparedSource, PreparedTarget, get_measure, parse_measures
 from .store import ArtefactStore, digest

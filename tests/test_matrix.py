@@ -1,7 +1,6 @@
 import math
 
 import pandas as pd
-
 import pytest
 
 from simcore.corpus import Corpus

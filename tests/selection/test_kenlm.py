@@ -6,11 +6,10 @@ import gzip
 import itertools
 import random
 import subprocess
+from collections import Counter
 
 import numpy as np
 import pytest
-
-from collections import Counter
 
 from simcore.corpus import Corpus
 from simcore.kenlm_tools import find_program
