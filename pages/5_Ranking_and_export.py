@@ -46,6 +46,9 @@ st.dataframe(recommendation_frame(parts.recommendations), hide_index=True, width
                  "why": st.column_config.TextColumn("why", width="large")})
 st.caption(f"Similarity values: {c.md(state.matrix_label)}. A tie names every source within noise of the first: "
            "an honest tie beats a false winner. 'disagree': the carrying measures each put another source first.")
+with st.expander("Why, in full", expanded=len(parts.recommendations) <= 3):
+    for rec in parts.recommendations:
+        st.markdown(f"**{c.md(rec.headline())}**  \n{c.md(rec.reason)}")
 with st.expander("How each pair of sources was compared (at the largest size both have)"):
     targets = [r.target for r in parts.recommendations]
     shown = st.selectbox("Target", targets, key="rank_pairs_target") if targets else None

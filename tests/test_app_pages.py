@@ -175,7 +175,7 @@ def test_rerun_and_page_changes_keep_the_matrix_without_recomputing(computed, mo
     go(at, "pages/2_Similarity.py")
     no_problems(at)
     assert state(at).jobs == started, "no computation was started"
-    assert len(charts(at, "plotly_chart")) == 5
+    assert len(charts(at, "plotly_chart")) == 4  # the five similarity measures but WVV, not computed on the sample
 
 
 def test_computation_goes_on_while_another_page_is_open_and_choices_are_kept(computed):
@@ -202,7 +202,7 @@ def test_computation_goes_on_while_another_page_is_open_and_choices_are_kept(com
     assert at.multiselect(key="f_measures").value == ["ppl", "tvc"]
     # both matrices can be shown; the first one still has its five heatmaps
     at.selectbox(key=f"shown_similarity_{s.matrices_version}").set_value(list(s.matrices)[0]).run()
-    assert len(charts(at, "plotly_chart")) == 5
+    assert len(charts(at, "plotly_chart")) == 4  # the five similarity measures but WVV, not computed on the sample
     at.selectbox(key=f"shown_similarity_{s.matrices_version}").set_value(s.active).run()
 
 
@@ -388,6 +388,9 @@ def test_ranking_page_offers_downloads_that_match_the_ranking(computed):
     for rec in recommend(long, "lm"):
         assert shown.loc[rec.target, "pretrain on"] == shown_answer(rec)
         assert shown.loc[rec.target, "confidence"] == pytest.approx(rec.confidence)
+        from dashboard.common import md
+
+        assert any(md(rec.reason) in m.value for m in at.markdown), "the reason is shown in full, not cut"
     assert parts.html.index("Recommendation") < parts.html.index("Sources ranked per target")
     at.radio(key="rank_pretraining").set_value("vectors").run()
     no_problems(at)
