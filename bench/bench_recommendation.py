@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import json
 import random
 import sys
 import tempfile
@@ -193,9 +194,27 @@ def rank_of(long: pd.DataFrame, target: str, measure: str, source: str) -> int:
     return 1 + int(((mine["better"] != source) & (mine["better"] != "=")).sum())
 
 
-def fairness(store: ArtefactStore, cut_name: str) -> None:
+def ladder_cost(sources: list[Corpus], targets: list[Corpus]) -> None:
+    """A cold 5 x 5 matrix (PPL and JSD) on a fresh store, at one size and with the ladder."""
+    print("## What the ladder costs: a cold 5 x 5 matrix (PPL and JSD), fresh store\n")
+    rows = []
+    for label, one_size in (("one size (no ladder)", True), ("with the ladder", False)):
+        bench = Workbench(ArtefactStore(Path(tempfile.mkdtemp(prefix="simcore-bench-cold-"))))
+        start = time.perf_counter()
+        sizes = [bench.tokenize(c).n_tokens for c in sources]
+        table = bench.matrix(sources, targets, ["ppl", "jsd"], sample_tokens=min(sizes) if one_size else None)
+        samples = int(table.groupby("source")["ladder"].first().map(
+            lambda t: 1 + (len(json.loads(t)) if isinstance(t, str) else 0)).sum())
+        rows.append({"matrix": label, "seconds": round(time.perf_counter() - start, 1), "source samples": samples})
+    print(pd.DataFrame(rows).to_string(index=False))
+
+
+def fairness(store: ArtefactStore, cut_name: str, cost_only: bool = False) -> None:
     sources = [Corpus.from_path(p) for p in sorted((SHARED / "sources").glob("*.txt.gz"))]
     targets = [Corpus.from_path(SHARED / "targets" / t / "test.conll", name=t) for t in TABLE3]
+    if cost_only:
+        ladder_cost(sources, targets)
+        return
     work = Path(tempfile.mkdtemp(prefix="simcore-bench-fair-"))
     print("## Size bias: PPL, OOV rate, JSD and TVC as a source's sample shrinks\n", flush=True)
     start = time.perf_counter()
@@ -246,18 +265,7 @@ def fairness(store: ArtefactStore, cut_name: str) -> None:
             print(f"{name}: {r.headline()}")
     print()
 
-    print("## What the ladder costs: a cold 5 x 5 matrix (PPL and JSD), fresh store\n")
-    rows = []
-    for label, tokens in (("one size (no ladder)", "table"), ("with the ladder", None)):
-        cold = ArtefactStore(Path(tempfile.mkdtemp(prefix="simcore-bench-cold-")))
-        bench = Workbench(cold)
-        start = time.perf_counter()
-        sizes = [bench.tokenize(c).n_tokens for c in sources]
-        table = bench.matrix(sources, targets, ["ppl", "jsd"], sample_tokens=min(sizes) if tokens else None)
-        rows.append({"matrix": label, "seconds": round(time.perf_counter() - start, 1),
-                     "source samples": int(table.groupby("source")["ladder"].first().map(
-                         lambda t: 1 + (len(__import__("json").loads(t)) if isinstance(t, str) else 0)).sum())})
-    print(pd.DataFrame(rows).to_string(index=False))
+    ladder_cost(sources, targets)
 
 
 def main() -> None:
@@ -265,6 +273,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="100000,300000,1000000")
     parser.add_argument("--cache", default=str(ROOT / "bench" / "out" / "cache-recommendation"))
     parser.add_argument("--fairness", action="store_true", help="only the size-ladder checks (see above)")
+    parser.add_argument("--cost-only", action="store_true", help="with --fairness: only the ladder's cost")
     parser.add_argument("--cut-source", default="reviews_yelp", help="the source cut to 10k/30k/100k tokens")
     parser.add_argument("--costs", type=int, default=0, metavar="TOKENS",
                         help="only time the bootstrap and reproducible WVV at this sample size")
@@ -278,7 +287,7 @@ def main() -> None:
         costs(store, sources, targets, args.costs)
         return
     if args.fairness:
-        fairness(store, args.cut_source)
+        fairness(store, args.cut_source, args.cost_only)
         return
     work = Path(tempfile.mkdtemp(prefix="simcore-bench-rec-"))
     held_sources, held_targets = held_out_split(work)
