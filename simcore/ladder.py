@@ -14,6 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 DEFAULT_SAMPLE_CAP = 10_000_000
+# A pair meets above the table's size only at a rung at least this many times larger: a smaller gain
+# would cost a sample of every larger source for little more text (pairs still meet at equal sizes).
+MIN_GAIN = 3
 LADDER = (10_000, 30_000, 100_000, 300_000, 1_000_000, 3_000_000, 10_000_000, 30_000_000, 100_000_000)
 
 
@@ -30,10 +33,11 @@ def table_size(source_tokens: Sequence[int], cap: int = DEFAULT_SAMPLE_CAP) -> i
 def rungs(source_tokens: Sequence[int], table: int, *, cap: int = DEFAULT_SAMPLE_CAP,
           ladder: bool = True) -> list[int]:
     """The sizes pairs may meet at: the table's size, the whole size of every source below it
-    (it cannot be sampled larger), and the ladder up to ``cap`` when ``ladder`` is on."""
+    (it cannot be sampled larger), and, when ``ladder`` is on, the ladder's rungs from ``MIN_GAIN``
+    times the table's size up to ``cap``."""
     sizes = {table} | {n for n in source_tokens if n < table}
     if ladder:
-        sizes |= {r for r in LADDER if r <= cap}
+        sizes |= {r for r in LADDER if MIN_GAIN * table <= r <= cap}
     return sorted(sizes)
 
 

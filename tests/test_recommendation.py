@@ -169,9 +169,8 @@ def test_the_bundled_sample_read_back_from_csv_gives_the_same_answer(store, tmp_
     # every source in the table at the smallest one's size; the larger ones also at 10k tokens, where pairs meet
     assert table["sample_tokens"].nunique() == 1 and table["sample_tokens"].iloc[0] == table["source_tokens"].min()
     assert not table["used_whole"].any()
-    over = table[table["source_tokens"] >= 10_000]
-    assert over["ladder"].map(lambda text: list(json.loads(text)) == ["10000"]).all()
-    assert table[table["source_tokens"] < 10_000]["ladder"].isna().all()
+    # 10k tokens is not 3x the table's 8,419: every pair meets at the table's size, no ladder sample
+    assert table["ladder"].isna().all()
     # below the 100k tokens at which PPL's rankings settle: said, and not "high" where a close call rests on it
     for r in recommend(table):
         assert "below the 100,000" in r.reason
