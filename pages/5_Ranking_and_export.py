@@ -73,7 +73,7 @@ downloads[3].download_button("Download report (HTML)", parts.html, file_name="si
 
 st.subheader("Sources ranked per target")
 st.caption("Rank 1 is the most similar source; ties share a rank. The 'recommended' column ranks the sources by "
-           "the share of bootstrap replicates each wins. ⚠ marks a source whose value for that measure is flagged "
+           "its share of the votes (each carrying measure, each bootstrap replicate). ⚠ marks a source whose value for that measure is flagged "
            "(used whole, or below the size at which the measure is reliable; the Similarity page lists why).")
 for target in sorted(ranking["target"].unique()):
     st.markdown(f"**{c.md(target)}**")
