@@ -15,6 +15,7 @@ from dashboard.agreement_view import flag_first_choice
 from dashboard.loading import TABLE3_NAME
 from simcore.analysis import agreement, to_long
 
+from .app_helpers import go, no_problems, state
 from .conftest import ROOT, SAMPLE_DATA
 
 TABLE3 = SAMPLE_DATA / "results" / "dai2019_table3.csv"
@@ -29,20 +30,6 @@ def fresh() -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
     at.run()
     return at
-
-
-def go(at: AppTest, page: str) -> AppTest:
-    at.switch_page(str(ROOT / page)).run()
-    return at
-
-
-def state(at: AppTest):
-    return at.session_state["simcore_state"]
-
-
-def no_problems(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 def sidebar_text(at: AppTest) -> str:

@@ -12,6 +12,7 @@ from dashboard import workspace as ws
 from simcore.analysis import rank_sources, to_long
 from simcore.export import ranking_csv
 
+from .app_helpers import go, no_problems, state
 from .conftest import ROOT, SAMPLE_DATA
 
 TABLE3 = SAMPLE_DATA / "results" / "dai2019_table3.csv"
@@ -31,20 +32,6 @@ def opened(ws_id: str | None = None, page: str = "app.py") -> AppTest:
     if page != "app.py":
         go(at, page)
     return at
-
-
-def go(at: AppTest, page: str) -> AppTest:
-    at.switch_page(str(ROOT / page)).run()
-    return at
-
-
-def state(at: AppTest):
-    return at.session_state["simcore_state"]
-
-
-def no_problems(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 def test_a_reload_restores_the_work_and_a_stranger_sees_none_of_it(cache: Path):
