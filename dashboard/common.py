@@ -226,6 +226,28 @@ def remember_pick(mapping: dict[str, Any], name: str, key: str, leave_out: str) 
     mapping[name] = None if picked == leave_out else picked
 
 
+def name_pickers(col: str, names: list[str], choices: list[str], memory: dict[str, Any],
+                 key: Callable[[str], str]) -> dict[str, str | None]:
+    """One picker per name that has no match: the name of ``choices`` it stands for, or None (left out).
+    The user's own picks are kept in ``memory``; otherwise the spelling suggests one (never stored)."""
+    from .name_map import LEAVE_OUT, suggest
+
+    guesses = suggest(names, choices)
+    options = [LEAVE_OUT, *choices]
+    grid = st.columns(3)
+    picked: dict[str, str | None] = {}
+    for i, name in enumerate(names):
+        own = memory.get(name, "")
+        widget = key(name)
+        if st.session_state.get(widget) not in options:
+            st.session_state[widget] = ((own or LEAVE_OUT) if own is None or own in options
+                                        else (guesses.get(name) or LEAVE_OUT))
+        choice = grid[i % 3].selectbox(f"{col} “{name}” is", options, key=widget, on_change=remember_pick,
+                                       args=(memory, name, widget, LEAVE_OUT))
+        picked[name] = None if choice == LEAVE_OUT else choice
+    return picked
+
+
 # ---- named matrices -----------------------------------------------------------------------------------
 
 def pick_matrix(state: AppState, page: str) -> NamedMatrix | None:

@@ -7,7 +7,7 @@ from dashboard import common as c
 from dashboard.analysis_cache import correlations, regrets
 from dashboard.charts import label, scatter
 from dashboard.loading import TABLE3_NAME, load_table3, read_table, set_results, use_table3_results
-from dashboard.name_map import LEAVE_OUT, apply_mapping, suggest
+from dashboard.name_map import apply_mapping
 from dashboard.tables import NO_COLUMN, correlation_table, normalised_results
 from simcore.analysis.correlation import CAPPED, join, left_out_note, usable_results
 from simcore.errors import SimcoreError
@@ -99,20 +99,9 @@ if any(unmatched.values()):
         for col, names in unmatched.items():
             if not names:
                 continue
-            choices = sorted(map(str, long[col].unique()))
-            guesses = suggest(names, choices)
-            options = [LEAVE_OUT, *choices]
-            grid = st.columns(3)
-            for i, name in enumerate(names):
-                # only the user's own picks are remembered: a guess made for another matrix is not a choice
-                own = mapping[col].get(name, "")
-                key = f"map_{col}_{name}_{shown_matrix.name}"
-                if st.session_state.get(key) not in options:
-                    st.session_state[key] = (own or LEAVE_OUT) if own is None or own in options else (
-                        guesses.get(name) or LEAVE_OUT)
-                picked = grid[i % 3].selectbox(f"{col} “{name}” is", options, key=key, on_change=c.remember_pick,
-                                               args=(mapping[col], name, key, LEAVE_OUT))
-                mapped[col][name] = None if picked == LEAVE_OUT else picked
+            # only the user's own picks are remembered: a guess made for another matrix is not a choice
+            mapped[col] = c.name_pickers(col, names, sorted(map(str, long[col].unique())), mapping[col],
+                                         lambda name, col=col: f"map_{col}_{name}_{shown_matrix.name}")
 capped_runs = CAPPED in state.results and (pd.to_numeric(state.results[CAPPED], errors="coerce").fillna(0) > 0).any()
 include_capped = st.checkbox("Include runs cut short by the probe's time cap", key="pred_capped", value=False,
                              disabled=not capped_runs,

@@ -7,7 +7,6 @@ from dashboard import common as c
 from dashboard.charts import label
 from dashboard.compare import comparable, compare, default_pair, renamed, unmatched_names
 from dashboard.compute import describe, options_label
-from dashboard.name_map import LEAVE_OUT, suggest
 from simcore.errors import SimcoreError
 
 c.setup_page("Compare results", ":material/compare_arrows:")
@@ -54,18 +53,8 @@ if missing:
         st.caption("These names of B are not in A. Pick the corpus of A each one stands for (suggested from the "
                    "spelling); the choice is remembered.")
         for col, (b_names, a_names) in missing.items():
-            guesses = suggest(b_names, a_names)
-            options = [LEAVE_OUT, *a_names]
-            grid = st.columns(3)
-            for i, name in enumerate(b_names):
-                own = name_map.setdefault(col, {}).get(name, "")
-                key = f"cmp_map_{col}_{name}"
-                if st.session_state.get(key) not in options:
-                    st.session_state[key] = (own or LEAVE_OUT) if own is None or own in options else (
-                        guesses.get(name) or LEAVE_OUT)
-                picked = grid[i % 3].selectbox(f"{col} “{name}” is", options, key=key, on_change=c.remember_pick,
-                                               args=(name_map[col], name, key, LEAVE_OUT))
-                mapped[col][name] = None if picked == LEAVE_OUT else picked
+            mapped[col] = c.name_pickers(col, b_names, a_names, name_map.setdefault(col, {}),
+                                         lambda name, col=col: f"cmp_map_{col}_{name}")
     long_b = renamed(long_b, mapped)
 try:
     result = compare(long_a, long_b)
