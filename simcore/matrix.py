@@ -490,7 +490,6 @@ class Workbench:
             if size is not None:
                 sizes[c.name] = size
         common = (sample_tokens or table_size(list(sizes.values()))) if sizes else 1
-        n_tokens = {n: common for n in names}
         # Pairs of sources also meet at the largest size both have (see simcore.ladder).
         extra_sizes = pair_sizes(sizes, common, ladder=sample_tokens is None) if sizes else {}
         target_of = {t.name: attempt("target", t, lambda t=t: self.target(t, progress)) for t in targets}
@@ -506,9 +505,9 @@ class Workbench:
         # A measure that is noise at this size (WVV below 1M tokens) cannot carry the answer: not computed
         # unless asked, since it costs more than all the others together.
         skipped = [n for n in order if not compute_noise and get_measure(n).noise_when_small
-                   and n_tokens[n] < get_measure(n).reliable_tokens]
+                   and common < get_measure(n).reliable_tokens]
         plan = [(c, n, size) for n in order if n not in skipped for c in sources
-                for size in [n_tokens[n], *ladder_of(c, n)]]
+                for size in [common, *ladder_of(c, n)]]
         weight = {(c.name, n, size): UNIT_COST.get(n, 1.0) * size / common for c, n, size in plan}
         total = sum(weight.values()) or 1.0
         finished: dict[tuple[str, str, int], _UnitResult] = {}
@@ -520,9 +519,9 @@ class Workbench:
             if result.source_error is not None:
                 failed.setdefault(f"source {corpus.name}", result.source_error)
             finished[(corpus.name, name, size)] = result
-            wanted = [n_tokens[name], *ladder_of(corpus, name)]
+            wanted = [common, *ladder_of(corpus, name)]
             if all((corpus.name, name, z) in finished for z in wanted):
-                for row in self._rows(corpus, name, targets, target_of, failed, sizes, n_tokens[name], samples,
+                for row in self._rows(corpus, name, targets, target_of, failed, sizes, common, samples,
                                       {z: finished[(corpus.name, name, z)] for z in wanted}):
                     rows.append(row)
                     if on_row:
@@ -551,7 +550,7 @@ class Workbench:
                 background.shutdown(wait=True, cancel_futures=True)
         for name in skipped:
             for corpus in sources:
-                for row in self._not_computed(corpus, name, targets, target_of, failed, sizes, n_tokens[name], samples):
+                for row in self._not_computed(corpus, name, targets, target_of, failed, sizes, common, samples):
                     rows.append(row)
                     if on_row:
                         on_row(row)
