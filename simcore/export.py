@@ -204,7 +204,7 @@ def ranking_markdown(ranking: pd.DataFrame, options: dict[str, Any] | None = Non
         lines += [f"## {_md(target)}", "", "| measure | " + " | ".join(f"#{r}" for r in ranks) + " |"]
         lines.append("|---" * (1 + len(ranks)) + "|")
         for measure, cells in measures.items():
-            lines.append(f"| {_md(measure)} | " + " | ".join(_md(cells.get(r, "")) for r in ranks) + " |")
+            lines.append(f"| {_md(measure_label(measure))} | " + " | ".join(_md(cells.get(r, "")) for r in ranks) + " |")
         lines.append("")
     return "\n".join(lines)
 
