@@ -43,9 +43,10 @@ Progress = Callable[[str, float], None]
 MAX_JOBS = 256
 STREAM_MIN_BYTES = 50_000_000  # sources this large are sampled in one streaming pass, never tokenized whole
 PARALLEL_MIN_TOKENS = 2_000_000
+PARALLEL_MIN_BYTES = 20_000_000  # corpora to read, in all, below which reading them in processes does not pay
 HEAVY_SCORING = {"wvv"}  # measures whose every cell trains a model: scored in the other processes too  # source-sample tokens over all parts below which processes do not pay
 # Rough relative cost of one part (a source sample under a measure, with its targets), for progress.
-UNIT_COST = {"wvv": 20.0, "tvcc": 4.0, "ppl": 3.0, "jsd": 2.0, "tvc": 1.0, "ttr": 0.5}
+UNIT_COST = {"emb": 30.0, "wvv": 20.0, "tvcc": 4.0, "ppl": 3.0, "jsd": 2.0, "kl": 2.0, "tvc": 1.0, "ttr": 0.5}
 
 
 def _quiet(message: str, fraction: float) -> None:
@@ -140,6 +141,15 @@ def _sample_in_worker(config: Any, corpus: Corpus, size: int, samples: int) -> N
         pass  # the unit that needs it says why
 
 
+def _read_in_worker(config: Any, corpus: Corpus, source: bool, samples: int) -> None:
+    """A corpus tokenized (a large source: its pass) into the store; failures are found again by the parent."""
+    bench = _worker_bench(config)
+    try:
+        bench.size(corpus, samples) if source else bench.tokenize(corpus)
+    except SimcoreError:
+        pass
+
+
 def _prepare_in_worker(config: Any, corpus: Corpus, name: str, size: int, samples: int) -> None:
     """A source's samples prepared for one measure (stored); failures are found again when scoring."""
     bench = _worker_bench(config)
@@ -177,18 +187,22 @@ class Workbench:
     def tokenize(self, corpus: Corpus, progress: Progress = _quiet) -> TokenizedCorpus:
         if not isinstance(corpus, Corpus):
             raise InvalidArgument(f"expected a Corpus, not {type(corpus).__name__}")
+        raw_key = self._raw_key(corpus)
+        return _remember(self._tokenized, (corpus.name, raw_key),
+                         lambda: tokenize_corpus(corpus, self.store, self.tokenizer, progress, raw_key=raw_key),
+                         limit=256)
+
+    def _raw_key(self, corpus: Corpus) -> str:
+        """The corpus's raw fingerprint. Hashing a large corpus's bytes takes seconds: it is done once per
+        unchanged set of files."""
         corpus.check_readable()
-        # Hashing a large corpus's bytes takes seconds: do it once per unchanged set of files.
         try:
             stats = tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in corpus.files)
         except OSError as exc:
             raise CorpusError(f"{corpus.name}: cannot read {exc.filename} ({exc.strerror})") from exc
         known = self._known_raw_keys.get((corpus.name, stats))
-        raw_key = _remember(self._raw_keys, (corpus, stats),
-                            lambda: known or corpus.raw_fingerprint(self.tokenizer), limit=256)
-        return _remember(self._tokenized, (corpus.name, raw_key),
-                         lambda: tokenize_corpus(corpus, self.store, self.tokenizer, progress, raw_key=raw_key),
-                         limit=256)
+        return _remember(self._raw_keys, (corpus, stats),
+                         lambda: known or corpus.raw_fingerprint(self.tokenizer), limit=256)
 
     def streams(self, corpus: Corpus) -> bool:
         """Whether a source is sampled in one streaming pass (a large one) instead of being tokenized whole."""
@@ -324,15 +338,21 @@ class Workbench:
                       take: Callable[[Corpus, str, int, _UnitResult], None],
                       side: list[tuple[Callable[..., Any], tuple[Any, ...]]] = ()) -> None:
         """The parts in ``jobs`` processes, each single-threaded and seeded as in one process, so every
-        value is the same. Samples are drawn first (each once), then every source is prepared in the
-        processes (KenLM models, counts, skip-gram vectors: the cold cost). Scoring is done here, where
-        the targets' shared work (bootstrap draws, n-gram counts, tagging) is done once for every source,
-        except for measures whose scoring is itself heavy (WVV trains on the target per cell), which the
-        processes score while this one scores the rest."""
+        value is the same. Samples are drawn first (each once), then every source is prepared (KenLM
+        models, counts, skip-gram vectors: the cold cost), then the cells are scored.
+
+        With at least two targets per process, the targets are split into ``jobs`` groups of about equal
+        size and each group is scored in a process of its own: a target's shared work (bootstrap draws,
+        n-gram counts, tagging) is done once, in that process, and every process scores every source.
+        With fewer targets, the parts (a source at one size under one measure, with every target) go to
+        whichever process is free, and the targets' tagging runs beside them."""
         method = "fork" if threading.active_count() == 1 else "spawn"
         config = (str(self.store.root), self.tokenizer, self.options, dict(self._raw_keys_by_name()))
+        context = multiprocessing.get_context(method)
+        groups = _target_groups(targets, jobs) if len(targets) >= 2 * jobs else []
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+        pinned = [ProcessPoolExecutor(max_workers=1, mp_context=context) for _ in groups]
         done = 0.0
-        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(method))
 
         def drain(pending: set[Any], message: Callable[[int], str]) -> None:
             while pending:
@@ -342,34 +362,79 @@ class Workbench:
                 progress(message(len(pending)), done / total)  # every second, so that a Cancel is seen at once
 
         try:
-            for function, args in side:  # targets' tagging (TVcC) while the samples are drawn
-                pool.submit(function, *args)
             sizes = list(dict.fromkeys((c, z) for c, _, z in plan))
             drain({pool.submit(_sample_in_worker, config, c, z, samples) for c, z in sizes},
                   lambda left: f"drawing samples ({len(sizes) - left} of {len(sizes)})")
-            light = [(c, n, z) for c, n, z in plan if n not in HEAVY_SCORING]
-            drain({pool.submit(_prepare_in_worker, config, c, n, z, samples) for c, n, z in light},
-                  lambda left: f"preparing the sources in {jobs} processes ({len(light) - left} of {len(light)})")
-            heavy = {pool.submit(_unit_in_worker, config, c, n, z, samples, targets): (c, n, z)
-                     for c, n, z in plan if n in HEAVY_SCORING}
-            for corpus, name, size in light:
-                take(corpus, name, size, self._unit(corpus, name, size, samples, targets))
-                done += weight[(corpus.name, name, size)]
-                progress(f"{get_measure(name).label}: {corpus.name} at {size:,} tokens done", done / total)
-            pending = set(heavy)
+            drain({pool.submit(_prepare_in_worker, config, c, n, z, samples) for c, n, z in plan},
+                  lambda left: f"preparing the sources in {jobs} processes ({len(plan) - left} of {len(plan)})")
+            parts: dict[Any, tuple[Corpus, str, int, int]] = {}
+            part_weight: dict[Any, float] = {}
+            if groups:
+                pool.shutdown(wait=True)  # its processes hold prepared sources: free them for the groups'
+                for k, group in enumerate(groups):
+                    share = sum(_tokens_hint(t) for t in group) / max(1, sum(_tokens_hint(t) for t in targets))
+                    for corpus, name, size in plan:
+                        future = pinned[k].submit(_unit_in_worker, config, corpus, name, size, samples, group)
+                        parts[future] = (corpus, name, size, k)
+                        part_weight[future] = weight[(corpus.name, name, size)] * share
+            else:
+                for function, args in side:  # the targets' tagging (TVcC) beside the other parts
+                    pool.submit(function, *args)
+                for corpus, name, size in plan:
+                    future = pool.submit(_unit_in_worker, config, corpus, name, size, samples, targets)
+                    parts[future] = (corpus, name, size, -1)
+                    part_weight[future] = weight[(corpus.name, name, size)]
+            pieces: dict[tuple[str, str, int], list[_UnitResult]] = {}
+            wanted = max(1, len(groups))
+            pending = set(parts)
             while pending:
                 finished, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
                 for future in finished:
-                    corpus, name, size = heavy[future]
-                    take(corpus, name, size, future.result())
-                    done += weight[(corpus.name, name, size)]
-                progress(f"{len(pending)} heavy parts still running in other processes", done / total)
+                    corpus, name, size, k = parts[future]
+                    got = pieces.setdefault((corpus.name, name, size), [])
+                    got.append(future.result())
+                    done += part_weight[future]
+                    if len(got) == wanted:
+                        take(corpus, name, size, _merge_units(got))
+                left = len(pending)
+                progress(f"scoring in {jobs} processes ({len(parts) - left} of {len(parts)} parts done)",
+                         min(done / total, 1.0))
         except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            for process in list(getattr(pool, "_processes", {}).values()):
-                process.terminate()  # the store writes atomically: nothing half-written remains
+            for executor in (pool, *pinned):
+                executor.shutdown(wait=False, cancel_futures=True)
+                for process in list(getattr(executor, "_processes", {}).values()):
+                    process.terminate()  # the store writes atomically: nothing half-written remains
             raise
-        pool.shutdown(wait=True)
+        for executor in (pool, *pinned):
+            executor.shutdown(wait=True)
+
+    def _tokenize_in_processes(self, sources: list[Corpus], targets: list[Corpus], samples: int, jobs: int,
+                               progress: Progress) -> None:
+        """Corpora not yet in the store tokenized (large sources: sampled in their pass) in ``jobs``
+        processes, largest first; this process then reads them back. Below PARALLEL_MIN_BYTES in all,
+        starting the processes costs more than it saves."""
+        todo = [(c, role) for role, corpora in (("source", sources), ("target", targets)) for c in corpora
+                if c.problem is None and not self._in_store(c)]
+        if len(todo) < 2 or sum(_tokens_hint(c) for c, _ in todo) < PARALLEL_MIN_BYTES:
+            return
+        todo.sort(key=lambda item: _tokens_hint(item[0]), reverse=True)
+        method = "fork" if threading.active_count() == 1 else "spawn"
+        config = (str(self.store.root), self.tokenizer, self.options, dict(self._raw_keys_by_name()))
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(method)) as pool:
+            pending = {pool.submit(_read_in_worker, config, c, role == "source", samples) for c, role in todo}
+            total = len(pending)
+            while pending:
+                _, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
+                progress(f"reading the corpora in {jobs} processes ({total - len(pending)} of {total})", 0.0)
+
+    def _in_store(self, corpus: Corpus) -> bool:
+        """Whether the corpus's tokens are stored already (a large source: never, its pass says itself)."""
+        if self.streams(corpus):
+            return False
+        try:
+            return self.store.get("tokens", self._raw_key(corpus)) is not None
+        except SimcoreError:
+            return True  # it fails here, in its own cells
 
     def _raw_keys_by_name(self) -> dict[tuple[str, tuple[Any, ...]], str]:
         return {(c.name, stats): key for (c, stats), key in self._raw_keys.items()}
@@ -484,6 +549,8 @@ class Workbench:
                 failed[f"{role} {corpus.name}"] = str(exc)
                 return None
 
+        if jobs > 1:
+            self._tokenize_in_processes(sources, targets, samples, jobs, progress)
         sizes = {}
         for c in sources:
             size = attempt("source", c, lambda c=c: self.size(c, samples, progress))
@@ -495,9 +562,9 @@ class Workbench:
         target_of = {t.name: attempt("target", t, lambda t=t: self.target(t, progress)) for t in targets}
         prepared_targets = [p for p in target_of.values() if p is not None]
         background = _start_background(names, prepared_targets) if jobs == 1 else None
-        # Measures with target-side work in another process are scored last, so that work overlaps the rest.
-        order = [n for n in names if not hasattr(get_measure(n), "background_work")]
-        order += [n for n in names if n not in order]
+        # Cheap measures first, so that their rows (the answer for language models: PPL, JSD) arrive in
+        # seconds; measures with target-side work in another process last, so that work overlaps the rest.
+        order = sorted(names, key=lambda n: (hasattr(get_measure(n), "background_work"), UNIT_COST.get(n, 1.0)))
 
         def ladder_of(corpus: Corpus, name: str) -> list[int]:
             return extra_sizes.get(corpus.name, []) if getattr(get_measure(name), "size_ladder", False) else []
@@ -560,6 +627,34 @@ class Workbench:
         table = pd.DataFrame(rows, columns=COLUMNS)
         table.attrs["failed_corpora"] = dict(failed)  # "source NAME" / "target NAME" -> why it could not be read
         return table
+
+
+def _tokens_hint(corpus: Corpus) -> int:
+    """A corpus's size in bytes, to balance groups of targets (0 when it cannot be read)."""
+    try:
+        return corpus.size_bytes
+    except OSError:
+        return 0
+
+
+def _target_groups(targets: list[Corpus], jobs: int) -> list[list[Corpus]]:
+    """``targets`` split into ``jobs`` groups of about equal size (largest first onto the lightest group),
+    each kept in the order given."""
+    groups: list[list[Corpus]] = [[] for _ in range(jobs)]
+    loads = [0] * jobs
+    for target in sorted(targets, key=_tokens_hint, reverse=True):
+        k = loads.index(min(loads))
+        groups[k].append(target)
+        loads[k] += _tokens_hint(target)
+    order = {t.name: i for i, t in enumerate(targets)}
+    return [sorted(g, key=lambda t: order[t.name]) for g in groups if g]
+
+
+def _merge_units(units: list[_UnitResult]) -> _UnitResult:
+    """One part's results from the processes that scored its groups of targets."""
+    first = units[0]
+    cells = {name: cell for unit in units for name, cell in unit.cells.items()}
+    return _UnitResult(first.n_tokens, first.source_error, first.measure_error, cells)
 
 
 def _whole(value: Any) -> bool:

@@ -132,6 +132,33 @@ def test_parts_in_parallel_processes_give_the_same_table_as_one_process(tmp_path
         Workbench(ArtefactStore(tmp_path / "three")).matrix(sources, targets, ["tvc"], jobs=0)
 
 
+def test_groups_of_targets_scored_in_processes_of_their_own_give_the_same_table(tmp_path, monkeypatch):
+    """Four targets and two processes: each process scores one group of targets against every source."""
+    from simcore import matrix as matrix_module
+    from simcore.store import ArtefactStore
+
+    sources = [Corpus.from_path(SAMPLE_DATA / "sources" / n) for n in ("news.txt", "biomed_abstracts.txt")]
+    targets = [Corpus.from_path(p) for p in sorted((SAMPLE_DATA / "targets").glob("*.conll"))]
+    targets.append(Corpus.from_path(SAMPLE_DATA / "upload_example" / "med_forum_posts_sample.txt"))
+    groups = matrix_module._target_groups(targets, 2)
+    assert sorted(t.name for g in groups for t in g) == sorted(t.name for t in targets) and len(groups) == 2
+    sizes = [sum(t.size_bytes for t in g) for g in groups]
+    assert max(sizes) - min(sizes) <= max(t.size_bytes for t in targets)  # balanced to within one target
+    measures = ["tvc", "tvcc", "ppl", "wvv", "jsd"]
+    serial = Workbench(ArtefactStore(tmp_path / "one")).matrix(sources, targets, measures, compute_noise=True)
+    monkeypatch.setattr(matrix_module, "PARALLEL_MIN_TOKENS", 0)
+    monkeypatch.setattr(matrix_module, "PARALLEL_MIN_BYTES", 0)  # and read the corpora in the processes too
+    seen = []
+    parallel = Workbench(ArtefactStore(tmp_path / "two")).matrix(
+        sources, targets, measures, jobs=2, compute_noise=True,
+        progress=lambda message, fraction: seen.append((fraction, message)))
+    pd.testing.assert_frame_equal(serial, parallel)
+    assert serial["error"].isna().all() and len(serial) == 2 * 4 * 5
+    assert any("reading the corpora in 2 processes" in m for _, m in seen)
+    fractions = [f for f, _ in seen]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0
+
+
 def test_a_measure_that_is_noise_at_the_tables_size_is_not_computed_unless_asked(store):
     sources = [Corpus.from_path(SAMPLE_DATA / "sources" / n) for n in ("news.txt", "tweets.jsonl")]
     target = Corpus.from_path(SAMPLE_DATA / "targets" / "news_ner.conll")
