@@ -9,7 +9,17 @@ of the process and its children, peak memory of the largest process):
   targets (the five shared targets' train/dev/test splits cut into parts), the shape issue 21 measured.
 Each case with --jobs 1 and --jobs N (default: the cores).
 
-Usage: .venv/bin/python bench/bench_matrix.py [--jobs 2] [--large] [--skip-cold]
+- the bundled sample, cold: the demo's first answer on the command line;
+- with --profile: the cold 5 x 5 and the warm new target once more in one process under cProfile, printed
+  as each stage's seconds and share of the wall time (stages nest: "scoring" holds WVV's training) and the
+  top entries by cumulative time; and the warm new target one measure at a time (each run a new process).
+
+The 16-process estimate is the CPU seconds of the 2-process run spread over 16 processes, plus the
+wall time that did not shrink from 1 to 2 processes beyond what the second core explains, but never less
+than the largest single piece of work (one target's tagging or one source's preparation; the --profile
+stage figures give them).
+
+Usage: .venv/bin/python bench/bench_matrix.py [--jobs 2] [--large] [--skip-cold] [--profile]
 """
 
 from __future__ import annotations
@@ -25,6 +35,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
@@ -67,11 +78,63 @@ def run(args: list[str], store: Path) -> dict[str, float]:
     return {"wall s": round(wall, 1), "cpu s": round(cpu, 1), "peak MB": round(after.ru_maxrss / 1024)}
 
 
+STAGES = [  # (stage, file suffix, function name): a stage's time is its function's cumulative time
+    ("matrix, in all", "simcore/matrix.py", "matrix"),
+    ("reading and tokenizing", "simcore/corpus.py", "tokenize_corpus"),
+    ("drawing samples", "simcore/corpus.py", "sample_corpus"),
+    ("KenLM estimation (lmplz, build_binary)", "simcore/kenlm_tools.py", "estimate"),
+    ("source n-gram counts", "simcore/counts.py", "prepare_counts"),
+    ("skip-gram on the sources", "simcore/measures/wvv.py", "source_vectors_path"),
+    ("scoring the cells (all measures)", "simcore/matrix.py", "cell"),
+    ("  PPL scoring", "simcore/measures/ppl.py", "score"),
+    ("  JSD scoring", "simcore/measures/jsd.py", "score"),
+    ("  TVC scoring", "simcore/measures/tvc.py", "score"),
+    ("  TVcC scoring (waits for the target's tagging)", "simcore/measures/tvcc.py", "score"),
+    ("    tagging the targets (spaCy)", "simcore/tagging.py", "content_words"),
+    ("  WVV scoring (training on the target per cell)", "simcore/measures/wvv.py", "score"),
+    ("  TTR", "simcore/measures/ttr.py", "score"),
+    ("target n-gram counts", "simcore/measures/__init__.py", "counts"),
+]
+
+
+def profile(sources: Path, targets: Path, store: Path) -> tuple[Any, str]:
+    """One serial matrix in this process under cProfile: the stage table and the top entries."""
+    import cProfile
+    import io
+    import pstats
+
+    import pandas as pd
+
+    from simcore.corpus import Corpus  # noqa: F401
+    from simcore.matrix import Workbench, corpora_in
+    from simcore.store import ArtefactStore
+
+    profiler = cProfile.Profile()
+    start = time.perf_counter()
+    profiler.enable()
+    Workbench(ArtefactStore(store)).matrix(corpora_in(sources), corpora_in(targets))
+    profiler.disable()
+    wall = time.perf_counter() - start
+    stats = pstats.Stats(profiler)
+    found = {}
+    for (filename, _, function), (_, _, _, cumulative, _) in stats.stats.items():
+        for stage, suffix, name in STAGES:
+            if filename.endswith(suffix) and function == name:
+                found[stage] = found.get(stage, 0.0) + cumulative
+    table = pd.DataFrame([{"stage": stage, "s": round(found.get(stage, 0.0), 2),
+                           "share": f"{found.get(stage, 0.0) / wall:.0%}"} for stage, _, _ in STAGES])
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(r"simcore/", 15)
+    top = "\n".join(line for line in out.getvalue().splitlines() if "simcore/" in line or "ncalls" in line)
+    return table, top
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--large", action="store_true", help="also the 14 x 24 shape")
     parser.add_argument("--skip-cold", action="store_true", help="only the large shape")
+    parser.add_argument("--profile", action="store_true", help="stage shares and top entries (cProfile)")
     args = parser.parse_args()
     if not (SHARED / "sources").is_dir():
         sys.exit("../shared/data is not present")
@@ -95,9 +158,28 @@ def main() -> None:
                 base = ["matrix", "--sources", str(sources), "--jobs", str(jobs)]
                 rows.append({"case": "cold 5 x 5, 1M tokens, 6 measures", "jobs": jobs,
                              **run([*base, "--targets", str(targets), "--out", str(work / "m.csv")], store)})
+                if not (work / "warm_base").exists():
+                    shutil.copytree(store, work / "warm_base")  # the five sources prepared, the new target not
                 rows.append({"case": "new 100k target vs 5 prepared", "jobs": jobs,
                              **run([*base, "--targets", str(new), "--out", str(work / "n.csv")], store)})
                 print(rows[-2], rows[-1], flush=True)
+            rows.append({"case": "bundled sample, cold (demo's first answer)", "jobs": args.jobs,
+                         **run(["matrix", "--sources", str(ROOT / "sample_data" / "sources"), "--targets",
+                                str(ROOT / "sample_data" / "targets"), "--out", str(work / "s.csv")], work / "sample")})
+            if args.profile:
+                for measure in ("ttr", "tvc", "jsd", "ppl", "tvcc", "wvv"):
+                    store = work / f"one_{measure}"
+                    shutil.copytree(work / "warm_base", store)
+                    rows.append({"case": f"new 100k target, {measure} alone", "jobs": 1,
+                                 **run(["matrix", "--sources", str(sources), "--targets", str(new), "--jobs", "1",
+                                        "--measures", measure, "--out", str(work / "o.csv")], store)})
+                cold = profile(sources, targets, work / "profile_store")
+                warm = profile(sources, new, work / "profile_store")
+                for label, result in (("cold 5 x 5", cold), ("new 100k target vs 5 prepared", warm)):
+                    print(f"\nstages, {label}, one process (cProfile; stages nest):")
+                    print(result[0].to_string(index=False))
+                    print(f"\ntop entries by cumulative time, {label}:")
+                    print(result[1])
         if args.large:
             sources, targets = work / "large_sources", work / "large_targets"
             sources.mkdir()
@@ -124,8 +206,15 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
     import pandas as pd
 
-    print(f"\nmachine: {os.cpu_count()} cores")
-    print(pd.DataFrame(rows).to_string(index=False))
+    print(f"\nmachine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end")
+    table = pd.DataFrame(rows)
+    print(table.to_string(index=False))
+    for case, runs in table.groupby("case", sort=False):
+        if len(runs) == 2:
+            one, two = runs.iloc[0], runs.iloc[1]
+            serial = max(0.0, two["wall s"] - two["cpu s"] / 2)  # what two cores did not shorten
+            print(f"{case}: 16 processes, estimated {serial + two['cpu s'] / 16:.0f} s "
+                  f"(1 process {one['wall s']} s, 2: {two['wall s']} s; CPU {two['cpu s']} s)")
 
 
 if __name__ == "__main__":

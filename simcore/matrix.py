@@ -43,6 +43,10 @@ Progress = Callable[[str, float], None]
 MAX_JOBS = 256
 STREAM_MIN_BYTES = 50_000_000  # sources this large are sampled in one streaming pass, never tokenized whole
 PARALLEL_MIN_TOKENS = 2_000_000
+# Where the bar stands as processes finish each phase: reading the corpora (when done in processes) up to
+# READING_SHARE, drawing samples and preparing the sources up to SCORING_FROM, scoring the rest by cost.
+READING_SHARE = 0.1
+SCORING_FROM = 0.4
 PARALLEL_MIN_BYTES = 20_000_000  # corpora to read, in all, below which reading them in processes does not pay
 HEAVY_SCORING = {"wvv"}  # measures whose every cell trains a model: scored in the other processes too  # source-sample tokens over all parts below which processes do not pay
 # Rough relative cost of one part (a source sample under a measure, with its targets), for progress.
@@ -183,6 +187,7 @@ class Workbench:
         self._sources: OrderedDict[tuple[str, str, int, int], list[PreparedSource]] = OrderedDict()
         self._targets: OrderedDict[tuple[str, str], PreparedTarget] = OrderedDict()
         self._known_raw_keys: dict[tuple[str, tuple[Any, ...]], str] = {}  # given by a parent process
+        self._read_in_processes = False
 
     def tokenize(self, corpus: Corpus, progress: Progress = _quiet) -> TokenizedCorpus:
         if not isinstance(corpus, Corpus):
@@ -349,24 +354,29 @@ class Workbench:
         method = "fork" if threading.active_count() == 1 else "spawn"
         config = (str(self.store.root), self.tokenizer, self.options, dict(self._raw_keys_by_name()))
         context = multiprocessing.get_context(method)
+        start = READING_SHARE if self._read_in_processes else 0.0
         groups = _target_groups(targets, jobs) if len(targets) >= 2 * jobs else []
         pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
         pinned = [ProcessPoolExecutor(max_workers=1, mp_context=context) for _ in groups]
         done = 0.0
 
-        def drain(pending: set[Any], message: Callable[[int], str]) -> None:
+        def drain(pending: set[Any], message: Callable[[int], str], low: float, high: float) -> None:
+            """Wait for a phase's tasks; the bar moves from ``low`` to ``high`` as they finish."""
+            count = len(pending)
             while pending:
                 finished, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
                 for future in finished:
                     future.result()
-                progress(message(len(pending)), done / total)  # every second, so that a Cancel is seen at once
+                # every second, so that a Cancel is seen at once
+                progress(message(len(pending)), low + (high - low) * (count - len(pending)) / max(1, count))
 
         try:
             sizes = list(dict.fromkeys((c, z) for c, _, z in plan))
             drain({pool.submit(_sample_in_worker, config, c, z, samples) for c, z in sizes},
-                  lambda left: f"drawing samples ({len(sizes) - left} of {len(sizes)})")
+                  lambda left: f"drawing samples ({len(sizes) - left} of {len(sizes)})", start, start + 0.05)
             drain({pool.submit(_prepare_in_worker, config, c, n, z, samples) for c, n, z in plan},
-                  lambda left: f"preparing the sources in {jobs} processes ({len(plan) - left} of {len(plan)})")
+                  lambda left: f"preparing the sources in {jobs} processes ({len(plan) - left} of {len(plan)})",
+                  start + 0.05, SCORING_FROM)
             parts: dict[Any, tuple[Corpus, str, int, int]] = {}
             part_weight: dict[Any, float] = {}
             if groups:
@@ -398,7 +408,7 @@ class Workbench:
                         take(corpus, name, size, _merge_units(got))
                 left = len(pending)
                 progress(f"scoring in {jobs} processes ({len(parts) - left} of {len(parts)} parts done)",
-                         min(done / total, 1.0))
+                         SCORING_FROM + (1 - SCORING_FROM) * min(done / total, 1.0))
         except BaseException:
             for executor in (pool, *pinned):
                 executor.shutdown(wait=False, cancel_futures=True)
@@ -415,6 +425,7 @@ class Workbench:
         starting the processes costs more than it saves."""
         todo = [(c, role) for role, corpora in (("source", sources), ("target", targets)) for c in corpora
                 if c.problem is None and not self._in_store(c)]
+        self._read_in_processes = False
         if len(todo) < 2 or sum(_tokens_hint(c) for c, _ in todo) < PARALLEL_MIN_BYTES:
             return
         todo.sort(key=lambda item: _tokens_hint(item[0]), reverse=True)
@@ -425,7 +436,9 @@ class Workbench:
             total = len(pending)
             while pending:
                 _, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
-                progress(f"reading the corpora in {jobs} processes ({total - len(pending)} of {total})", 0.0)
+                progress(f"reading the corpora in {jobs} processes ({total - len(pending)} of {total})",
+                         READING_SHARE * (total - len(pending)) / total)
+        self._read_in_processes = True
 
     def _in_store(self, corpus: Corpus) -> bool:
         """Whether the corpus's tokens are stored already (a large source: never, its pass says itself)."""
@@ -561,7 +574,6 @@ class Workbench:
         extra_sizes = pair_sizes(sizes, common, ladder=sample_tokens is None) if sizes else {}
         target_of = {t.name: attempt("target", t, lambda t=t: self.target(t, progress)) for t in targets}
         prepared_targets = [p for p in target_of.values() if p is not None]
-        background = _start_background(names, prepared_targets) if jobs == 1 else None
         # Cheap measures first, so that their rows (the answer for language models: PPL, JSD) arrive in
         # seconds; measures with target-side work in another process last, so that work overlaps the rest.
         order = sorted(names, key=lambda n: (hasattr(get_measure(n), "background_work"), UNIT_COST.get(n, 1.0)))
@@ -595,16 +607,19 @@ class Workbench:
                         on_row(row)
 
         done = 0.0
+        # Starting processes costs seconds: small matrices (the bundled sample) run here.
+        parallel = jobs > 1 and len(plan) > 1 and sum(size for _, _, size in plan) >= PARALLEL_MIN_TOKENS
+        background = None if parallel else _start_background(names, prepared_targets)
+        offset = READING_SHARE if self._read_in_processes else 0.0
         try:
-            # Starting processes costs seconds: small matrices (the bundled sample) run here.
-            if jobs > 1 and len(plan) > 1 and sum(size for _, _, size in plan) >= PARALLEL_MIN_TOKENS:
+            if parallel:
                 side = [job for n in names if hasattr(get_measure(n), "background_work")
                         for job in (get_measure(n).background_work(t) for t in prepared_targets) if job is not None]
                 self._run_parallel(plan, samples, readable, jobs, progress, weight, total, take, side)
             else:
                 for corpus, name, size in plan:
                     label = get_measure(name).label
-                    at = done / total
+                    at = offset + (1 - offset) * done / total
 
                     def report(message: str, _fraction: float, at: float = at) -> None:
                         progress(message, at)  # steps inside a part never move the bar back

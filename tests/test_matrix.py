@@ -155,6 +155,9 @@ def test_groups_of_targets_scored_in_processes_of_their_own_give_the_same_table(
     pd.testing.assert_frame_equal(serial, parallel)
     assert serial["error"].isna().all() and len(serial) == 2 * 4 * 5
     assert any("reading the corpora in 2 processes" in m for _, m in seen)
+    # the bar moves while corpora are read and sources prepared, not only when cells are scored
+    assert any(0 < f <= matrix_module.READING_SHARE and "reading" in m for f, m in seen)
+    assert any(matrix_module.READING_SHARE < f <= matrix_module.SCORING_FROM and "preparing" in m for f, m in seen)
     fractions = [f for f, _ in seen]
     assert fractions == sorted(fractions) and fractions[-1] == 1.0
 
