@@ -27,6 +27,13 @@ def fingerprint(long: pd.DataFrame) -> str:
     return str(int(pd.util.hash_pandas_object(long[["source", "target", "measure", "value"]], index=False).sum()))
 
 
+def show_answer(rows: list[dict]) -> None:
+    for row in rows:
+        confidence = "" if pd.isna(row["confidence"]) else f", confidence {row['confidence']:.0%}"
+        st.markdown(f"**{c.md(row['target'])}**: pretrain on **{c.md(row['pick'])}** ({row['level']}{confidence})")
+        st.caption(c.md(row["why"]))  # the whole reason, wrapped (a table cell would cut it)
+
+
 def nav_button(page: str, text: str, icon: str, key: str, primary: bool = False) -> None:
     """A next step that looks like a button and opens its page."""
     if st.button(text, icon=icon, key=key, type="primary" if primary else "secondary", width="stretch"):
@@ -44,11 +51,7 @@ task = jobs.running(state, compute.KIND)
 if state.matrix is not None:
     st.subheader("The answer")
     try:
-        rows = answer_rows(fingerprint(state.matrix), state.matrix)
-        for row in rows:
-            confidence = "" if pd.isna(row["confidence"]) else f", confidence {row['confidence']:.0%}"
-            st.markdown(f"**{c.md(row['target'])}**: pretrain on **{c.md(row['pick'])}** ({row['level']}{confidence})")
-            st.caption(c.md(row["why"]))  # the whole reason, wrapped (a table cell would cut it)
+        show_answer(answer_rows(fingerprint(state.matrix), state.matrix))
         st.caption(f"For language models and BERT-style encoders, from {c.md(state.matrix_label)}.")
         steps = st.columns(3)
         with steps[0]:
@@ -61,8 +64,24 @@ if state.matrix is not None:
         st.caption(f"No recommendation for this matrix: {exc}")
 elif task is not None:
     st.subheader("The answer")
-    st.caption("Working it out in the background (the first time on this server takes about a minute); it "
-               "appears here when it is done, and goes on if you open other pages.")
+    st.caption("Working it out in the background; it appears here as soon as the measures that carry it are "
+               "in, and the work goes on if you open other pages.")
+
+    def early_answer() -> None:
+        """The answer for language models as soon as PPL and JSD are in (final: the other measures do not
+        enter it), redrawn while the job runs."""
+        current = jobs.running(state, compute.KIND)
+        early = compute.early_lm_matrix(current) if current is not None else None
+        if early is None:
+            return
+        try:
+            show_answer(answer_rows(fingerprint(early), early))
+        except SimcoreError:
+            return
+        st.caption("For language models and BERT-style encoders (PPL and JSD are in: this answer is final). "
+                   "The other measures (word vectors, content words) are still being computed.")
+
+    st.fragment(early_answer, run_every=c.REFRESH_SECONDS)()
     c.job_progress(compute.KIND, lambda job: f"{len(job.partial)} similarity values finished.")
 
 sample_loaded = bool(state.extra.get("sample_loaded")) and any(

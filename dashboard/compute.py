@@ -184,6 +184,25 @@ def partial_matrix(task: jobs.BackgroundJob) -> pd.DataFrame:
     return pd.DataFrame(list(task.partial), columns=COLUMNS)
 
 
+def early_lm_matrix(task: jobs.BackgroundJob) -> pd.DataFrame | None:
+    """A running matrix's rows of the measures that carry the answer for language models (PPL, JSD), once
+    every source and target has them: that answer is final then, while the slower measures (TVcC's
+    tagging, WVV's training) are still computed. None before, or when the job computes neither."""
+    from simcore.recommendation import PRETRAINING
+
+    job = task.params
+    if not isinstance(job, Job):
+        return None
+    carrying = [m for m in PRETRAINING["lm"] if m in job.measures]
+    if not carrying or all(m in carrying for m in job.measures):
+        return None  # nothing to show early: the whole matrix is the answer
+    rows = [r for r in list(task.partial) if r.get("measure") in carrying]
+    wanted = {(s, t, m) for s in job.sources for t in job.targets for m in carrying}
+    if {(r["source"], r["target"], r["measure"]) for r in rows} != wanted:
+        return None
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
 def failures(long: pd.DataFrame) -> pd.DataFrame:
     if "error" not in long:
         return long.iloc[0:0]

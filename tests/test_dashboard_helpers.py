@@ -350,3 +350,36 @@ def test_cached_correlations_follow_the_content_not_the_object():
     assert fingerprint(changed) != fingerprint(results)
     pd.testing.assert_frame_equal(correlations(long, results, ["tvc"]), correlate(long, results, ["tvc"], per_target=True))
     pd.testing.assert_frame_equal(correlations(long, changed, ["tvc"]), correlate(long, changed, ["tvc"], per_target=True))
+
+
+def test_the_answer_for_language_models_is_shown_once_ppl_and_jsd_are_in(tmp_path):
+    """Rows arrive one by one; the early answer appears only when every PPL and JSD cell is in, and it is
+    the answer the whole matrix gives."""
+    from dashboard.compute import early_lm_matrix
+    from dashboard.state import Job
+    from simcore.corpus import Corpus
+    from simcore.matrix import Workbench
+    from simcore.recommendation import recommend
+    from simcore.store import ArtefactStore
+
+    from .conftest import SAMPLE_DATA
+
+    sources = [Corpus.from_path(SAMPLE_DATA / "sources" / n) for n in ("news.txt", "lab_protocols.txt")]
+    targets = [Corpus.from_path(SAMPLE_DATA / "targets" / f"{n}.conll") for n in ("news_ner", "lab_protocol_ner")]
+    measures = ["tvc", "ppl", "jsd"]
+    full = Workbench(ArtefactStore(tmp_path / "store")).matrix(sources, targets, measures)
+    job = Job([s.name for s in sources], [t.name for t in targets], measures, {}, {})
+    task = jobs.BackgroundJob("matrix", "test", params=job)
+    order = full.sort_values("measure", key=lambda m: m.map({"ppl": 0, "tvc": 1, "jsd": 2})).to_dict("records")
+    seen = []
+    for row in order:
+        task.partial.append(row)
+        seen.append(early_lm_matrix(task) is not None)
+    first = seen.index(True)
+    assert not any(seen[:first]) and all(seen[first:])
+    assert {r["measure"] for r in order[:first + 1]} == {"ppl", "tvc", "jsd"}  # only once the last JSD cell is in
+    early = recommend(early_lm_matrix(task), "lm")
+    whole = recommend(full, "lm")
+    assert [(r.target, r.recommended, r.confidence) for r in early] == [(r.target, r.recommended, r.confidence)
+                                                                          for r in whole]
+    assert early_lm_matrix(jobs.BackgroundJob("matrix", "test", params=Job([], [], ["ppl", "jsd"], {}, {}))) is None
