@@ -26,8 +26,13 @@ _SEPARATORS = re.compile(r"[\t\n\v\f\r ]+")
 _UNICODE_SPACE = re.compile(r"[^\S\t\n\v\f\r ]")
 
 
+_VISIBLE_ASCII = re.compile(r"[!-~]")
+
+
 def invisible(token: str) -> bool:
     """True when a token has no visible character (spaces, zero-width and control characters)."""
+    if _VISIBLE_ASCII.search(token):
+        return False  # the common case, without looking up each character's category
     return all(unicodedata.category(c) in _INVISIBLE for c in token)
 
 
