@@ -28,7 +28,6 @@ import argparse
 import gzip
 import os
 import random
-import resource
 import shutil
 import subprocess
 import sys
@@ -67,15 +66,18 @@ def conll_parts(split: Path, parts: int, out_dir: Path, stem: str) -> None:
 
 
 def run(args: list[str], store: Path) -> dict[str, float]:
-    """One simcore command: wall seconds, CPU seconds (self and children), peak memory (MB)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    """One simcore command: wall seconds, CPU seconds (it and its processes), peak memory of its largest
+    process (MB)."""
     start = time.perf_counter()
-    subprocess.run([PYTHON, "-m", "simcore", *args, "--quiet", "--cache", str(store)], check=True, cwd=ROOT,
-                   stdout=subprocess.DEVNULL)
+    process = subprocess.Popen([PYTHON, "-m", "simcore", *args, "--quiet", "--cache", str(store)], cwd=ROOT,
+                               stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"wall s": round(wall, 1), "cpu s": round(cpu, 1), "peak MB": round(after.ru_maxrss / 1024)}
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise SystemExit(f"simcore {' '.join(args)} exited with {process.returncode}")
+    return {"wall s": round(wall, 1), "cpu s": round(usage.ru_utime + usage.ru_stime, 1),
+            "peak MB": round(usage.ru_maxrss / 1024)}
 
 
 STAGES = [  # (stage, file suffix, function name): a stage's time is its function's cumulative time

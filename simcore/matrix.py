@@ -374,8 +374,12 @@ class Workbench:
             sizes = list(dict.fromkeys((c, z) for c, _, z in plan))
             drain({pool.submit(_sample_in_worker, config, c, z, samples) for c, z in sizes},
                   lambda left: f"drawing samples ({len(sizes) - left} of {len(sizes)})", start, start + 0.05)
-            drain({pool.submit(_prepare_in_worker, config, c, n, z, samples) for c, n, z in plan},
-                  lambda left: f"preparing the sources in {jobs} processes ({len(plan) - left} of {len(plan)})",
+            # With groups of targets, the targets' tagging (in parts: one large target is tagged by several
+            # processes) is done here too, beside the sources' preparation.
+            tagging = [pool.submit(function, *args) for function, args in side] if groups else []
+            drain({*tagging, *(pool.submit(_prepare_in_worker, config, c, n, z, samples) for c, n, z in plan)},
+                  lambda left: f"preparing the sources{' and tagging the targets' if tagging else ''} in {jobs} "
+                               f"processes ({len(plan) + len(tagging) - left} of {len(plan) + len(tagging)})",
                   start + 0.05, SCORING_FROM)
             parts: dict[Any, tuple[Corpus, str, int, int]] = {}
             part_weight: dict[Any, float] = {}
@@ -388,12 +392,19 @@ class Workbench:
                         parts[future] = (corpus, name, size, k)
                         part_weight[future] = weight[(corpus.name, name, size)] * share
             else:
-                for function, args in side:  # the targets' tagging (TVcC) beside the other parts
+                # The targets' tagging first (the longest pieces; it takes at most half the processes), then
+                # the cheap parts (the answer for language models comes in seconds), then the parts that train
+                # (WVV) or wait for the tagging (TVcC).
+                for function, args in side:
                     pool.submit(function, *args)
-                for corpus, name, size in plan:
-                    future = pool.submit(_unit_in_worker, config, corpus, name, size, samples, targets)
-                    parts[future] = (corpus, name, size, -1)
-                    part_weight[future] = weight[(corpus.name, name, size)]
+                slow = [(c, n, z) for c, n, z in plan
+                        if n in HEAVY_SCORING or hasattr(get_measure(n), "background_work")]
+                quick = [item for item in plan if item not in slow]
+                for batch in (quick, slow):
+                    for corpus, name, size in batch:
+                        future = pool.submit(_unit_in_worker, config, corpus, name, size, samples, targets)
+                        parts[future] = (corpus, name, size, -1)
+                        part_weight[future] = weight[(corpus.name, name, size)]
             pieces: dict[tuple[str, str, int], list[_UnitResult]] = {}
             wanted = max(1, len(groups))
             pending = set(parts)
@@ -614,7 +625,8 @@ class Workbench:
         try:
             if parallel:
                 side = [job for n in names if hasattr(get_measure(n), "background_work")
-                        for job in (get_measure(n).background_work(t) for t in prepared_targets) if job is not None]
+                        for t in prepared_targets
+                        for job in get_measure(n).background_work(t, _taggers(t, prepared_targets, jobs))]
                 self._run_parallel(plan, samples, readable, jobs, progress, weight, total, take, side)
             else:
                 for corpus, name, size in plan:
@@ -642,6 +654,15 @@ class Workbench:
         table = pd.DataFrame(rows, columns=COLUMNS)
         table.attrs["failed_corpora"] = dict(failed)  # "source NAME" / "target NAME" -> why it could not be read
         return table
+
+
+def _taggers(target: PreparedTarget, targets: list[PreparedTarget], jobs: int) -> int:
+    """Processes to tag one target in: its share of all the targets' tokens, of ``jobs`` processes when the
+    targets are split in groups (tagging is then all that runs beside the sources' preparation), of half
+    of them when the parts run beside it (the other half scores the cheap measures meanwhile)."""
+    budget = jobs if len(targets) >= 2 * jobs else jobs // 2
+    share = target.tokenized.n_tokens / max(1, sum(t.tokenized.n_tokens for t in targets))
+    return max(1, round(budget * share))
 
 
 def _tokens_hint(corpus: Corpus) -> int:
@@ -742,7 +763,7 @@ def _start_background(names: list[str], targets: list[PreparedTarget]) -> Execut
     for name in names:
         measure = get_measure(name)
         if hasattr(measure, "background_work"):
-            jobs += [job for job in (measure.background_work(t) for t in targets) if job is not None]
+            jobs += [job for t in targets for job in measure.background_work(t)]
     if not jobs:
         return None
     # fork starts in a fraction of spawn's time, but is only safe while this process has no other thread

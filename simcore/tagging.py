@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import json
-from collections.abc import Iterable
+import math
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from .errors import MeasureUnavailable
+from .errors import MeasureUnavailable, StoreError
 from .store import ArtefactStore, digest
 from .tokenize import TokenizerOptions, normalise
 
@@ -33,31 +35,93 @@ def load_pipeline(components: str = "tagger") -> Any:
     )
 
 
-def pos_tags(sentences: Iterable[list[str]], batch_size: int = 256) -> Iterable[list[str]]:
+BATCH = 256  # sentences per spaCy batch
+
+
+def pos_tags(sentences: Iterable[list[str]], batch_size: int | None = None) -> Iterable[list[str]]:
     """Universal POS tags of pre-tokenized sentences (tokens kept exactly as given)."""
     from spacy.tokens import Doc
 
     nlp = load_pipeline()
     docs = (Doc(nlp.vocab, words=s) for s in sentences)
-    for doc in nlp.pipe(docs, batch_size=batch_size):
+    for doc in nlp.pipe(docs, batch_size=batch_size or BATCH):
         yield [t.pos_ for t in doc]
 
 
+PART_SENTENCES = 4 * BATCH  # sentences tagged per part: whole batches, so a part's batches are the whole run's
+
+
+def _part_key(fingerprint: str, pos: tuple[str, ...], options: TokenizerOptions, part: int) -> str:
+    return digest("content-words-part", fingerprint, sorted(pos), PIPELINE, options.as_dict(), part, PART_SENTENCES)
+
+
+def content_words_parts(
+    sentences: Callable[[], Iterable[list[str]]],
+    fingerprint: str,
+    store: ArtefactStore,
+    pos: tuple[str, ...],
+    parts: range,
+    options: TokenizerOptions = TokenizerOptions(),
+) -> set[str]:
+    """The content words of the sentences of ``parts`` (part k: sentences k * PART_SENTENCES up to the
+    next part), each part stored. Parts missing from the store are tagged in one read of the corpus;
+    parts can be tagged by several processes at once, and their union is what tagging the whole
+    corpus gives (each sentence is tagged in the same batch either way)."""
+    kind = "content-words-part"
+    missing = [p for p in parts if store.get(kind, _part_key(fingerprint, pos, options, p)) is None]
+    if missing:
+        it, position = iter(sentences()), 0
+        for part in missing:
+            for _ in itertools.islice(it, part * PART_SENTENCES - position):
+                pass
+            chunk = list(itertools.islice(it, PART_SENTENCES))
+            position = part * PART_SENTENCES + len(chunk)
+
+            def build(out: Path, chunk: list[list[str]] = chunk) -> dict[str, Any]:
+                words: set[str] = set()
+                for tokens, tags in zip(chunk, pos_tags(chunk)):
+                    words.update(normalise(t, options) for t, tag in zip(tokens, tags) if tag in pos)
+                (out / "words.json").write_text(json.dumps(sorted(words)))
+                return {"n": len(words)}
+
+            store.build(kind, _part_key(fingerprint, pos, options, part), build)
+    words: set[str] = set()
+    for part in parts:
+        path = store.build(kind, _part_key(fingerprint, pos, options, part), _gone)
+        words.update(json.loads((path / "words.json").read_text()))
+    return words
+
+
+def _gone(out: Path) -> dict[str, Any]:
+    raise StoreError("a tagged part was removed from the store while it was read; run again")
+
+
+def sentence_count(sentences: Callable[[], Iterable[list[str]]], fingerprint: str, store: ArtefactStore) -> int:
+    """How many sentences the corpus has (stored: counting reads the whole corpus)."""
+    path = store.build("sentence-count", digest("sentence-count", fingerprint),
+                       lambda out: {"sentences": sum(1 for _ in sentences())})
+    return int(store.meta(path)["sentences"])
+
+
+def parts_of(n_units: int) -> int:
+    """How many parts a corpus of about ``n_units`` sentences is tagged in (at least one)."""
+    return max(1, math.ceil(n_units / PART_SENTENCES))
+
+
 def content_words(
-    cased_sentences: Iterable[list[str]],
+    sentences: Callable[[], Iterable[list[str]]],
     fingerprint: str,
     store: ArtefactStore,
     pos: tuple[str, ...],
     options: TokenizerOptions = TokenizerOptions(),
 ) -> set[str]:
-    """Normalised word types tagged with one of ``pos`` anywhere in the corpus (stored)."""
+    """Normalised word types tagged with one of ``pos`` anywhere in the corpus (stored): the union of its
+    parts (:func:`content_words_parts`), which other processes may have tagged already."""
     key = digest("content-words", fingerprint, sorted(pos), PIPELINE, options.as_dict())
 
     def build(out: Path) -> dict[str, Any]:
-        words: set[str] = set()
-        sentences = list(cased_sentences)
-        for tokens, tags in zip(sentences, pos_tags(sentences)):
-            words.update(normalise(t, options) for t, tag in zip(tokens, tags) if tag in pos)
+        parts = range(parts_of(sentence_count(sentences, fingerprint, store)))
+        words = content_words_parts(sentences, fingerprint, store, pos, parts, options)
         (out / "words.json").write_text(json.dumps(sorted(words)))
         return {"n": len(words)}
 

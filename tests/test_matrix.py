@@ -145,6 +145,10 @@ def test_groups_of_targets_scored_in_processes_of_their_own_give_the_same_table(
     sizes = [sum(t.size_bytes for t in g) for g in groups]
     assert max(sizes) - min(sizes) <= max(t.size_bytes for t in targets)  # balanced to within one target
     measures = ["tvc", "tvcc", "ppl", "wvv", "jsd"]
+    # the targets tagged in parts by the processes (as a large target is), in both runs
+    monkeypatch.setattr("simcore.measures.tvcc.BACKGROUND_MIN_TOKENS", 0)
+    monkeypatch.setattr("simcore.tagging.BATCH", 32)
+    monkeypatch.setattr("simcore.tagging.PART_SENTENCES", 64)
     serial = Workbench(ArtefactStore(tmp_path / "one")).matrix(sources, targets, measures, compute_noise=True)
     monkeypatch.setattr(matrix_module, "PARALLEL_MIN_TOKENS", 0)
     monkeypatch.setattr(matrix_module, "PARALLEL_MIN_BYTES", 0)  # and read the corpora in the processes too
@@ -155,6 +159,8 @@ def test_groups_of_targets_scored_in_processes_of_their_own_give_the_same_table(
     pd.testing.assert_frame_equal(serial, parallel)
     assert serial["error"].isna().all() and len(serial) == 2 * 4 * 5
     assert any("reading the corpora in 2 processes" in m for _, m in seen)
+    assert any("tagging the targets" in m for _, m in seen)
+    assert len(list((tmp_path / "two" / "content-words-part").iterdir())) > len(targets)  # in parts
     # the bar moves while corpora are read and sources prepared, not only when cells are scored
     assert any(0 < f <= matrix_module.READING_SHARE and "reading" in m for f, m in seen)
     assert any(matrix_module.READING_SHARE < f <= matrix_module.SCORING_FROM and "preparing" in m for f, m in seen)

@@ -203,8 +203,7 @@ def _target_work(tracker: Tracker, bench: Workbench, names: list[str],
         if not hasattr(measure, "background_work"):
             continue
         for sharded in targets:
-            job = measure.background_work(bench.target(sharded.corpus))
-            if job is not None:
+            for job in measure.background_work(bench.target(sharded.corpus)):
                 futures.setdefault(name, []).append(
                     tracker.submit("target", f"{measure.label}: prepared {sharded.corpus.name}", target_work, *job))
     return futures

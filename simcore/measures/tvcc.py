@@ -16,7 +16,7 @@ import numpy as np
 from ..corpus import Corpus
 from ..errors import SimcoreError
 from ..store import ArtefactStore
-from ..tagging import content_words
+from ..tagging import content_words, content_words_parts, parts_of
 from ..tokenize import TokenizerOptions, split_text
 from ..uncertainty import coverage_replicates
 from . import HIGHER, PreparedSource, PreparedTarget, Score, register
@@ -32,13 +32,18 @@ def _cased_sentences(raw: Corpus):
 
 def _content_words(raw: Corpus, fingerprint: str, store: ArtefactStore, pos: tuple[str, ...],
                    options: dict[str, Any]) -> set[str]:
-    return content_words(_cased_sentences(raw), fingerprint, store, pos, TokenizerOptions(**options))
+    return content_words(lambda: _cased_sentences(raw), fingerprint, store, pos, TokenizerOptions(**options))
 
 
 def tag_in_background(raw: Corpus, fingerprint: str, store_root: str, pos: tuple[str, ...],
-                      options: dict[str, Any]) -> int:
-    """Tag a target in another process; the result lands in the store, where scoring finds it."""
-    return len(_content_words(raw, fingerprint, ArtefactStore(store_root), pos, options))
+                      options: dict[str, Any], parts: range | None = None) -> int:
+    """Tag a target (or some of its parts) in another process; the result lands in the store, where
+    scoring finds it."""
+    store = ArtefactStore(store_root)
+    if parts is None:
+        return len(_content_words(raw, fingerprint, store, pos, options))
+    return len(content_words_parts(lambda: _cased_sentences(raw), fingerprint, store, pos, parts,
+                                   TokenizerOptions(**options)))
 
 
 def _raw(target: PreparedTarget) -> Corpus:
@@ -61,7 +66,7 @@ def source_content_words(source: PreparedSource) -> set[str]:
     pos = tuple(source.options.tvcc_pos)
     options = TokenizerOptions(**source.sample.meta.get("options", {}))
     return source.cached(f"content_{pos}", lambda: content_words(
-        source.sample.sentences(), source.sample.fingerprint, source.store, pos, options))
+        source.sample.sentences, source.sample.fingerprint, source.store, pos, options))
 
 
 BACKGROUND_MIN_TOKENS = 20_000  # below this, starting a process costs more than tagging
@@ -82,12 +87,20 @@ class TargetContentVocabularyCovered:
         if source.options.tvcc_tag_source:
             source_content_words(source)
 
-    def background_work(self, target: PreparedTarget) -> tuple[Callable[..., Any], tuple[Any, ...]] | None:
-        """Tagging the target (the slow part) as a job another process can run while other cells are scored."""
+    def background_work(self, target: PreparedTarget, processes: int = 1) -> list[tuple[Callable[..., Any],
+                                                                                      tuple[Any, ...]]]:
+        """Tagging the target (the slow part) as jobs other processes can run while other cells are scored:
+        its parts (:func:`simcore.tagging.content_words_parts`) in up to ``processes`` jobs, so that several
+        processes can tag one large target at once (each loads the pipeline: one job where there is no
+        spare process); none for a small target."""
         if not isinstance(target.raw, Corpus) or target.tokenized.n_tokens < BACKGROUND_MIN_TOKENS:
-            return None
-        return tag_in_background, (target.raw, target.fingerprint, str(target.store.root),
-                                   tuple(target.options.tvcc_pos), target.tokenized.meta.get("options", {}))
+            return []
+        args = (target.raw, target.fingerprint, str(target.store.root), tuple(target.options.tvcc_pos),
+                target.tokenized.meta.get("options", {}))
+        parts = parts_of(target.tokenized.n_units)
+        jobs = max(1, min(processes, parts))
+        bounds = [round(k * parts / jobs) for k in range(jobs + 1)]
+        return [(tag_in_background, (*args, range(low, high))) for low, high in zip(bounds, bounds[1:])]
 
     def score(self, source: PreparedSource, target: PreparedTarget) -> Score:
         words = target_content_words(target)

@@ -1,0 +1,63 @@
+"""simcore.tagging: a target tagged in parts (by several processes) gives what tagging it whole gives."""
+
+from __future__ import annotations
+
+import pytest
+
+from simcore import tagging
+from simcore.corpus import Corpus
+from simcore.measures.tvcc import _cased_sentences, tag_in_background
+from simcore.tokenize import TokenizerOptions, normalise
+
+from .conftest import SAMPLE_DATA
+
+POS = ("NOUN", "VERB", "ADJ")
+
+
+@pytest.fixture
+def small_parts(monkeypatch):
+    monkeypatch.setattr(tagging, "BATCH", 32)
+    monkeypatch.setattr(tagging, "PART_SENTENCES", 64)
+
+
+def _whole(raw: Corpus) -> set[str]:
+    """spaCy run once over every sentence, in one pipe."""
+    from spacy.tokens import Doc
+
+    nlp = tagging.load_pipeline()
+    sentences = list(_cased_sentences(raw))
+    words = set()
+    for doc in nlp.pipe(Doc(nlp.vocab, words=s) for s in sentences):
+        words.update(normalise(t.text, TokenizerOptions()) for t in doc if t.pos_ in POS)
+    return words
+
+
+def test_content_words_from_parts_equal_one_run_over_the_whole_target(store, small_parts, monkeypatch):
+    raw = Corpus.from_path(SAMPLE_DATA / "targets" / "med_forum_posts.conll")
+    n_sentences = sum(1 for _ in _cased_sentences(raw))
+    assert tagging.parts_of(n_sentences) == -(-n_sentences // 64) > 3
+    calls = []
+    real = tagging.pos_tags
+    monkeypatch.setattr(tagging, "pos_tags", lambda sentences: calls.append(len(sentences)) or real(sentences))
+    # two parts tagged "elsewhere" first, out of order, as processes of a parallel matrix do
+    for part in (3, 0):
+        tag_in_background(raw, "fp", str(store.root), POS, TokenizerOptions().as_dict(), range(part, part + 1))
+    words = tagging.content_words(lambda: _cased_sentences(raw), "fp", store, POS)
+    assert words == _whole(raw) and words
+    assert sum(calls) == n_sentences and len(calls) == tagging.parts_of(n_sentences)  # each part tagged once
+    assert max(calls) == 64
+
+
+def test_a_targets_parts_are_shared_out_to_the_processes_without_gaps_or_overlaps(store, small_parts, monkeypatch):
+    monkeypatch.setattr("simcore.measures.tvcc.BACKGROUND_MIN_TOKENS", 0)
+    from simcore.matrix import Workbench
+    from simcore.measures import get_measure
+
+    target = Workbench(store).target(Corpus.from_path(SAMPLE_DATA / "targets" / "med_forum_posts.conll"))
+    parts = tagging.parts_of(target.tokenized.n_units)
+    measure = get_measure("tvcc")
+    for processes in (1, 2, 3, parts, parts + 5):
+        jobs = measure.background_work(target, processes)
+        ranges = [args[-1] for _, args in jobs]
+        assert len(jobs) == min(processes, parts)
+        assert [p for r in ranges for p in r] == list(range(parts))
