@@ -95,7 +95,7 @@ STAGES = [  # (stage, file suffix, function name): a stage's time is its functio
     ("    tagging the targets (spaCy)", "simcore/tagging.py", "content_words"),
     ("  WVV scoring (training on the target per cell)", "simcore/measures/wvv.py", "score"),
     ("  TTR", "simcore/measures/ttr.py", "score"),
-    ("target n-gram counts", "simcore/measures/__init__.py", "counts"),
+    ("n-gram counts, sources' and targets'", "simcore/measures/__init__.py", "counts"),
 ]
 
 
