@@ -7,6 +7,7 @@ Imports go one way: pages -> common -> loading/compute/jobs -> state/resources.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
@@ -31,6 +32,8 @@ __all__ = ["AppState", "Job", "LoadedCorpus", "NamedMatrix", "get_state", "get_s
            "save_workspace", "switch_workspace", "get_workspaces"]
 
 STATE_KEY = "simcore_state"
+# state.extra: the workspace manifest this session last read or wrote (another tab's saves differ from it).
+SEEN = "workspace_seen"
 PAGE_ICON = "🧭"
 # How often a running job's progress is redrawn: each redraw is a script run on the server, for every session.
 REFRESH_SECONDS = 2.0
@@ -109,7 +112,9 @@ def open_workspace(state: AppState, ws_id: str | None) -> None:
     if ws_id and spaces.exists(ws_id):
         try:
             manifest = spaces.manifest(ws_id)
-            notes = ws.restore(spaces.read(ws_id), state, locator())
+            files = spaces.read(ws_id)
+            notes = ws.restore(files, state, locator())
+            state.extra[SEEN] = files[ws.MANIFEST]
             state.workspace, state.workspace_name = ws_id, str(manifest.get("name", ""))[:ws.MAX_NAME]
             state.workspace_created = float(manifest.get("created") or time.time())
             related = manifest.get("related")
@@ -125,6 +130,24 @@ def open_workspace(state: AppState, ws_id: str | None) -> None:
     _new_workspace(state)
 
 
+def _merge_other_tabs(state: AppState, spaces: ws.Workspaces) -> None:
+    """What another tab of this workspace saved since this session last read or wrote it, merged in."""
+    seen, now = state.extra.get(SEEN), spaces.manifest_bytes(state.workspace)
+    if not isinstance(seen, bytes) or now == seen:
+        return
+    if now is None:
+        state.say("info", "This workspace was deleted in another tab; what this tab holds is saved in it again.")
+        return
+    try:
+        base = json.loads(seen.decode("utf-8"))
+    except ValueError:
+        return
+    changes = ws.merge(base, spaces.read(state.workspace), state, locator())
+    if changes:
+        shown = "; ".join(md(c) for c in changes[:8]) + (f"; and {len(changes) - 8} more" if len(changes) > 8 else "")
+        state.say("info", f"Another tab of this workspace changed it: {shown}.")
+
+
 def save_workspace(state: AppState) -> None:
     """Write the state's workspace files that changed (nothing until the workspace holds something)."""
     if not state.workspace:
@@ -133,9 +156,12 @@ def save_workspace(state: AppState) -> None:
     if not ws.has_content(state) and not spaces.exists(state.workspace):
         return
     try:
-        files = ws.snapshot(state, state.workspace_name, get_store().root, SAMPLE_DATA, state.workspace_created,
-                            state.workspace_related)
-        spaces.write(state.workspace, files)
+        with spaces.lock(state.workspace):
+            _merge_other_tabs(state, spaces)
+            files = ws.snapshot(state, state.workspace_name, get_store().root, SAMPLE_DATA, state.workspace_created,
+                                state.workspace_related)
+            spaces.write(state.workspace, files)
+            state.extra[SEEN] = files[ws.MANIFEST]
     except (OSError, SimcoreError) as exc:
         if not state.extra.get("workspace_warned"):
             state.extra["workspace_warned"] = True

@@ -94,3 +94,24 @@ def test_the_apps_own_ranking_csv_reopens_without_breaking_the_ranking_page():
     # the matrix downloads as the CSV that Open results reads back
     data = ws.matrix_csv(state(at).matrix)
     assert set(ws.read_matrix_csv(data, "m")["measure"]) == {"ppl", "wvv", "tvc", "tvcc"}
+
+
+def test_two_tabs_of_one_workspace_keep_both_tabs_work(cache: Path):
+    """Tab A and tab B on one address: what each adds reaches the other at its next click, nothing is overwritten."""
+    a = opened()
+    a.button(key="load_sample").click().run()
+    ws_id = state(a).workspace
+    b = opened(ws_id, "pages/6_Open_results.py")
+    assert sorted(state(b).sources) == sorted(state(a).sources)
+    go(a, "pages/6_Open_results.py")
+    a.button(key="open_table3").click().run()  # A: a matrix and NER results
+    b.text_input(key="ws_name").set_value("Shared by two tabs")
+    b.button(key="ws_rename").click().run()  # B (which has not seen A's matrix): a new name
+    no_problems(b)
+    assert list(state(b).matrices) == list(state(a).matrices) and state(b).results_label == state(a).results_label
+    go(a, "app.py")  # A's next click takes in B's name
+    no_problems(a)
+    assert state(a).workspace_name == "Shared by two tabs"
+    assert any("Another tab of this workspace changed it: renamed Shared by two tabs" in i.value for i in a.info)
+    reload = opened(ws_id)
+    assert state(reload).workspace_name == "Shared by two tabs" and list(state(reload).matrices) == list(state(a).matrices)

@@ -185,3 +185,48 @@ def test_a_sentence_selection_comes_back_from_the_store(tmp_path: Path):
     run = restored.extra["selection_runs"]["cosine · news → news_ner · top 10"]
     assert run["cutoff"] == cutoff and run["scores"].n == scores.n and run["pool"].path == pool.path.resolve()
     assert list(kept_indices(run["scores"], run["cutoff"])) == list(kept_indices(scores, cutoff))
+
+
+def test_two_sessions_of_one_workspace_merge_instead_of_overwriting(tmp_path: Path):
+    """Tab A and tab B start from one save; each changes something else; A's save takes in B's changes."""
+    store = ArtefactStore(tmp_path / "store")
+    spaces = ws.Workspaces(tmp_path / "store" / "workspaces")
+    ws_id = ws.new_id()
+    a = filled_state(store)
+    base_files = ws.snapshot(a, "shared", store.root, SAMPLE_DATA, created=1.0)
+    spaces.write(ws_id, base_files)
+    base = json.loads(base_files[ws.MANIFEST])
+    b = AppState()
+    ws.restore(spaces.read(ws_id), b, locator(store))
+    # B: adds a target and a matrix, removes a source, replaces the NER results, renames the workspace
+    b.targets["news too"] = LoadedCorpus(Corpus.from_path(SAMPLE_DATA / "sources" / "news.txt", name="news too"), "x")
+    b.add_matrix(NamedMatrix("run 2", b.matrices["run 1"].long.copy(), "computed in B", {}))
+    del b.sources["reviews"]
+    b.results = pd.DataFrame({"target": ["forum"], "source": ["news"], "f1": [80.0], "baseline": [70.0]})
+    b_saved = ws.snapshot(b, "renamed in B", store.root, SAMPLE_DATA, created=1.0)
+    spaces.write(ws_id, b_saved)
+    # A meanwhile: its own probe table and a matrix of its own under the name B also took
+    a.extra[ws.PROBE_RESULTS] = pd.DataFrame({"target": ["t"], "source": ["news"], "f1": [0.9]})
+    a.add_matrix(NamedMatrix("run 2", to_long(pd.DataFrame({"source": ["x"], "target": ["y"], "tvc": [0.1]})), "A", {}))
+    a.workspace_name = "shared"
+
+    changes = ws.merge(base, spaces.read(ws_id), a, locator(store))
+
+    assert sorted(a.targets) == ["my forum", "news too"] and sorted(a.sources) == ["news"]
+    assert a.matrices["run 2"].origin == "A" and a.matrices["run 2 (2)"].origin == "computed in B"  # both kept
+    assert a.results["f1"].tolist() == [80.0]  # B changed it, A did not
+    assert a.extra[ws.PROBE_RESULTS]["f1"].tolist() == [0.9]  # A changed it, B did not
+    assert a.workspace_name == "renamed in B"
+    assert "target news too added" in changes and "source reviews removed" in changes
+    assert "NER results replaced" in changes and not any("probe" in c for c in changes)
+    # what A then saves holds both sessions' work, and merging the same save again changes nothing
+    saved = ws.snapshot(a, a.workspace_name, store.root, SAMPLE_DATA, created=1.0)
+    spaces.write(ws_id, saved)
+    again = AppState()
+    ws.restore(spaces.read(ws_id), again, locator(store))
+    assert sorted(again.targets) == ["my forum", "news too"] and again.extra[ws.PROBE_RESULTS]["f1"].tolist() == [0.9]
+    assert list(again.matrices) == ["Table 3", "run 1", "run 2", "run 2 (2)"]
+    # B's next save takes in A's: both tabs then hold the same four matrices under the same names
+    ws.merge(json.loads(b_saved[ws.MANIFEST]), spaces.read(ws_id), b, locator(store))
+    assert {n: m.origin for n, m in b.matrices.items()} == {n: m.origin for n, m in a.matrices.items()}
+    assert ws.merge(json.loads(saved[ws.MANIFEST]), spaces.read(ws_id), a, locator(store)) == []
