@@ -3,7 +3,8 @@
 The pool streams in batches. Scores go to a file of float64 values (one per pool unit, in pool
 order) kept in the artefact store, so choosing another K or fraction reads them back without
 scoring again. Pool sentences that are exact duplicates of a target sentence (after
-tokenization and lower-casing) are flagged and, by default, never kept.
+tokenization and lower-casing) are flagged and, by default, never kept. Each unit's token count
+is stored too, so a minimum sentence length can be applied when choosing.
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ from ..corpus import Corpus
 from ..errors import InvalidArgument, SimcoreError
 from ..store import ArtefactStore, digest
 from . import methods
-from .choosing import ScoreSet, choose, count_to_keep
+from .choosing import ScoreSet, check_min_tokens, choose, count_to_keep
 from .options import HIGHER_KEPT, Progress, SelectionOptions, quiet
 from .output import SelectionResult, check_outputs, write_selection
 from .pool import PoolPosition, pool_batches, pool_fingerprint
 from .target import Target
 
-_VERSION = 3
+_VERSION = 4   # 4: token counts (lens.u32)
+_MAX_U32 = 2**32 - 1
 
 
 def _check_inputs(pool: Any, target: Any, options: Any, store: Any, progress: Any) -> None:
@@ -59,15 +61,19 @@ def score_pool(pool: Corpus, target: Corpus, options: SelectionOptions, store: A
         seen = prepared.sentence_set()
         n = 0
         pass_started = time.perf_counter()
-        with open(out / "scores.f64", "wb") as scores_file, open(out / "dups.u8", "wb") as dups_file:
+        with open(out / "scores.f64", "wb") as scores_file, open(out / "dups.u8", "wb") as dups_file, \
+                open(out / "lens.u32", "wb") as lens_file:
             for batch in pool_batches(pool, options.tokenizer, options.batch, where):
                 scores = np.asarray(scorer.score(batch), dtype=np.float64)
                 empty = np.fromiter((not t for t in batch.tokens), dtype=bool, count=len(batch.tokens))
                 scores[empty] = np.nan
                 dups = np.fromiter((bool(t) and " ".join(t) in seen for t in batch.tokens), dtype=np.uint8,
                                    count=len(batch.tokens))
+                lens = np.fromiter((min(len(t), _MAX_U32) for t in batch.tokens), dtype=np.uint32,
+                                   count=len(batch.tokens))
                 scores_file.write(scores.tobytes())
                 dups_file.write(dups.tobytes())
+                lens_file.write(lens.tobytes())
                 n += len(batch.texts)
                 elapsed = time.perf_counter() - pass_started
                 progress(f"{options.method}: scored {n:,} sentences ({n / max(elapsed, 1e-9):,.0f}/s)",
@@ -92,15 +98,19 @@ def score_pool(pool: Corpus, target: Corpus, options: SelectionOptions, store: A
 def select(pool: Corpus, target: Corpus, options: SelectionOptions, store: ArtefactStore,
            top: int | None = None, fraction: float | None = None, out: Path | str | None = None,
            scores_csv: Path | str | None = None, keep_duplicates: bool = False,
-           progress: Progress = quiet) -> SelectionResult:
-    """Score, choose and write: what ``python -m simcore select`` does."""
+           progress: Progress = quiet, min_tokens: int = 1) -> SelectionResult:
+    """Score, choose and write: what ``python -m simcore select`` does.
+
+    Units with fewer than ``min_tokens`` tokens are never kept (short units get extreme per-token scores).
+    """
     _check_inputs(pool, target, options, store, progress)
     if not isinstance(keep_duplicates, bool):
         raise InvalidArgument(f"keep_duplicates must be True or False, not {keep_duplicates!r}"[:200])
+    check_min_tokens(min_tokens)
     count_to_keep(1, top, fraction)   # check K or P before any work
     check_outputs(pool, target, out, scores_csv)  # and that no output is an input
     scores = score_pool(pool, target, options, store, progress)
-    cutoff = choose(scores, top=top, fraction=fraction, keep_duplicates=keep_duplicates)
+    cutoff = choose(scores, top=top, fraction=fraction, keep_duplicates=keep_duplicates, min_tokens=min_tokens)
     if out is not None or scores_csv is not None:
         write_selection(pool, scores, cutoff, out, scores_csv, keep_duplicates, progress)
     return SelectionResult(scores, cutoff, Path(out) if out else None, Path(scores_csv) if scores_csv else None,

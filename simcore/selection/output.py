@@ -43,6 +43,8 @@ class SelectionResult:
                      + (" (kept if chosen)" if self.keep_duplicates else " (excluded)"))
         if c.n_unscored:
             lines.append(f"{c.n_unscored:,} pool sentences could not be scored (no words the method knows)")
+        if too_short_line(c):
+            lines.append(too_short_line(c))
         meta = s.meta
         details = meta.get("details", {})
         if details.get("tagger"):
@@ -55,6 +57,14 @@ class SelectionResult:
         lines.append(f"scoring: {meta.get('rate', 0):,.0f} sentences/s "
                      f"(+{meta.get('prepare_seconds', 0):.1f} s preparing models)")
         return "\n".join(lines)
+
+
+def too_short_line(cutoff: Cutoff) -> str | None:
+    """How many scored sentences a minimum length left out, or None when there is no minimum."""
+    if cutoff.min_tokens <= 1:
+        return None
+    return (f"{cutoff.n_short:,} scored pool sentences have fewer than {cutoff.min_tokens:,} tokens "
+            "(excluded as too short)")
 
 
 def check_outputs(pool: Corpus, target: Corpus, out: Path | str | None, scores_csv: Path | str | None) -> None:
@@ -76,6 +86,8 @@ def write_selection(pool: Corpus, scores: ScoreSet, cutoff: Cutoff, out: Path | 
                     scores_csv: Path | str | None = None, keep_duplicates: bool = False,
                     progress: Progress = quiet) -> None:
     """Stream the pool again: kept sentences to ``out`` (gzip if it ends in .gz), scores to CSV.
+
+    Kept means kept by ``cutoff``, its minimum sentence length included.
 
     Both are written to temporary files renamed into place at the end: a full disk or an
     interrupted run leaves any earlier output as it was.

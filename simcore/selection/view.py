@@ -102,7 +102,8 @@ def examples_table(pool: Corpus, scores: ScoreSet, cutoff: Cutoff, keep_duplicat
 def selection_files(pool: Corpus, scores: ScoreSet, cutoff: Cutoff, keep_duplicates: bool,
                     store: ArtefactStore, progress: Any = None) -> tuple[Path, Path]:
     """(SELECTED.txt.gz, SCORES.csv) for this selection, written once into the store."""
-    key = digest("selection-output", scores.path.name, cutoff.key, cutoff.index, cutoff.n_kept, keep_duplicates)
+    key = digest("selection-output", scores.path.name, cutoff.key, cutoff.index, cutoff.n_kept, keep_duplicates,
+                 cutoff.min_tokens)
 
     def build(out: Path) -> dict[str, Any]:
         kwargs = {"progress": progress} if progress else {}

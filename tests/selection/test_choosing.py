@@ -7,19 +7,26 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from simcore.errors import InvalidArgument, SimcoreError
 from simcore.selection import ScoreSet, choose, jaccard, kept_indices
 
 
-def fake_scores(tmp_path: Path, values: np.ndarray, dups: np.ndarray, higher_kept: bool) -> ScoreSet:
+def fake_scores(tmp_path: Path, values: np.ndarray, dups: np.ndarray, higher_kept: bool,
+                lengths: np.ndarray | None = None) -> ScoreSet:
     tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "scores.f64").write_bytes(values.astype(np.float64).tobytes())
     (tmp_path / "dups.u8").write_bytes(dups.astype(np.uint8).tobytes())
+    if lengths is not None:
+        (tmp_path / "lens.u32").write_bytes(lengths.astype(np.uint32).tobytes())
     return ScoreSet(tmp_path, "test", higher_kept, len(values))
 
 
-def brute_force(values: np.ndarray, dups: np.ndarray, higher_kept: bool, k: int, keep_duplicates: bool) -> set[int]:
+def brute_force(values: np.ndarray, dups: np.ndarray, higher_kept: bool, k: int, keep_duplicates: bool,
+                lengths: np.ndarray | None = None, min_tokens: int = 1) -> set[int]:
     keys = -values if higher_kept else values
     ok = np.isfinite(keys) & (keep_duplicates | (dups == 0))
+    if lengths is not None:
+        ok &= lengths >= min_tokens
     index = np.flatnonzero(ok)
     order = np.lexsort((index, keys[index]))
     return set(index[order[:k]].tolist())
@@ -34,17 +41,48 @@ def test_heap_and_histogram_cutoffs_agree_with_sorting(tmp_path, kind, higher_ke
     values[rng.choice(n, 50, replace=False)] = np.nan
     values[:100] = values[0] if kind == "floats" else values[:100]   # a block of equal values
     dups = (rng.random(n) < 0.05).astype(np.uint8)
-    scores = fake_scores(tmp_path / "s", values, dups, higher_kept)
+    lengths = rng.integers(1, 12, size=n)
+    scores = fake_scores(tmp_path / "s", values, dups, higher_kept, lengths)
     for k in (1, 7, 500, 2400, 10_000):
         for keep_duplicates in (False, True):
-            expected = brute_force(values, dups, higher_kept, k, keep_duplicates)
-            # chunk and in-memory limits far below n force the streaming, refining paths
-            by_heap = choose(scores, top=k, keep_duplicates=keep_duplicates, chunk=333)
-            by_file = choose(scores, fraction=min(1.0, k / n), keep_duplicates=keep_duplicates, chunk=333,
-                             in_memory=40)
-            assert set(kept_indices(scores, by_heap, keep_duplicates).tolist()) == expected
-            if by_file.k == k:
-                assert set(kept_indices(scores, by_file, keep_duplicates).tolist()) == expected
+            for min_tokens in (1, 6):
+                expected = brute_force(values, dups, higher_kept, k, keep_duplicates, lengths, min_tokens)
+                # chunk and in-memory limits far below n force the streaming, refining paths
+                by_heap = choose(scores, top=k, keep_duplicates=keep_duplicates, chunk=333, min_tokens=min_tokens)
+                by_file = choose(scores, fraction=min(1.0, k / n), keep_duplicates=keep_duplicates, chunk=333,
+                                 in_memory=40, min_tokens=min_tokens)
+                assert set(kept_indices(scores, by_heap, keep_duplicates).tolist()) == expected
+                if by_file.k == k:
+                    assert set(kept_indices(scores, by_file, keep_duplicates).tolist()) == expected
+                short = int((np.isfinite(values) & (lengths < min_tokens)).sum()) if min_tokens > 1 else 0
+                assert by_heap.n_short == by_file.n_short == short
+                assert by_heap.min_tokens == min_tokens
+
+
+def test_scores_stored_without_lengths_choose_without_a_minimum_only(tmp_path):
+    """Score sets from before lens.u32 (a workspace may point at one) still choose; a minimum asks for a rerun."""
+    values = np.array([3.0, 1.0, 2.0, np.nan])
+    scores = fake_scores(tmp_path / "old", values, np.zeros(4), higher_kept=False)
+    cutoff = choose(scores, top=2)
+    assert kept_indices(scores, cutoff).tolist() == [1, 2] and (cutoff.min_tokens, cutoff.n_short) == (1, 0)
+    with pytest.raises(SimcoreError, match="without sentence lengths.*run the selection again"):
+        choose(scores, top=2, min_tokens=2)
+
+
+def test_a_minimum_no_sentence_reaches_says_so(tmp_path):
+    values = np.array([1.0, 2.0, 3.0, 4.0])
+    scores = fake_scores(tmp_path / "s", values, np.array([0, 0, 0, 1]), False, np.array([2, 4, 3, 9]))
+    with pytest.raises(SimcoreError, match=r"fewer than 5 tokens \(the longest has 4\); give a smaller minimum"):
+        choose(scores, top=2, min_tokens=5)
+    assert kept_indices(scores, choose(scores, top=2, min_tokens=5, keep_duplicates=True), True).tolist() == [3]
+    assert kept_indices(scores, choose(scores, top=2, min_tokens=3)).tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("bad", [0, -1, 10_001, 2.5, "3", True, None])
+def test_bad_minimum_lengths_are_refused(tmp_path, bad):
+    scores = fake_scores(tmp_path / "s", np.array([1.0, 2.0]), np.zeros(2), False, np.array([3, 3]))
+    with pytest.raises(InvalidArgument, match="minimum sentence length must be a whole number of tokens from 1 to 10,000"):
+        choose(scores, top=1, min_tokens=bad)
 
 
 def test_jaccard():

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from simcore.corpus import Corpus
-from simcore.errors import SimcoreError
-from simcore.selection import SelectionOptions, choose, count_to_keep, kept_indices, score_pool
+from simcore.errors import InvalidArgument, SimcoreError
+from simcore.selection import SelectionOptions, choose, count_to_keep, kept_indices, score_pool, select
 
-from .conftest import biology, football, mixed_pool, options, write_lines
+from .conftest import biology, football, mixed_pool, options, write_conll, write_lines
 
 # --------------------------------------------------------------------------- duplicates, counts, outputs
 
@@ -81,3 +81,72 @@ def test_bad_inputs_raise_simcore_errors(tmp_path, store, bio_target):
         score_pool(Corpus.from_path(pool), target, options("entities", entity_labels="NOPE"), store)
 
 
+
+
+# --------------------------------------------------------------------------- a minimum sentence length
+# A wet-lab target with short protocol steps: under ppl the pool's one-liners score best.
+STEPS = ["Mix well .", "Spin down briefly .", "Incubate overnight .", "Discard the supernatant ."]
+WASHED = "The cells were washed twice with cold buffer and lysed on ice for ten minutes ."
+SHORT_POOL = [  # (text, its tokens counted by hand)
+    (WASHED, 16), ("Mix well .", 3), ("Spin down .", 3),
+    ("Okafor scored twice as United beat Villa on Sunday to climb the table .", 14), ("Mix briefly .", 3),
+    ("honestly the coffee was pretty good but way too expensive lol", 11), ("Discard well .", 3),
+    ("do not waste your money .", 6), ("Incubate .", 2), (WASHED, 16), ("Spin down briefly .", 4),
+    ("Protein samples were separated by gel electrophoresis and transferred to membranes .", 12), ("Mix .", 2),
+    ("Incubate the supernatant overnight .", 5), ("my laptop broke again and customer service was useless", 9),
+]
+
+
+def top_k_by_numpy(values: np.ndarray, dups: np.ndarray, lengths: np.ndarray, k: int, min_tokens: int) -> list[int]:
+    """Lowest k scores among scored, non-duplicate units of at least min_tokens tokens; ties by pool order."""
+    index = np.flatnonzero(np.isfinite(values) & (dups == 0) & (lengths >= min_tokens))
+    return sorted(index[np.lexsort((index, values[index]))][:k].tolist())
+
+
+@pytest.fixture
+def short_pool_scores(tmp_path, store):
+    target = write_conll(tmp_path / "steps.conll", biology(60, seed=1) + STEPS * 10)
+    pool = write_lines(tmp_path / "short_pool.txt", [text for text, _ in SHORT_POOL])
+    return score_pool(Corpus.from_path(pool), Corpus.from_path(target), options("ppl"), store)
+
+
+def test_lengths_are_stored_and_a_minimum_leaves_short_sentences_out(short_pool_scores):
+    scores = short_pool_scores
+    lengths = np.array([n for _, n in SHORT_POOL])
+    assert (scores.path / "lens.u32").stat().st_size == 4 * len(SHORT_POOL)
+    assert scores.lengths().dtype == np.uint32 and scores.lengths().tolist() == lengths.tolist()
+    values, dups = np.asarray(scores.scores()), np.asarray(scores.duplicates())
+    assert np.flatnonzero(dups).tolist() == [1, 10]  # copies of target steps
+    # the premise: without a minimum the best-scored sentences are the one-liners
+    assert all(lengths[i] <= 3 for i in kept_indices(scores, choose(scores, top=4)))
+    for min_tokens in (1, 3, 4, 6, 12):
+        for k in (1, 3, 5, 20):
+            cutoff = choose(scores, top=k, min_tokens=min_tokens)
+            expected = top_k_by_numpy(values, dups, lengths, k, min_tokens)
+            assert kept_indices(scores, cutoff).tolist() == expected
+            assert cutoff.n_kept == len(expected)
+            assert cutoff.n_short == (int((lengths < min_tokens).sum()) if min_tokens > 1 else 0)
+        by_fraction = choose(scores, fraction=0.2, min_tokens=min_tokens)   # 3 of 15, by the score file
+        assert kept_indices(scores, by_fraction).tolist() == top_k_by_numpy(values, dups, lengths, 3, min_tokens)
+    # a tie: both copies of WASHED score alike; with one place left the earlier is kept
+    assert values[0] == values[9]
+    at_least_14 = choose(scores, top=2, min_tokens=14)
+    assert kept_indices(scores, at_least_14).tolist() == [0, 9] and at_least_14.n_short == 12
+    assert kept_indices(scores, choose(scores, top=1, min_tokens=16)).tolist() == [0]
+
+
+def test_select_writes_only_long_enough_sentences(tmp_path, short_pool_scores, store):
+    target = Corpus.from_path(tmp_path / "steps.conll")
+    pool = Corpus.from_path(tmp_path / "short_pool.txt")
+    out = tmp_path / "SELECTED.txt"
+    result = select(pool, target, options("ppl"), store, top=3, out=out, min_tokens=6)
+    values, dups = np.asarray(short_pool_scores.scores()), np.asarray(short_pool_scores.duplicates())
+    expected = top_k_by_numpy(values, dups, np.array([n for _, n in SHORT_POOL]), 3, 6)
+    assert out.read_text(encoding="utf-8").splitlines() == [SHORT_POOL[i][0] for i in expected]
+    assert result.cutoff.min_tokens == 6 and result.cutoff.n_short == 8
+    assert "8 scored pool sentences have fewer than 6 tokens (excluded as too short)" in result.summary()
+    with pytest.raises(SimcoreError, match="fewer than 17 tokens \\(the longest has 16\\); give a smaller minimum"):
+        select(pool, target, options("ppl"), store, top=3, min_tokens=17)
+    for bad in (0, -1, 10_001, 2.0, True, "5"):
+        with pytest.raises(InvalidArgument, match="minimum sentence length"):
+            select(pool, target, options("ppl"), store, top=3, min_tokens=bad)
