@@ -13,6 +13,7 @@ from ..corpus import Corpus
 from ..errors import SimcoreError
 from ..store import ArtefactStore
 from ..terminal import terminal_text
+from .choosing import MAX_MIN_TOKENS
 from .driver import select
 from .options import (
     DESCRIPTIONS,
@@ -35,6 +36,7 @@ _steps = opt.whole_number(1, MAX_STEPS, allow_float_text=False)
 _pool_sample = opt.whole_number(1, MAX_POOL_SAMPLE, allow_float_text=False)
 _tokens = opt.whole_number(1, MAX_TARGET_TOKENS, allow_float_text=False)
 _fraction = opt.fraction
+_min_tokens = opt.whole_number(1, MAX_MIN_TOKENS, allow_float_text=False)
 
 
 def cmd_select(args: argparse.Namespace) -> int:
@@ -68,7 +70,8 @@ def cmd_select(args: argparse.Namespace) -> int:
     bar = ProgressBar(not args.quiet)
     try:
         result = select(pool, target, options, ArtefactStore(args.cache), top=args.top, fraction=args.fraction,
-                        out=out, scores_csv=args.scores, keep_duplicates=args.keep_duplicates, progress=bar)
+                        out=out, scores_csv=args.scores, keep_duplicates=args.keep_duplicates, progress=bar,
+                        min_tokens=args.min_tokens)
     finally:
         bar.close()
     if not args.quiet:
@@ -114,6 +117,10 @@ def add_select_command(subparsers: Any) -> None:
                         "(stored; a few minutes on a CPU)")
     s.add_argument("--adapt-steps", type=_steps, default=None,
                    help="--adapt: training steps of 16 target sentences (default 100)")
+    s.add_argument("--min-tokens", type=_min_tokens, default=1, metavar="N",
+                   help="never keep sentences of fewer than N tokens (default 1): under ppl and xent a score per "
+                        "token over a few tokens is extreme, so one-liners crowd the top; the stored scores are "
+                        "reused")
     s.add_argument("--keep-duplicates", action="store_true",
                    help="allow pool sentences identical to a target sentence to be kept")
     s.add_argument("--pool-sample", type=_pool_sample, default=100_000,

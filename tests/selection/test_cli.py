@@ -8,7 +8,7 @@ import pytest
 
 from simcore.cli import main
 
-from .conftest import biology, football, mixed_pool, write_lines
+from .conftest import biology, chat, football, mixed_pool, write_conll, write_lines
 
 
 def test_cli_select_writes_outputs(tmp_path, bio_target, capsys):
@@ -57,3 +57,29 @@ def test_cli_bad_amount_is_a_usage_error(tmp_path, bio_target, capsys, amount):
     assert code == 2 and "Traceback" not in err and err.startswith("simcore: error: select: argument")
 
 
+
+
+def test_cli_min_tokens_keeps_only_long_enough_sentences(tmp_path, capsys):
+    """Protocol steps in the target: under ppl the pool's one-liners score best unless --min-tokens."""
+    target = write_conll(tmp_path / "steps.conll", biology(60, seed=1) + ["Mix well .", "Spin down briefly ."] * 10)
+    long_lines = chat(6, seed=30) + football(6, seed=31)
+    pool = write_lines(tmp_path / "pool.txt", ["Mix briefly .", "Spin down ."] + long_lines + ["Mix ."])
+    out = tmp_path / "SELECTED.txt"
+    base = ["select", "--pool", str(pool), "--target", str(target), "--method", "ppl", "--top", "4",
+            "--out", str(out), "--cache", str(tmp_path / "c")]
+    assert main([*base, "--quiet"]) == 0
+    assert {"Mix briefly .", "Spin down .", "Mix ."} <= set(out.read_text(encoding="utf-8").splitlines())
+    capsys.readouterr()
+    assert main([*base, "--min-tokens", "4"]) == 0
+    kept = out.read_text(encoding="utf-8").splitlines()
+    assert len(kept) == 4 and all(len(line.split()) >= 4 for line in kept) and set(kept) <= set(long_lines)
+    assert "3 scored pool sentences have fewer than 4 tokens (excluded as too short)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "abc", "2.5", "10001"])
+def test_cli_bad_min_tokens_is_a_one_line_usage_error(tmp_path, bio_target, capsys, value):
+    code = main(["select", "--pool", str(bio_target), "--target", str(bio_target), "--method", "ppl", "--top", "3",
+                 "--out", str(tmp_path / "o.txt.gz"), f"--min-tokens={value}"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "Traceback" not in err and len(err.splitlines()) == 1
+    assert err.startswith("simcore: error: select: argument --min-tokens")
