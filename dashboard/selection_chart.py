@@ -81,10 +81,10 @@ def short_selection_warning(kept_lengths: list[int], pool_mean: float, method: s
     if median < 0.5 * pool_mean or median <= 4:
         if method == "xent":
             advice = ("xent's per-word difference varies most over a few words, so short sentences reach both "
-                      "ends; consider a minimum length, or cosine or entities.")
+                      "ends; consider a minimum length (Options: Shortest sentence kept), or cosine or entities.")
         else:
             advice = ("Perplexity-style scores favour short sentences; consider xent (cross-entropy difference), "
-                      "a minimum length, or another method.")
+                      "a minimum length (Options: Shortest sentence kept), or another method.")
         return (f"The kept sentences are short: the best kept examples have a median of {median:.0f} tokens, the "
                 f"pool a mean of {pool_mean:.1f}. " + advice)
     return None

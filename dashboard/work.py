@@ -38,10 +38,10 @@ def matrix(task: Any, root: str, options: dict[str, Any], tokenizer: dict[str, A
 
 
 def selection(task: Any, root: str, pool: Corpus, target: Corpus, options: SelectionOptions, top: int | None,
-              fraction: float | None, keep_duplicates: bool) -> dict[str, Any]:
+              fraction: float | None, keep_duplicates: bool, min_tokens: int = 1) -> dict[str, Any]:
     """Pool scores and the cut-off of a sentence selection, for the Sentence selection page."""
     scores = score_pool(pool, target, options, ArtefactStore(Path(root)), task.progress)
-    cutoff = choose(scores, top=top, fraction=fraction, keep_duplicates=keep_duplicates)
+    cutoff = choose(scores, top=top, fraction=fraction, keep_duplicates=keep_duplicates, min_tokens=min_tokens)
     return {"pool": pool, "scores": scores, "cutoff": cutoff, "keep_duplicates": keep_duplicates,
             "method": options.method, "target": target.name}
 

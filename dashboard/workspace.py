@@ -521,12 +521,14 @@ def _selection(s: Any, locator: Locator, files: dict[str, bytes]) -> tuple[str, 
     path = locator.store.get(kind, key)
     if path is None:
         raise WorkspaceError(f"{label}: its scores are not in this server's store; run the selection again")
-    from simcore.selection.choosing import Cutoff, ScoreSet
+    from simcore.selection.choosing import Cutoff, ScoreSet, check_min_tokens
     scores = ScoreSet(path=path, method=str(sc.get("method", "")), higher_kept=bool(sc.get("higher_kept")),
                       n=int(sc.get("n", 0)), meta=sc.get("meta") if isinstance(sc.get("meta"), dict) else {})
     cutoff = Cutoff(key=float(cut["key"]), index=int(cut["index"]), n_kept=int(cut["n_kept"]),
                     n_eligible=int(cut["n_eligible"]), n_duplicates=int(cut["n_duplicates"]),
-                    n_unscored=int(cut["n_unscored"]), k=int(cut["k"]))
+                    n_unscored=int(cut["n_unscored"]), k=int(cut["k"]),
+                    # workspaces saved before the minimum length have neither field
+                    min_tokens=check_min_tokens(cut.get("min_tokens", 1)), n_short=int(cut.get("n_short", 0)))
     pool = locator.corpus(s.get("pool"), files)
     return label, {"pool": pool, "scores": scores, "cutoff": cutoff, "keep_duplicates": bool(s.get("keep_duplicates")),
                    "method": str(s.get("method", scores.method)), "target": str(s.get("target", ""))}

@@ -16,6 +16,7 @@ from dashboard.state import unique_name
 from simcore.corpus import Corpus, display_name, save_upload
 from simcore.errors import SimcoreError
 from simcore.selection import DESCRIPTIONS, METHODS, SelectionOptions, jaccard, kept_indices
+from simcore.selection.choosing import MAX_MIN_TOKENS
 from simcore.selection.encoder_model import INSTALL_HINT, encoder_installed
 from simcore.selection.view import examples_table, selection_files
 
@@ -39,7 +40,7 @@ KIND = "selection"
 FORM_KEYS = {"sel_pool": None, "sel_target": None, "sel_target_tokens": 0, "sel_method": METHODS[0] if METHODS else None,
              "sel_amount": "top K sentences", "sel_top": 100, "sel_percent": 10, "sel_keep_dups": False,
              "sel_pool_sample": 100_000, "sel_order": 3, "sel_labels": "auto", "sel_seed": 13, "sel_path": "",
-             "sel_adapt": False, "sel_tagger": "target"}
+             "sel_adapt": False, "sel_tagger": "target", "sel_min_tokens": 1}
 pool_options = [*sorted(state.sources), POOL_UPLOAD, POOL_PATH]
 c.keep_choices(state, "selection", dict(FORM_KEYS, sel_pool=pool_options[0], sel_target=sorted(state.targets)[0]),
                allowed={"sel_pool": pool_options, "sel_target": state.targets, "sel_method": METHODS})
@@ -92,6 +93,10 @@ with st.form("selection_form"):
         tagger = o2.selectbox("Tagger (entities)", ["target", "generic"], key="sel_tagger",
                               help="target: trained on the target's own labels (generic when it has none); "
                                    "generic: the English pipeline's OntoNotes types")
+        min_tokens = o1.number_input("Shortest sentence kept (tokens)", 1, MAX_MIN_TOKENS, key="sel_min_tokens",
+                                     help="sentences with fewer tokens are never kept: under ppl and xent a score "
+                                          "per token over a few tokens is extreme, so one-liners crowd the top "
+                                          "(try 5 or so); the stored scores are reused")
     submitted = st.form_submit_button("Select", type="primary", key="sel_run", disabled=task is not None)
 
 if not encoder_installed():
@@ -117,10 +122,12 @@ if submitted:
                                    adapt=bool(adapt), tagger=tagger)
         by_top = amount.startswith("top")
         amount_label = f"top {int(top):,}" if by_top else f"top {percent}%"
+        if int(min_tokens) > 1:
+            amount_label += f" · {int(min_tokens):,}+ tokens"
         label = f"{method} · {pool.name} → {target.name} · {amount_label}"
         task = partial(work.selection, root=str(get_store().root), pool=pool, target=target, options=options,
                        top=int(top) if by_top else None, fraction=None if by_top else percent / 100,
-                       keep_duplicates=keep_duplicates)
+                       keep_duplicates=keep_duplicates, min_tokens=int(min_tokens))
 
         def done(state, job: jobs.BackgroundJob, label=label) -> None:
             name = unique_name(label, state.extra.setdefault("selection_runs", {}))
@@ -152,12 +159,15 @@ run = runs[shown]
 scores, cutoff, keep_dups = run["scores"], run["cutoff"], run["keep_duplicates"]
 direction = "higher" if scores.higher_kept else "lower"
 
-m = st.columns(5)
+m = st.columns(6 if cutoff.min_tokens > 1 else 5)
 m[0].metric("Pool sentences", f"{scores.n:,}")
 m[1].metric("Kept", f"{cutoff.n_kept:,}")
 m[2].metric("Cut-off score", f"{cutoff.score(scores.higher_kept):.4g}", help=f"{direction} scores are kept")
 m[3].metric("Duplicates of the target", f"{cutoff.n_duplicates:,}", help="excluded" if not keep_dups else "allowed")
-m[4].metric("Sentences per second", f"{scores.meta.get('rate', 0):,.0f}")
+if cutoff.min_tokens > 1:
+    m[4].metric(f"Too short (under {cutoff.min_tokens:,} tokens)", f"{cutoff.n_short:,}",
+                help="scored sentences left out for their length")
+m[-1].metric("Sentences per second", f"{scores.meta.get('rate', 0):,.0f}")
 if cutoff.n_kept < cutoff.k:
     st.warning(f"Asked for {cutoff.k:,} sentences but only {cutoff.n_eligible:,} could be kept.")
 details = scores.meta.get("details", {})

@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 from simcore.corpus import Corpus
 from simcore.selection import SelectionOptions, choose, kept_indices, score_pool
 from simcore.store import ArtefactStore
+from simcore.tokenize import tokenize
 
 from .conftest import ROOT, SAMPLE_DATA
 
@@ -110,6 +111,41 @@ def test_selection_on_the_sample_matches_the_library(cache):
              if u.strip()]
     assert [" ".join(t.split()) for t in kept_text] == [lines[i] for i in kept_indices(shown["scores"], shown["cutoff"])]
     assert table.read_text(encoding="utf-8").startswith("index,score,kept,duplicate_of_target,text")
+
+
+def test_a_minimum_length_on_the_page_leaves_short_sentences_out(cache):
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.run()
+    at.button(key="load_sample").click().run()
+    at.switch_page(str(ROOT / PAGE)).run()
+    assert at.number_input(key="sel_min_tokens").value == 1   # no minimum unless asked: runs reproduce
+    at.selectbox(key="sel_pool").set_value("news")
+    at.selectbox(key="sel_target").set_value("news_ner")
+    at.selectbox(key="sel_method").set_value("ppl")
+    at.number_input(key="sel_top").set_value(30)
+    at.number_input(key="sel_min_tokens").set_value(8)
+    at.button(key="sel_run").click().run()
+    finish_jobs(at)
+    no_problems(at)
+    (label, run), = at.session_state["simcore_state"].extra["selection_runs"].items()
+    assert "8+ tokens" in label
+    # the count of too-short sentences, from the pool's lines tokenized here and the library's scores
+    news = Corpus.from_path(SAMPLE_DATA / "sources" / "news.txt")
+    target = Corpus.from_path(SAMPLE_DATA / "targets" / "news_ner.conll")
+    scores = score_pool(news, target, SelectionOptions(method="ppl"), ArtefactStore(cache / "direct-min"))
+    lines = [u for u in (SAMPLE_DATA / "sources" / "news.txt").read_text(encoding="utf-8").splitlines() if u.strip()]
+    lengths = np.array([len(tokenize(line)) for line in lines])
+    too_short = int((np.isfinite(scores.scores()) & (lengths < 8)).sum())
+    assert too_short > 0
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["Too short (under 8 tokens)"] == f"{too_short:,}" and shown["Kept"] == "30"
+    kept = kept_indices(run["scores"], run["cutoff"])
+    assert np.array_equal(kept, kept_indices(scores, choose(scores, top=30, min_tokens=8)))
+    assert all(lengths[i] >= 8 for i in kept)
+    # the form keeps the minimum across pages
+    at.switch_page(str(ROOT / "app.py")).run()
+    at.switch_page(str(ROOT / PAGE)).run()
+    assert at.number_input(key="sel_min_tokens").value == 8
 
 
 def test_upload_field_shows_only_for_an_uploaded_pool():

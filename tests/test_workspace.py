@@ -175,16 +175,33 @@ def test_a_sentence_selection_comes_back_from_the_store(tmp_path: Path):
     pool = Corpus.from_path(SAMPLE_DATA / "sources" / "news.txt")
     scores = score_pool(pool, Corpus.from_path(SAMPLE_DATA / "targets" / "news_ner.conll"),
                         SelectionOptions(method="cosine"), store)
-    cutoff = choose(scores, top=10)
+    cutoff = choose(scores, top=10, min_tokens=12)
+    assert cutoff.n_short > 0 and cutoff != choose(scores, top=10)
     state = AppState()
     state.extra["selection_runs"] = {"cosine · news → news_ner · top 10": {
         "pool": pool, "scores": scores, "cutoff": cutoff, "keep_duplicates": False, "method": "cosine",
         "target": "news_ner", "examples": pd.DataFrame()}}  # what the page adds later is not kept
     restored = AppState()
-    assert ws.restore(ws.snapshot(state, "s", store.root, SAMPLE_DATA), restored, locator(store)) == []
+    files = ws.snapshot(state, "s", store.root, SAMPLE_DATA)
+    assert ws.restore(files, restored, locator(store)) == []
     run = restored.extra["selection_runs"]["cosine · news → news_ner · top 10"]
     assert run["cutoff"] == cutoff and run["scores"].n == scores.n and run["pool"].path == pool.path.resolve()
+    assert (run["cutoff"].min_tokens, run["cutoff"].n_short) == (12, cutoff.n_short)
     assert list(kept_indices(run["scores"], run["cutoff"])) == list(kept_indices(scores, cutoff))
+
+    # a workspace saved before the minimum length (no min_tokens, no n_short) loads with no minimum
+    manifest = json.loads(files[ws.MANIFEST])
+    no_minimum = choose(scores, top=10)
+    manifest["selections"][0]["cutoff"] = {k: v for k, v in manifest["selections"][0]["cutoff"].items()
+                                           if k not in ("min_tokens", "n_short")} | {
+        "key": no_minimum.key, "index": no_minimum.index, "n_eligible": no_minimum.n_eligible}
+    older = AppState()
+    assert ws.restore(files | {ws.MANIFEST: json.dumps(manifest).encode()}, older, locator(store)) == []
+    assert older.extra["selection_runs"]["cosine · news → news_ner · top 10"]["cutoff"] == no_minimum
+    # and a minimum this app never writes is refused with a note, not a traceback
+    manifest["selections"][0]["cutoff"]["min_tokens"] = 0
+    notes = ws.restore(files | {ws.MANIFEST: json.dumps(manifest).encode()}, AppState(), locator(store))
+    assert len(notes) == 1 and "selection not restored" in notes[0] and "minimum sentence length" in notes[0]
 
 
 def test_two_sessions_of_one_workspace_merge_instead_of_overwriting(tmp_path: Path):
