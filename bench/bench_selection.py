@@ -16,6 +16,8 @@ own process).
 
 Methods: cosine, ppl, xent, entities (a tagger trained on the target's labels), entities:generic
 (en_core_web_sm), encoder (all-MiniLM-L6-v2), encoder:adapt (after masked-LM training on the target).
+A method followed by ``@N`` keeps only sentences of at least N tokens (``xent@5``: --min-tokens 5; the
+scores are the method's own, so the pair shows what the minimum changes).
 
 Usage: .venv/bin/python bench/bench_selection.py [--per-source 20000] [--fraction 0.1]
        [--methods cosine,ppl,xent,entities,entities:generic,encoder,encoder:adapt] [--cache DIR]
@@ -77,8 +79,8 @@ def build_pool(directory: Path, per_source: int, seed: int) -> tuple[Path, np.nd
 
 
 def options_for(spec: str, args: argparse.Namespace) -> SelectionOptions:
-    """SelectionOptions for a method spec such as ``entities:generic`` or ``encoder:adapt``."""
-    method, _, variant = spec.partition(":")
+    """SelectionOptions for a method spec such as ``entities:generic``, ``encoder:adapt`` or ``xent@5``."""
+    method, _, variant = spec.partition("@")[0].partition(":")
     extra: dict = {"workers": args.threads}
     if method == "entities":
         extra |= {"tagger": variant or "target", "ner_processes": args.ner_processes}
@@ -94,7 +96,7 @@ def run_one(pool_path: str, target_path: str, target_name: str, spec: str, args:
     target = Corpus.from_path(target_path, name=target_name)
     started = time.perf_counter()
     scores = score_pool(pool, target, options_for(spec, args), ArtefactStore(store_root))
-    kept = kept_indices(scores, choose(scores, fraction=fraction))
+    kept = kept_indices(scores, choose(scores, fraction=fraction, min_tokens=int(spec.partition("@")[2] or 1)))
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return {"kept": kept, "meta": scores.meta, "wall": time.perf_counter() - started,
             "cpu": own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime,
