@@ -163,9 +163,10 @@ m = st.columns(6 if cutoff.min_tokens > 1 else 5)
 m[0].metric("Pool sentences", f"{scores.n:,}")
 m[1].metric("Kept", f"{cutoff.n_kept:,}")
 m[2].metric("Cut-off score", f"{cutoff.score(scores.higher_kept):.4g}", help=f"{direction} scores are kept")
-m[3].metric("Duplicates of the target", f"{cutoff.n_duplicates:,}", help="excluded" if not keep_dups else "allowed")
+m[3].metric("Target duplicates", f"{cutoff.n_duplicates:,}",
+            help="pool sentences that are also in the target: " + ("excluded" if not keep_dups else "allowed"))
 if cutoff.min_tokens > 1:
-    m[4].metric(f"Too short (under {cutoff.min_tokens:,} tokens)", f"{cutoff.n_short:,}",
+    m[4].metric(f"Under {cutoff.min_tokens:,} tokens", f"{cutoff.n_short:,}",
                 help="scored sentences left out for their length")
 m[-1].metric("Sentences per second", f"{scores.meta.get('rate', 0):,.0f}")
 if cutoff.n_kept < cutoff.k:

@@ -138,7 +138,7 @@ def test_a_minimum_length_on_the_page_leaves_short_sentences_out(cache):
     too_short = int((np.isfinite(scores.scores()) & (lengths < 8)).sum())
     assert too_short > 0
     shown = {m.label: m.value for m in at.metric}
-    assert shown["Too short (under 8 tokens)"] == f"{too_short:,}" and shown["Kept"] == "30"
+    assert shown["Under 8 tokens"] == f"{too_short:,}" and shown["Kept"] == "30"
     kept = kept_indices(run["scores"], run["cutoff"])
     assert np.array_equal(kept, kept_indices(scores, choose(scores, top=30, min_tokens=8)))
     assert all(lengths[i] >= 8 for i in kept)
