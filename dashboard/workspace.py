@@ -595,6 +595,8 @@ def merge(base: dict[str, Any], files: dict[str, bytes], state: AppState, locato
             if name not in before and name not in ours:
                 ours[name] = loaded
                 changes.append(f"{role} {name} added")
+            elif name not in before and Path(ours[name].corpus.path).resolve() != Path(loaded.corpus.path).resolve():
+                changes.append(f"{role} {name} of the other tab not taken: this tab has another corpus by that name")
         for name in sorted(before - _names(theirs, "corpora", role)):
             if ours.pop(name, None) is not None:
                 changes.append(f"{role} {name} removed")

@@ -226,15 +226,18 @@ def test_two_sessions_of_one_workspace_merge_instead_of_overwriting(tmp_path: Pa
     a.extra[ws.PROBE_RESULTS] = pd.DataFrame({"target": ["t"], "source": ["news"], "f1": [0.9]})
     a.add_matrix(NamedMatrix("run 2", to_long(pd.DataFrame({"source": ["x"], "target": ["y"], "tvc": [0.1]})), "A", {}))
     a.workspace_name = "shared"
+    a.targets["news too"] = LoadedCorpus(Corpus.from_path(SAMPLE_DATA / "sources" / "tweets.jsonl", name="news too"), "y")
 
     changes = ws.merge(base, spaces.read(ws_id), a, locator(store))
 
     assert sorted(a.targets) == ["my forum", "news too"] and sorted(a.sources) == ["news"]
+    assert a.targets["news too"].origin == "y"  # the same name taken in both tabs: this tab's corpus stays...
     assert a.matrices["run 2"].origin == "A" and a.matrices["run 2 (2)"].origin == "computed in B"  # both kept
     assert a.results["f1"].tolist() == [80.0]  # B changed it, A did not
     assert a.extra[ws.PROBE_RESULTS]["f1"].tolist() == [0.9]  # A changed it, B did not
     assert a.workspace_name == "renamed in B"
-    assert "target news too added" in changes and "source reviews removed" in changes
+    assert "target news too of the other tab not taken: this tab has another corpus by that name" in changes  # ...said
+    assert "source reviews removed" in changes
     assert "NER results replaced" in changes and not any("probe" in c for c in changes)
     # what A then saves holds both sessions' work, and merging the same save again changes nothing
     saved = ws.snapshot(a, a.workspace_name, store.root, SAMPLE_DATA, created=1.0)
