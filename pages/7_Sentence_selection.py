@@ -209,7 +209,8 @@ if method_note(run["method"]):
     st.caption(method_note(run["method"]))
 groups = ("best kept", "last kept", "first dropped", "worst")
 for tab, group in zip(st.tabs([g.capitalize() for g in groups]), groups):
-    part = examples[examples["group"] == group][["score", "duplicate_of_target", "text"]]
+    shown_columns = ["score", "left_out", "text"] if group in ("first dropped", "worst") else ["score", "text"]
+    part = examples[examples["group"] == group][shown_columns].rename(columns={"left_out": "left out as"})
     tab.table(part.assign(score=part["score"].map(lambda v: f"{v:.4g}")).set_index("score"))  # wraps whole sentences
 
 same_pool = [label for label, r in runs.items() if r["pool"].path == run["pool"].path]

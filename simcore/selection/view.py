@@ -90,13 +90,25 @@ def texts_at(pool: Corpus, indices: set[int] | list[int]) -> dict[int, str]:
 
 
 def examples_table(pool: Corpus, scores: ScoreSet, cutoff: Cutoff, keep_duplicates: bool, n: int = 8) -> pd.DataFrame:
-    """Rows (group, index, score, duplicate_of_target, text) for the page's example tables."""
+    """Rows (group, index, score, duplicate_of_target, tokens, left_out, text) for the page's example tables.
+
+    ``left_out`` says why a unit was not kept: a duplicate of the target, under the minimum length, or
+    its score (empty for kept units): the first dropped are often the best scored of the first two kinds.
+    """
     groups = example_indices(scores, cutoff, keep_duplicates, n)
     texts = texts_at(pool, {i for ids in groups.values() for i in ids})
     values, dups = scores.scores(), scores.duplicates()
-    rows = [{"group": group, "index": i, "score": float(values[i]), "duplicate_of_target": bool(dups[i]),
-             "text": texts.get(i, "")} for group, ids in groups.items() for i in ids]
-    return pd.DataFrame(rows, columns=["group", "index", "score", "duplicate_of_target", "text"])
+    lengths = scores.lengths() if cutoff.min_tokens > 1 else None
+    rows = []
+    for group, ids in groups.items():
+        for i in ids:
+            kept = bool(kept_mask(scores, cutoff, keep_duplicates, i, i + 1)[0])
+            tokens = int(lengths[i]) if lengths is not None else None
+            why = "" if kept else "duplicate of the target" if dups[i] and not keep_duplicates else \
+                f"under {cutoff.min_tokens:,} tokens" if tokens is not None and tokens < cutoff.min_tokens else "score"
+            rows.append({"group": group, "index": i, "score": float(values[i]), "duplicate_of_target": bool(dups[i]),
+                         "tokens": tokens, "left_out": why, "text": texts.get(i, "")})
+    return pd.DataFrame(rows, columns=["group", "index", "score", "duplicate_of_target", "tokens", "left_out", "text"])
 
 
 def selection_files(pool: Corpus, scores: ScoreSet, cutoff: Cutoff, keep_duplicates: bool,

@@ -150,3 +150,21 @@ def test_select_writes_only_long_enough_sentences(tmp_path, short_pool_scores, s
     for bad in (0, -1, 10_001, 2.0, True, "5"):
         with pytest.raises(InvalidArgument, match="minimum sentence length"):
             select(pool, target, options("ppl"), store, top=3, min_tokens=bad)
+
+
+def test_the_example_tables_say_why_a_sentence_was_left_out(tmp_path, short_pool_scores):
+    from simcore.selection.view import examples_table
+
+    scores, lengths = short_pool_scores, [n for _, n in SHORT_POOL]
+    cutoff = choose(scores, top=3, min_tokens=4)
+    kept = set(kept_indices(scores, cutoff).tolist())
+    table = examples_table(Corpus.from_path(tmp_path / "short_pool.txt"), scores, cutoff, keep_duplicates=False, n=20)
+    dups = np.asarray(scores.duplicates())
+    for row in table.itertuples():
+        assert row.text == SHORT_POOL[row.index][0] and row.tokens == lengths[row.index]
+        expected = ("" if row.index in kept else "duplicate of the target" if dups[row.index]
+                    else "under 4 tokens" if lengths[row.index] < 4 else "score")
+        assert row.left_out == expected
+    dropped = table[table["group"] == "first dropped"]
+    assert set(dropped["left_out"]) == {"duplicate of the target", "under 4 tokens", "score"}
+    assert set(table.loc[table["group"] == "best kept", "index"]) == kept
