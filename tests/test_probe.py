@@ -297,3 +297,29 @@ def test_probe_one_unreadable_source_costs_only_its_own_rows(tiny: dict[str, Pat
                  caps=ProbeCaps(train_sentences=20, dev_sentences=10, epochs=1))
     assert list(none["source"]) == ["blank", "pipe"] and none["error"].notna().all()
     assert (none["baseline"] == table.loc["news", "baseline"]).all() and none["caps"].str.endswith("source_tokens=none").all()
+
+
+def test_probe_one_unreadable_target_costs_only_its_own_rows(tiny: dict[str, Path], tmp_path: Path, capsys) -> None:
+    broken = tmp_path / "targets" / "broken"
+    broken.mkdir()
+    (broken / "train.conll").write_text("")  # found, but holds no sentence
+    (broken / "test.conll").write_text((tiny["target"] / "test.conll").read_text())
+    out, store = tmp_path / "results.csv", tmp_path / "store"
+    args = ["probe", "--sources", str(tiny["sources"]), "--target", str(broken), "--target", str(tiny["target"]),
+            "--out", str(out), "--max-train-sentences", "20", "--max-dev-sentences", "10", "--max-epochs", "1",
+            "--cache", str(store), "--quiet"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "1 of 2 targets failed" in err
+    assert "simcore: warning: target broken has no results: broken:" in err
+    table = pd.read_csv(out)
+    bad, good = table[table["target"] == "broken"], table[table["target"] == "tiny_ner"]
+    assert sorted(bad["source"]) == sorted(good["source"]) == ["cooking", "news", "sports"]
+    assert bad["error"].str.startswith("target broken:").all() and bad["f1"].isna().all() and (bad["seeds"] == 0).all()
+    assert good["error"].isna().all() and good["f1"].between(0, 100).all() and (good["seeds"] == 1).all()
+    # the good target's values are those of a probe of it alone (read back from the store)
+    alone = probe(corpora_in(tiny["sources"]), [TargetSplits.from_directory(tiny["target"])],
+                  workbench=Workbench(ArtefactStore(store), options=MeasureOptions(seed=13)),
+                  caps=ProbeCaps(train_sentences=20, dev_sentences=10, epochs=1))
+    assert alone.attrs["failed_targets"] == {}
+    assert alone.set_index("source")["f1"].to_dict() == pytest.approx(good.set_index("source")["f1"].to_dict())

@@ -90,6 +90,9 @@ def cmd_probe(args: argparse.Namespace) -> int:
     failed = table.attrs.get("failed_sources", {})
     for name, why in sorted(failed.items()):
         print(terminal_text(f"simcore: warning: source {name} has no results: {why}"), file=sys.stderr)
+    failed_targets = table.attrs.get("failed_targets", {})
+    for name, why in sorted(failed_targets.items()):
+        print(terminal_text(f"simcore: warning: target {name} has no results: {why}"), file=sys.stderr)
     if table["time_capped"].sum() > 0:
         print("simcore: warning: some runs were cut short by --max-seconds (column time_capped) and trained fewer "
               "epochs than the others; raise it and run again (finished runs are read back)", file=sys.stderr)
@@ -101,6 +104,10 @@ def cmd_probe(args: argparse.Namespace) -> int:
     if failed:
         print(f"simcore: error: {len(failed)} of {len(sources)} sources failed; their rows give the reason in "
               "column error (the baseline and the other sources were probed)", file=sys.stderr)
+    if failed_targets:
+        print(f"simcore: error: {len(failed_targets)} of {len(targets)} targets failed; their rows give the reason "
+              "in column error (the other targets were probed)", file=sys.stderr)
+    if failed or failed_targets:
         return 2
     return 0
 

@@ -68,9 +68,10 @@ def probe(
     """Train and score every (target, source or baseline, seed); one results row per (target, source).
 
     A source that cannot be read, or whose vectors cannot be built (a corpus too small, say), gets
-    an ``error`` and no F1 in its rows; the baseline and the other sources are still probed. The
-    table's ``attrs["failed_sources"]`` maps each such source to why. A store that cannot be
-    written (a full disk) is no source's fault and stops the probe.
+    an ``error`` and no F1 in its rows; the baseline and the other sources are still probed. A target
+    whose splits cannot be read or trained on gets an ``error`` in each of its rows; the other targets
+    are still probed. The table's ``attrs["failed_sources"]`` and ``attrs["failed_targets"]`` map each
+    to why. A store that cannot be written (a full disk) is no corpus's fault and stops the probe.
     """
     from .train import train_and_score  # spaCy loads only when a probe runs
 
@@ -99,6 +100,7 @@ def probe(
     total = len(targets) * (1 + len(sources)) * len(seeds)
     done = 0
     rows: list[dict[str, Any]] = []
+    failed_targets: dict[str, str] = {}
 
     def source_vectors(corpus: Corpus) -> SourceVectors | str:
         if corpus.name not in vectors:
@@ -114,60 +116,76 @@ def probe(
         return vectors[corpus.name]
 
     for target in targets:
-        progress(f"reading {target.name}", done / total)
-        train = stored_split(target, "train", caps.train_sentences, SAMPLE_SEED, store)
-        dev = stored_split(target, "dev", caps.dev_sentences, SAMPLE_SEED, store) if target.dev else train
-        test = cap_sentences(read_split(target, "test"), caps.test_sentences, SAMPLE_SEED)
-        test_key = target.fingerprint("test")
-        scores: dict[str, list[float]] = {}
-        seconds: dict[str, list[float]] = {}
-        time_capped: dict[str, int] = {}
-        for corpus in [None, *sources]:
-            name = BASELINE if corpus is None else corpus.name
-            found = None if corpus is None else source_vectors(corpus)
-            if isinstance(found, str):
-                done += len(seeds)
-                rows.append(_row(target.name, name, [], scores.get(BASELINE, []), caps_text, None, train.sentences,
-                                 len(test), [], found, time_capped.get(BASELINE, 0)))
-                if on_row:
-                    on_row(rows[-1])
-                continue
-            for seed in seeds:
-                key = digest("probe-run", train.key, dev.key, test_key, found.key if found else None, seed,
-                             caps.without_time(), spacy.__version__)
-                record = _stored_run(store, key, caps.seconds)
-                if record is None:
-                    def step(message: str, fraction: float, _label: str = f"{target.name} · {name} · seed {seed}",
-                             _done: int = done) -> None:
-                        progress(f"{_label}: {message}", (_done + fraction) / total)
+        first_row, first_run = len(rows), done
+        try:
+            progress(f"reading {target.name}", done / total)
+            train = stored_split(target, "train", caps.train_sentences, SAMPLE_SEED, store)
+            dev = stored_split(target, "dev", caps.dev_sentences, SAMPLE_SEED, store) if target.dev else train
+            test = cap_sentences(read_split(target, "test"), caps.test_sentences, SAMPLE_SEED)
+            test_key = target.fingerprint("test")
+            scores: dict[str, list[float]] = {}
+            seconds: dict[str, list[float]] = {}
+            time_capped: dict[str, int] = {}
+            for corpus in [None, *sources]:
+                name = BASELINE if corpus is None else corpus.name
+                found = None if corpus is None else source_vectors(corpus)
+                if isinstance(found, str):
+                    done += len(seeds)
+                    rows.append(_row(target.name, name, [], scores.get(BASELINE, []), caps_text, None, train.sentences,
+                                     len(test), [], found, time_capped.get(BASELINE, 0)))
+                    if on_row:
+                        on_row(rows[-1])
+                    continue
+                for seed in seeds:
+                    key = digest("probe-run", train.key, dev.key, test_key, found.key if found else None, seed,
+                                 caps.without_time(), spacy.__version__)
+                    record = _stored_run(store, key, caps.seconds)
+                    if record is None:
+                        def step(message: str, fraction: float, _label: str = f"{target.name} · {name} · seed {seed}",
+                                 _done: int = done) -> None:
+                            progress(f"{_label}: {message}", (_done + fraction) / total)
 
-                    step("training", 0.0)
-                    try:
-                        result = train_and_score(train=train.path, dev=dev.path, test=test,
-                                                 vectors=found.path if found else None, seed=seed, caps=caps,
-                                                 progress=step)
-                    except (ValueError, KeyError) as exc:  # spaCy's own complaints about the data
-                        raise SimcoreError(f"{target.name}: spaCy could not train a tagger ({exc})") from exc
-                    record = asdict(result)
-                    # a run that ended by its epoch cap is the same under any time cap it fits in
-                    store.put_json("probe-run", key if result.stopped_by == "epochs" else _timed(key, caps.seconds),
-                                   record)
-                scores.setdefault(name, []).append(record["f1"])
-                seconds.setdefault(name, []).append(record["seconds"])
-                time_capped[name] = time_capped.get(name, 0) + (record["stopped_by"] == "time")
-                done += 1
-                if on_run:
-                    on_run({"target": target.name, "source": name, "seed": seed, **record})
-                progress(f"{target.name} · {name} · seed {seed}: F1 {record['f1']:.2f}", done / total)
-            if corpus is not None:
-                rows.append(_row(target.name, name, scores[name], scores.get(BASELINE, []), caps_text,
-                                 found.words if found else None, train.sentences, len(test), seconds[name], None,
-                                 time_capped.get(name, 0) + time_capped.get(BASELINE, 0)))
-                if on_row:
-                    on_row(rows[-1])
+                        step("training", 0.0)
+                        try:
+                            result = train_and_score(train=train.path, dev=dev.path, test=test,
+                                                     vectors=found.path if found else None, seed=seed, caps=caps,
+                                                     progress=step)
+                        except (ValueError, KeyError) as exc:  # spaCy's own complaints about the data
+                            raise SimcoreError(f"{target.name}: spaCy could not train a tagger ({exc})") from exc
+                        record = asdict(result)
+                        # a run that ended by its epoch cap is the same under any time cap it fits in
+                        store.put_json("probe-run", key if result.stopped_by == "epochs" else _timed(key, caps.seconds),
+                                       record)
+                    scores.setdefault(name, []).append(record["f1"])
+                    seconds.setdefault(name, []).append(record["seconds"])
+                    time_capped[name] = time_capped.get(name, 0) + (record["stopped_by"] == "time")
+                    done += 1
+                    if on_run:
+                        on_run({"target": target.name, "source": name, "seed": seed, **record})
+                    progress(f"{target.name} · {name} · seed {seed}: F1 {record['f1']:.2f}", done / total)
+                if corpus is not None:
+                    rows.append(_row(target.name, name, scores[name], scores.get(BASELINE, []), caps_text,
+                                     found.words if found else None, train.sentences, len(test), seconds[name], None,
+                                     time_capped.get(name, 0) + time_capped.get(BASELINE, 0)))
+                    if on_row:
+                        on_row(rows[-1])
+        except StoreError:
+            raise
+        except SimcoreError as exc:  # this target's data: it costs only its own rows
+            why = str(exc) if str(exc).startswith(f"{target.name}:") else f"{target.name}: {exc}"
+            failed_targets[target.name] = why
+            recorded = {row["source"] for row in rows[first_row:]}
+            for corpus in sources:
+                if corpus.name not in recorded:
+                    rows.append(_row(target.name, corpus.name, [], [], caps_text, None, None, None, [],
+                                     f"target {why}", 0))
+                    if on_row:
+                        on_row(rows[-1])
+            done = first_run + (1 + len(sources)) * len(seeds)
     progress("done", 1.0)
     table = pd.DataFrame(rows, columns=COLUMNS)
     table.attrs["failed_sources"] = {name: why for name, why in vectors.items() if isinstance(why, str)}
+    table.attrs["failed_targets"] = failed_targets
     return table
 
 
@@ -184,7 +202,7 @@ def _stored_run(store: ArtefactStore, key: str, seconds: float) -> dict[str, Any
 
 
 def _row(target: str, source: str, f1s: list[float], baselines: list[float], caps: str, words: int | None,
-         train_sentences: int, test_sentences: int, seconds: list[float], error: str | None,
+         train_sentences: int | None, test_sentences: int | None, seconds: list[float], error: str | None,
          time_capped: int) -> dict[str, Any]:
     f1, f1_std = _mean_std(f1s)
     baseline, baseline_std = _mean_std(baselines)
