@@ -191,7 +191,14 @@ def parse_measures(text: str | list[str] | tuple[str, ...]) -> list[str]:
     return names
 
 
+_LOADED = False
+
+
 def _load_builtin() -> None:
+    global _LOADED
+    if _LOADED:  # called for every look-up: ten thousand targets make a hundred thousand of them
+        return
     from . import jsd, ppl, ttr, tvc, tvcc, wvv  # noqa: F401  (each registers itself on import)
     for newer in ("kl", "emb"):  # the newer measures, listed after the seed papers' ones
         importlib.import_module(f"{__name__}.{newer}")
+    _LOADED = True
