@@ -323,3 +323,9 @@ def test_probe_one_unreadable_target_costs_only_its_own_rows(tiny: dict[str, Pat
                   caps=ProbeCaps(train_sentences=20, dev_sentences=10, epochs=1))
     assert alone.attrs["failed_targets"] == {}
     assert alone.set_index("source")["f1"].to_dict() == pytest.approx(good.set_index("source")["f1"].to_dict())
+    # when no target can be probed, that is the run's one-line error
+    at = args.index(str(tiny["target"]))
+    only = args[:at - 1] + args[at + 1:]  # without the second "--target DIR"
+    assert main(only) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "train.conll is empty" in err.splitlines()[-1]

@@ -70,7 +70,7 @@ def probe(
     A source that cannot be read, or whose vectors cannot be built (a corpus too small, say), gets
     an ``error`` and no F1 in its rows; the baseline and the other sources are still probed. A target
     whose splits cannot be read or trained on gets an ``error`` in each of its rows; the other targets
-    are still probed. The table's ``attrs["failed_sources"]`` and ``attrs["failed_targets"]`` map each
+    are still probed (when none can be, that is an error). The table's ``attrs["failed_sources"]`` and ``attrs["failed_targets"]`` map each
     to why. A store that cannot be written (a full disk) is no corpus's fault and stops the probe.
     """
     from .train import train_and_score  # spaCy loads only when a probe runs
@@ -182,6 +182,9 @@ def probe(
                     if on_row:
                         on_row(rows[-1])
             done = first_run + (1 + len(sources)) * len(seeds)
+    if failed_targets and len(failed_targets) == len(targets):  # nothing was probed: that is the run's failure
+        raise SimcoreError("; ".join(failed_targets.values()) if len(targets) == 1
+                           else "no target could be probed: " + "; ".join(failed_targets.values()))
     progress("done", 1.0)
     table = pd.DataFrame(rows, columns=COLUMNS)
     table.attrs["failed_sources"] = {name: why for name, why in vectors.items() if isinstance(why, str)}
