@@ -4,8 +4,8 @@ Cheap similarity measures between candidate source corpora and a target NER data
 al. 2019, 2020): target vocabulary covered (TVC, TVcC), KenLM perplexity (PPL), word vector
 variance (WVV), Jensen-Shannon divergence (JSD), and the source's type-token ratio (TTR).
 
-The public library is what ``__all__`` lists here, in simcore.analysis and in simcore.export
-(the README's "Library" section); those functions raise only simcore's own errors.
+The public library is what ``__all__`` lists here, in simcore.analysis, simcore.export and
+simcore.selection (the README's "Library" section); those functions raise only simcore's own errors.
 """
 
 from .corpus import Corpus, TokenizedCorpus

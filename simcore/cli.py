@@ -24,6 +24,7 @@ from .errors import SimcoreError
 from .export import csv_text, write_ranking, write_recommendations
 from .matrix import DEFAULT_MEASURES, MAX_JOBS, Workbench, corpora_in
 from .measures import MeasureOptions
+from .option_checks import MAX_EMB_SENTENCES, MAX_KL_BUCKETS
 from .probe.cli import add_probe_command
 from .selection.cli import add_select_command
 from .store import ArtefactStore
@@ -57,7 +58,8 @@ def cmd_matrix(args: argparse.Namespace) -> int:
                    {"--source-glob": args.source_glob})
     options = MeasureOptions(ppl_order=args.ppl_order, seed=args.seed, ppl_per_sentence=args.ppl_per_sentence,
                              bootstrap=args.bootstrap,
-                             tvcc_tag_source=args.tvcc_tag_source,
+                             tvcc_tag_source=args.tvcc_tag_source, kl_buckets=args.kl_buckets,
+                             emb_sentences=args.emb_sentences,
                              **({"wvv_workers": args.workers} if args.workers else {}))
     bench = Workbench(ArtefactStore(args.cache), TokenizerOptions(lowercase=not args.keep_case), options)
     reader = {"text_field": args.text_field, "encoding": args.encoding, "labels": args.labels}
@@ -262,6 +264,14 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--ppl-per-sentence", action="store_true", help="mean per-sentence perplexity")
     m.add_argument("--tvcc-tag-source", action="store_true",
                    help="TVcC: compare with the source's content words (tags the source sample; slow)")
+    m.add_argument("--kl-buckets", type=opt.whole_number(1, MAX_KL_BUCKETS), default=MeasureOptions().kl_buckets,
+                   metavar="N",
+                   help=f"KL: hashed 1-2-gram buckets (default {MeasureOptions().kl_buckets:,}, DSIR's; at most "
+                        f"{MAX_KL_BUCKETS:,})")
+    m.add_argument("--emb-sentences", type=opt.whole_number(1, MAX_EMB_SENTENCES),
+                   default=MeasureOptions().emb_sentences, metavar="N",
+                   help=f"EMB: sentences per side embedded, drawn at random (default "
+                        f"{MeasureOptions().emb_sentences:,}, at most {MAX_EMB_SENTENCES:,})")
     m.add_argument("--seed", type=opt.whole_number(0, MAX_SEED, allow_float_text=False), default=13)
     m.add_argument("--workers", type=opt.whole_number(1, MAX_WORKERS), default=None,
                    help="word2vec threads (default 1: reproducible WVV; more are faster but vary between runs)")

@@ -12,8 +12,11 @@ from typing import Any
 
 from .errors import InvalidArgument
 
+MAX_KL_BUCKETS = 10_000_000  # 80 MB of counts per source sample
+MAX_EMB_SENTENCES = 1_000_000  # about 1.5 GB of embeddings per side
 _BOUNDS = {"ppl_order": (1, 6), "seed": (0, 2**32 - 1), "wvv_dims": (1, 10_000), "wvv_workers": (1, 256),
-           "wvv_min_count": (1, 10**9), "jsd_max_n": (1, 10), "bootstrap": (0, 100_000)}
+           "wvv_min_count": (1, 10**9), "jsd_max_n": (1, 10), "bootstrap": (0, 100_000),
+           "kl_buckets": (1, MAX_KL_BUCKETS), "emb_sentences": (1, MAX_EMB_SENTENCES)}
 _MEMORY = re.compile(r"^\d+(\.\d+)?[%bBkKmMgGtTpP]?$")
 
 

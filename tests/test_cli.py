@@ -6,8 +6,13 @@ import pandas as pd
 import pytest
 
 from simcore.cli import main
+from simcore.matrix import Workbench, corpora_in
+from simcore.measures import MeasureOptions
+from simcore.selection.encoder_model import encoder_installed
+from simcore.store import ArtefactStore
 
 from .conftest import ROOT, SAMPLE_DATA
+from .test_measures_kl import dsir_counts, dsir_kl
 
 TABLE3 = SAMPLE_DATA / "results" / "dai2019_table3.csv"
 
@@ -91,3 +96,57 @@ def test_binary_source_file_is_a_clear_error(tmp_path):
                              str(targets), "--out", str(tmp_path / "m.csv"), "--cache", str(tmp_path / "c"), "--quiet"],
                             capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 2 and "binary" in result.stderr and "Traceback" not in result.stderr
+
+
+KL_SOURCE = "the cat sat on the mat .\nthe dog ran home .\n"
+KL_TARGET = "The\tO\ncat\tB-ANIMAL\nran\tO\n\nA\tO\ndog\tB-ANIMAL\nsat\tO\n"
+
+
+def _one_pair(tmp_path, source: str, target: str, target_name: str = "t.conll"):
+    sources, targets = tmp_path / "sources", tmp_path / "targets"
+    sources.mkdir()
+    targets.mkdir()
+    (sources / "s.txt").write_text(source)
+    (targets / target_name).write_text(target)
+    return sources, targets
+
+
+def _matrix_value(tmp_path, sources, targets, measure: str, *flags: str) -> tuple[float, dict]:
+    out = tmp_path / f"m{len(list(tmp_path.glob('m*.csv')))}.csv"
+    code = main(["matrix", "--sources", str(sources), "--targets", str(targets), "--out", str(out),
+                 "--measures", measure, "--cache", str(tmp_path / "cache"), "--jobs", "1", "--quiet", *flags])
+    assert code == 0
+    row = pd.read_csv(out).iloc[0]
+    return float(row["value"]), json.loads(row["options"])
+
+
+def test_kl_buckets_flag_reaches_the_value(tmp_path):
+    """--kl-buckets 64 gives DSIR's KL over 64 buckets (worked here with hashlib), as MeasureOptions(kl_buckets=64)."""
+    sources, targets = _one_pair(tmp_path, KL_SOURCE, KL_TARGET)
+    value_64, options = _matrix_value(tmp_path, sources, targets, "kl", "--kl-buckets", "64")
+    value_default, default_options = _matrix_value(tmp_path, sources, targets, "kl")
+    source_lines, target_lines = KL_SOURCE.splitlines(), ["the cat ran", "a dog sat"]
+    for buckets, value in ((64, value_64), (10_000, value_default)):
+        assert value == pytest.approx(dsir_kl(dsir_counts(target_lines, buckets), dsir_counts(source_lines, buckets)))
+    assert options["kl_buckets"] == 64 and default_options["kl_buckets"] == 10_000
+    assert value_64 != pytest.approx(value_default)
+    bench = Workbench(ArtefactStore(tmp_path / "library"), options=MeasureOptions(kl_buckets=64))
+    library = bench.matrix(corpora_in(str(sources)), corpora_in(str(targets)), ["kl"])
+    assert library["value"].iloc[0] == pytest.approx(value_64)
+
+
+@pytest.mark.skipif(not encoder_installed(), reason="the encoder is not installed (scripts/install.sh --encoder); "
+                                                    "test_hostile_options checks the flag without it")
+def test_emb_sentences_flag_reaches_the_value(tmp_path):
+    """--emb-sentences 2 embeds two sentences per side: the value MeasureOptions(emb_sentences=2) gives."""
+    lines = ["expression of tp53 was increased in hela cells .", "the protein binds dna in the nucleus .",
+             "mice were treated with il-2 for three days .", "rovers beat united two nil on saturday ."]
+    sources, targets = _one_pair(tmp_path, "\n".join(lines) + "\n",
+                                 "the gene is expressed in liver cells .\ncells were washed twice .\n"
+                                 "the striker scored twice .\n", "t.txt")
+    value_2, options = _matrix_value(tmp_path, sources, targets, "emb", "--emb-sentences", "2")
+    value_all, _ = _matrix_value(tmp_path, sources, targets, "emb")
+    assert options["emb_sentences"] == 2 and value_2 != pytest.approx(value_all, abs=1e-6)
+    bench = Workbench(ArtefactStore(tmp_path / "library"), options=MeasureOptions(emb_sentences=2))
+    library = bench.matrix(corpora_in(str(sources)), corpora_in(str(targets)), ["emb"])
+    assert library["value"].iloc[0] == pytest.approx(value_2, abs=1e-6)

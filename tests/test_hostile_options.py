@@ -1,21 +1,25 @@
-"""Every option of probe and select is range-checked before any work: one line, exit 2."""
+"""Every option of probe, select and matrix's measure options is range-checked before any work: one line, exit 2."""
 
 from __future__ import annotations
 
 import contextlib
 import io
+import subprocess
+import sys
 
 import pytest
 
 from simcore import cli
 from simcore.errors import SimcoreError
+from simcore.measures import MeasureOptions
 from simcore.selection.options import SelectionOptions
 
-from .conftest import SAMPLE_DATA
+from .conftest import ROOT, SAMPLE_DATA
 
 PROBE = ["probe", "--sources", str(SAMPLE_DATA / "sources"), "--target", "/nonexistent", "--out", "/tmp/never.csv"]
 SELECT = ["select", "--pool", str(SAMPLE_DATA / "sources" / "news.txt"), "--target",
           str(SAMPLE_DATA / "targets" / "news_ner.conll"), "--method", "cosine", "--top", "5", "--out", "/tmp/never.txt"]
+MATRIX = ["matrix", "--sources", str(SAMPLE_DATA / "sources"), "--targets", "/nonexistent", "--out", "/tmp/never.csv"]
 HUGE = ["inf", "-inf", "nan", "1e400", str(2**70), "1000000000000", "-1", "0", "abc", "", "1.5"]
 
 
@@ -51,3 +55,25 @@ def test_selection_options_bound_what_allocates_per_unit():
                         ("workers", True), ("target_tokens", 0), ("method", None), ("adapt", "yes")):
         with pytest.raises(SimcoreError):
             SelectionOptions(**{name: value})
+
+
+@pytest.mark.parametrize("flag", ["--kl-buckets", "--emb-sentences"])
+def test_matrix_measure_options_are_bounded(flag):
+    for value in [*HUGE, "-3", "1e99", "10000001" if flag == "--kl-buckets" else "1000001"]:
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            code = cli.main([*MATRIX, flag, value])
+        assert code == 2 and err.getvalue().count("\n") == 1 and flag in err.getvalue(), (flag, value, err.getvalue())
+    # as a program: the same one line and status 2, no traceback, before any corpus is read
+    result = subprocess.run([sys.executable, "-m", "simcore", *MATRIX, flag, "abc"], capture_output=True, text=True,
+                            cwd=ROOT)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip() == f"simcore: error: matrix: argument {flag}: 'abc' is not a number (see --help)"
+
+
+@pytest.mark.parametrize("name,high", [("kl_buckets", 10_000_000), ("emb_sentences", 1_000_000)])
+def test_measure_options_bound_kl_buckets_and_emb_sentences(name, high):
+    assert getattr(MeasureOptions(**{name: high}), name) == high
+    for value in (0, -3, high + 1, 1.5, True, "64", None):
+        with pytest.raises(SimcoreError, match=f"MeasureOptions.{name} must be a whole number from 1 to {high:,}"):
+            MeasureOptions(**{name: value})

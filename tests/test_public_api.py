@@ -1,7 +1,7 @@
-"""The public library, fuzzed: every function listed in ``__all__`` of simcore, simcore.analysis and
-simcore.export (what the README's "Library" section shows) either returns or raises one of simcore's
-own errors, whatever it is given. Generated calls, fixed seed, kept fast (no corpus is scored here;
-test_hostile_generated fuzzes the Workbench and corpora with real files).
+"""The public library, fuzzed: every function listed in ``__all__`` of simcore, simcore.analysis,
+simcore.export and simcore.selection (what the README's "Library" section shows) either returns or
+raises one of simcore's own errors, whatever it is given. Generated calls, fixed seed, kept fast (only
+tiny corpora are scored here; test_hostile_generated fuzzes the Workbench and corpora with real files).
 """
 
 from __future__ import annotations
@@ -23,8 +23,10 @@ from simcore.tokenize import TokenizerOptions
 
 from .conftest import SAMPLE_DATA
 
-PUBLIC = {"simcore": simcore, "simcore.analysis": analysis, "simcore.export": export}
-SKIP = {"simcore.Workbench", "simcore.corpora_in", "simcore.ArtefactStore", "simcore.Corpus"}  # touch disk/corpora
+PUBLIC = {"simcore": simcore, "simcore.analysis": analysis, "simcore.export": export, "simcore.selection": selection}
+# These touch disk or corpora. simcore.selection's score_pool, select and write_selection stay: given
+# no Corpus they stop at their first check, and the tests below give them real ones.
+SKIP = {"simcore.Workbench", "simcore.corpora_in", "simcore.ArtefactStore", "simcore.Corpus"}
 N_CALLS = 1000
 
 
@@ -100,12 +102,16 @@ def test_public_functions_raise_only_simcores_errors(tmp_path):
     assert outcomes["returned"] > 50 and outcomes["SimcoreError"] > 100
 
 
-# --- beyond the public list: functions a notebook user reaches through their modules ----------
+# --- given values of about the right kind, so calls get past the first checks -------------------
 
 BEYOND = {"simcore.selection.select": selection.select, "simcore.selection.score_pool": selection.score_pool,
           "simcore.corpus.sample_corpus": corpus.sample_corpus, "simcore.corpus.save_upload": corpus.save_upload,
           "simcore.report.build_report": report.build_report}
 N_BEYOND_CALLS = 1000
+CHOOSING = {f"simcore.selection.{name}": getattr(selection, name)
+            for name in ("choose", "count_to_keep", "kept_indices", "kept_mask", "jaccard", "write_selection",
+                         "with_method", "ScoreSet", "Cutoff", "SelectionResult")}
+N_CHOOSING_CALLS = 1000
 
 
 def _candidates(tmp_path: Path) -> dict[str, list[object]]:
@@ -146,10 +152,11 @@ def _candidates(tmp_path: Path) -> dict[str, list[object]]:
     }
 
 
-def test_functions_beyond_the_public_list_raise_only_simcores_errors(tmp_path):
-    candidates = _candidates(tmp_path)
-    anything = _pool(tmp_path)
-    rng = random.Random(20261124)
+def _fuzz_by_name(functions: dict[str, object], candidates: dict[str, list[object]], anything: list[object],
+                  seed: int, n_calls: int) -> tuple[Counter[str], list[str]]:
+    """Generated calls whose arguments are drawn by parameter name: the outcomes, and the calls that raised
+    something other than simcore's errors."""
+    rng = random.Random(seed)
     outcomes: Counter[str] = Counter()
     wrong = []
 
@@ -160,9 +167,9 @@ def test_functions_beyond_the_public_list_raise_only_simcores_errors(tmp_path):
             return rng.choice(anything)
         return candidates[parameter][0] if draw < 0.5 else rng.choice(candidates[parameter])
 
-    for _ in range(N_BEYOND_CALLS):
-        name = rng.choice(sorted(BEYOND))
-        parameters = list(inspect.signature(BEYOND[name]).parameters.values())
+    for _ in range(n_calls):
+        name = rng.choice(sorted(functions))
+        parameters = list(inspect.signature(functions[name]).parameters.values())
         required = [p for p in parameters if p.default is p.empty]
         optional = [p for p in parameters if p.default is not p.empty]
         args = [value(p.name) for p in required]
@@ -170,11 +177,11 @@ def test_functions_beyond_the_public_list_raise_only_simcores_errors(tmp_path):
             args = args[:-1] if rng.random() < 0.5 else [*args, None]
         kwargs = {p.name: value(p.name) for p in rng.sample(optional, rng.randint(0, len(optional)))}
         try:
-            inspect.signature(BEYOND[name]).bind(*args, **kwargs)
+            inspect.signature(functions[name]).bind(*args, **kwargs)
         except TypeError:
             continue
         try:
-            BEYOND[name](*args, **kwargs)
+            functions[name](*args, **kwargs)
         except SimcoreError:
             outcomes["SimcoreError"] += 1
         except Exception as exc:  # noqa: BLE001
@@ -183,7 +190,60 @@ def test_functions_beyond_the_public_list_raise_only_simcores_errors(tmp_path):
             wrong.append(f"{name}({shown}): {type(exc).__name__}: {str(exc)[:150]}")
         else:
             outcomes[f"returned from {name.rsplit('.', 1)[1]}"] += 1
-    print(f"\n{N_BEYOND_CALLS} calls over {', '.join(sorted(BEYOND))}: {dict(outcomes)}")
+    print(f"\n{n_calls} calls over {', '.join(sorted(functions))}: {dict(outcomes)}")
+    return outcomes, wrong
+
+
+def test_functions_beyond_the_public_list_raise_only_simcores_errors(tmp_path):
+    outcomes, wrong = _fuzz_by_name(BEYOND, _candidates(tmp_path), _pool(tmp_path), 20261124, N_BEYOND_CALLS)
     assert not wrong, f"{len(wrong)} calls raised something else, e.g.\n" + "\n".join(sorted(set(wrong))[:15])
     assert outcomes["SimcoreError"] > 500
     assert all(outcomes[f"returned from {n.rsplit('.', 1)[1]}"] > 0 for n in BEYOND), "some function never ran"
+
+
+def _stored_scores(folder: Path, values: np.ndarray, lengths: np.ndarray | None, n: int | None = None) -> object:
+    """A ScoreSet over hand-written score files (every fifth unit a duplicate of the target)."""
+    folder.mkdir(parents=True)
+    (folder / "scores.f64").write_bytes(values.astype(np.float64).tobytes())
+    (folder / "dups.u8").write_bytes((np.arange(len(values)) % 5 == 4).astype(np.uint8).tobytes())
+    if lengths is not None:
+        (folder / "lens.u32").write_bytes(lengths.astype(np.uint32).tobytes())
+    return selection.ScoreSet(folder, "ppl", False, len(values) if n is None else n)
+
+
+def _choosing_candidates(tmp_path: Path) -> dict[str, list[object]]:
+    """Candidates for choosing from stored scores: score sets over the 30-sentence pool of _candidates
+    (whole, without lengths, with files shorter than they claim, gone, empty) and cut-offs on them."""
+    candidates = _candidates(tmp_path)
+    values = np.arange(30, dtype=np.float64)[::-1].copy()
+    values[7] = np.nan
+    lengths = np.arange(30) % 6 + 1
+    good = _stored_scores(tmp_path / "s-good", values, lengths)
+    scores = [good, _stored_scores(tmp_path / "s-old", values, None),
+              _stored_scores(tmp_path / "s-short", values[:5], None, 30),
+              selection.ScoreSet(tmp_path / "s-gone", "ppl", False, 30),
+              selection.ScoreSet(tmp_path / "s-gone", "ppl", True, 0)]
+    cutoffs = [selection.choose(good, top=5), selection.choose(good, fraction=0.5, min_tokens=3),
+               selection.choose(good, top=40, keep_duplicates=True), selection.Cutoff(1.0, 45, 1, 1, 0, 0, 1)]
+    counts = [3, 0, 1, -1, 30, 2**70, 1.5, float("nan"), True, np.int64(7), "3", None]
+    return candidates | {
+        "scores": scores, "cutoff": cutoffs, "n": [30, *counts], "start": [0, 10, 29, 30, 31, *counts],
+        "stop": [30, 12, 0, 31, *counts], "chunk": [7, *counts], "in_memory": [4, *counts],
+        "min_tokens": [1, 3, 6, 7, 0, 10_001, 2.5, True], "a": [np.array([1, 2, 3]), [2, 5], {4, 1}, [], *counts],
+        "b": [[2, 3, 4], np.zeros((2, 2), dtype=int), [True], ["x"], np.array([0.5]), {}, *counts],
+        "method": ["cosine", "xent", "bogus", "", None, 3],
+        "path": [tmp_path / "s-good", str(tmp_path), "", "a\0b", 3, None],
+        "higher_kept": [False, True, 1, None], "meta": [{}, None, [], {"n": 1}],
+        "key": [0.5, float("nan"), -np.inf, "x", None],
+        "n_kept": counts, "n_eligible": counts, "n_duplicates": counts, "n_unscored": counts, "k": counts,
+        "n_short": counts,
+    }
+
+
+def test_selection_choosing_raises_only_simcores_errors(tmp_path):
+    """choose, kept_indices, jaccard ... given real score sets and cut-offs, good and broken, and anything else."""
+    outcomes, wrong = _fuzz_by_name(CHOOSING, _choosing_candidates(tmp_path), _pool(tmp_path), 20261125,
+                                    N_CHOOSING_CALLS)
+    assert not wrong, f"{len(wrong)} calls raised something else, e.g.\n" + "\n".join(sorted(set(wrong))[:15])
+    assert outcomes["SimcoreError"] > 300
+    assert all(outcomes[f"returned from {n.rsplit('.', 1)[1]}"] > 0 for n in CHOOSING), "some function never ran"

@@ -9,6 +9,9 @@ top K or fraction is kept. Modules, each importing only those listed before it:
 - ``choosing``: stored scores and the bounded-memory cut-off; ``output``: writing a selection;
 - ``methods``: one scorer per module; ``driver``: score, choose, write;
 - ``view`` (what the page shows) and ``cli`` (``python -m simcore select``).
+
+What ``__all__`` lists is part of the public library: each function checks its arguments and raises
+only simcore's own errors (InvalidArgument for a wrong kind or range), which tests/test_public_api.py fuzzes.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import heapq
 import math
+import numbers
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +25,26 @@ CHUNK = 1 << 20          # scores read per chunk when choosing and writing
 IN_MEMORY = 1 << 21      # candidates gathered in memory once the cut-off range is this small
 BINS = 4096
 MAX_MIN_TOKENS = 10_000
+_MAX_COUNT = 2**62   # sentences, ranks and chunk sizes: far beyond any pool
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
+def check_count(name: str, value: Any, low: int = 0, high: int = _MAX_COUNT) -> int:
+    """``value`` as an int when it is a whole number in [low, high], else InvalidArgument naming ``name``."""
+    if not _whole(value) or not low <= value <= high:
+        bounds = f"of at least {low:,}" if high == _MAX_COUNT else f"from {low:,} to {high:,}"
+        raise InvalidArgument(f"{name} must be a whole number {bounds}, not {value!r}"[:300])
+    return int(value)
+
+
+def check_flag(name: str, value: Any) -> bool:
+    """``value`` when it is True or False, else InvalidArgument naming ``name``."""
+    if not isinstance(value, bool | np.bool_):
+        raise InvalidArgument(f"{name} must be True or False, not {value!r}"[:300])
+    return bool(value)
 
 
 def check_min_tokens(min_tokens: Any) -> int:
@@ -44,25 +66,42 @@ class ScoreSet:
     n: int
     meta: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.path, str | os.PathLike) or not str(self.path).strip() or "\0" in str(self.path):
+            raise InvalidArgument(f"ScoreSet.path must be the folder holding the scores, not {self.path!r}"[:300])
+        self.path = Path(self.path)
+        if not isinstance(self.method, str):
+            raise InvalidArgument(f"ScoreSet.method must be the method's name, not {self.method!r}"[:300])
+        self.higher_kept = check_flag("ScoreSet.higher_kept", self.higher_kept)
+        self.n = check_count("ScoreSet.n", self.n)
+        if not isinstance(self.meta, dict):
+            raise InvalidArgument(f"ScoreSet.meta must be a dict, not {type(self.meta).__name__}")
+
+    def _stored(self, name: str, dtype: type) -> np.ndarray:
+        try:
+            return np.memmap(self.path / name, dtype=dtype, mode="r", shape=(self.n,))
+        except (OSError, ValueError):  # missing, or shorter than n values (a cleaned or damaged store)
+            raise SimcoreError(f"the stored scores in {self.path} are missing or incomplete; "
+                               "run the selection again") from None
+
     def scores(self) -> np.ndarray:
         if self.n == 0:
             return np.zeros(0)
-        return np.memmap(self.path / "scores.f64", dtype=np.float64, mode="r", shape=(self.n,))
+        return self._stored("scores.f64", np.float64)
 
     def duplicates(self) -> np.ndarray:
         if self.n == 0:
             return np.zeros(0, dtype=bool)
-        return np.memmap(self.path / "dups.u8", dtype=np.uint8, mode="r", shape=(self.n,))
+        return self._stored("dups.u8", np.uint8)
 
     def lengths(self) -> np.ndarray:
         """Tokens per unit (capped at 2**32 - 1); score sets stored by an older simcore have none."""
         if self.n == 0:
             return np.zeros(0, dtype=np.uint32)
-        path = self.path / "lens.u32"
-        if not path.is_file():
+        if not (self.path / "lens.u32").is_file():
             raise SimcoreError("these scores were stored without sentence lengths (an older simcore); "
                                "run the selection again to use a minimum length")
-        return np.memmap(path, dtype=np.uint32, mode="r", shape=(self.n,))
+        return self._stored("lens.u32", np.uint32)
 
 
 @dataclass(frozen=True)
@@ -82,6 +121,13 @@ class Cutoff:
     k: int
     min_tokens: int = 1   # units with fewer tokens are not eligible
     n_short: int = 0      # scored units with fewer than min_tokens tokens (duplicates among them too)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.key, numbers.Real) or isinstance(self.key, bool):
+            raise InvalidArgument(f"Cutoff.key must be a number, not {self.key!r}"[:300])
+        for name in ("index", "n_kept", "n_eligible", "n_duplicates", "n_unscored", "k", "n_short"):
+            check_count(f"Cutoff.{name}", getattr(self, name))
+        check_min_tokens(self.min_tokens)
 
     def score(self, higher_kept: bool) -> float:
         return -self.key if higher_kept else self.key
@@ -109,17 +155,19 @@ def _keys_and_eligible(scores: ScoreSet, keep_duplicates: bool, min_tokens: int,
 
 
 def count_to_keep(n: int, top: int | None = None, fraction: float | None = None) -> int:
-    """K from --top or --fraction (a fraction of all pool units, rounded, at least 1)."""
+    """K from --top or --fraction (a fraction of all ``n`` pool units, rounded, at least 1)."""
+    n = check_count("the number of pool sentences", n)
     if (top is None) == (fraction is None):
-        raise SimcoreError("give either a number of sentences to keep (top K) or a fraction, not both")
+        raise InvalidArgument("give either a number of sentences to keep (top K) or a fraction, not both")
     if top is not None:
-        if isinstance(top, bool) or not isinstance(top, int | np.integer) or top < 1:
-            raise SimcoreError(f"top K must be a whole number of at least 1, not {top!r}")
+        if not _whole(top) or top < 1:
+            raise InvalidArgument(f"top K must be a whole number of at least 1, not {top!r}"[:300])
         return int(top)
-    if not isinstance(fraction, int | float) or not math.isfinite(fraction) or not 0 < fraction <= 1:
-        hint = f" (for {fraction:g}% give {fraction / 100:g})" if isinstance(fraction, int | float) and 1 < fraction <= 100 else ""
-        raise SimcoreError(f"the fraction must be above 0 and at most 1, not {fraction!r}{hint}")
-    return max(1, int(math.floor(fraction * n + 0.5)))
+    number = isinstance(fraction, numbers.Real) and not isinstance(fraction, bool)
+    if not number or not math.isfinite(fraction) or not 0 < fraction <= 1:
+        hint = f" (for {fraction:g}% give {fraction / 100:g})" if number and 1 < fraction <= 100 else ""
+        raise InvalidArgument(f"the fraction must be above 0 and at most 1, not {fraction!r}{hint}"[:300])
+    return max(1, int(math.floor(float(fraction) * n + 0.5)))
 
 
 def choose(scores: ScoreSet, top: int | None = None, fraction: float | None = None,
@@ -130,7 +178,10 @@ def choose(scores: ScoreSet, top: int | None = None, fraction: float | None = No
     Units with fewer than ``min_tokens`` tokens are not eligible: short units get extreme
     per-token scores (ppl, xent), and this leaves them out without scoring the pool again.
     """
+    _check_scores(scores)
     k = count_to_keep(scores.n, top, fraction)
+    keep_duplicates = check_flag("keep_duplicates", keep_duplicates)
+    chunk, in_memory = check_count("chunk", chunk, 1), check_count("in_memory", in_memory, 1)
     min_tokens = check_min_tokens(min_tokens)
     n_eligible = n_dups = n_unscored = n_short = 0
     n_allowed, longest = 0, 0   # eligible but for the length, and the longest of them
@@ -243,6 +294,9 @@ def _rank_in_range(scores: ScoreSet, keep_duplicates: bool, chunk: int, min_toke
 
 def kept_mask(scores: ScoreSet, cutoff: Cutoff, keep_duplicates: bool, start: int, stop: int) -> np.ndarray:
     """Which units in [start, stop) are kept (the minimum length is the cut-off's own)."""
+    keep_duplicates = check_chosen(scores, cutoff, keep_duplicates)
+    start = check_count("start", start, 0, scores.n)
+    stop = check_count("stop", stop, start, scores.n)
     keys, eligible = _keys_and_eligible(scores, keep_duplicates, cutoff.min_tokens, start, stop)
     index = np.arange(start, stop)
     return eligible & ((keys < cutoff.key) | ((keys == cutoff.key) & (index <= cutoff.index)))
@@ -250,13 +304,48 @@ def kept_mask(scores: ScoreSet, cutoff: Cutoff, keep_duplicates: bool, start: in
 
 def kept_indices(scores: ScoreSet, cutoff: Cutoff, keep_duplicates: bool = False) -> np.ndarray:
     """Indices of the kept units (for comparing selections; K integers)."""
+    keep_duplicates = check_chosen(scores, cutoff, keep_duplicates)
     parts = [np.flatnonzero(kept_mask(scores, cutoff, keep_duplicates, s, min(s + CHUNK, scores.n))) + s
              for s in range(0, scores.n, CHUNK)]
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
 def jaccard(a: np.ndarray, b: np.ndarray) -> float:
-    """|A ∩ B| / |A ∪ B| of two selections given as index arrays."""
+    """|A ∩ B| / |A ∪ B| of two selections given as index arrays (or lists or sets of indices)."""
+    a, b = _indices("the first selection", a), _indices("the second selection", b)
     union = np.union1d(a, b).size
     return float(np.intersect1d(a, b).size / union) if union else 1.0
 
+
+
+def _check_scores(scores: Any) -> None:
+    if not isinstance(scores, ScoreSet):
+        raise InvalidArgument(f"scores must be a ScoreSet (from score_pool), not {type(scores).__name__}")
+
+
+def check_chosen(scores: Any, cutoff: Any, keep_duplicates: Any) -> bool:
+    """Scores, a cut-off chosen on them and the keep_duplicates flag, checked; the flag returned."""
+    _check_scores(scores)
+    if not isinstance(cutoff, Cutoff):
+        raise InvalidArgument(f"cutoff must be a Cutoff (from choose), not {type(cutoff).__name__}")
+    if cutoff.index >= scores.n:
+        raise InvalidArgument(f"the cut-off (at sentence {cutoff.index:,}) was chosen on other scores: these "
+                              f"have {scores.n:,} sentences")
+    return check_flag("keep_duplicates", keep_duplicates)
+
+
+def _indices(label: str, value: Any) -> np.ndarray:
+    """A one-dimensional array of whole numbers (indices of kept units), else InvalidArgument."""
+    if isinstance(value, set | frozenset):
+        value = list(value)
+    if isinstance(value, str | bytes | dict) or value is None:
+        array = None
+    else:
+        try:
+            array = np.asarray(value)
+        except (TypeError, ValueError, RecursionError):
+            array = None
+    if array is None or array.ndim != 1 or (array.size and array.dtype.kind not in "iu"):
+        raise InvalidArgument(f"{label} must be the indices of the kept sentences (kept_indices), "
+                              f"not {type(value).__name__}")
+    return array

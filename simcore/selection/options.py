@@ -116,4 +116,7 @@ def _whole(value: Any) -> bool:
 
 
 def with_method(options: SelectionOptions, method: str) -> SelectionOptions:
+    """The same options with another method (checked like any SelectionOptions)."""
+    if not isinstance(options, SelectionOptions):
+        raise InvalidArgument(f"options must be SelectionOptions, not {type(options).__name__}")
     return replace(options, method=method)

@@ -19,7 +19,7 @@ from ..corpus import Corpus
 from ..errors import InvalidArgument, SimcoreError
 from ..export import escape_formulas
 from ..output_paths import atomic_file, output_error, refuse_overwriting_inputs
-from .choosing import CHUNK, Cutoff, ScoreSet, kept_mask
+from .choosing import CHUNK, Cutoff, ScoreSet, check_chosen, check_flag, kept_mask
 from .options import Progress, quiet
 from .pool import PoolPosition, unit_text
 
@@ -31,6 +31,13 @@ class SelectionResult:
     out: Path | None
     scores_csv: Path | None
     keep_duplicates: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.scores, ScoreSet) or not isinstance(self.cutoff, Cutoff):
+            raise InvalidArgument("a SelectionResult holds a ScoreSet (from score_pool) and a Cutoff (from choose), "
+                                  f"not {type(self.scores).__name__} and {type(self.cutoff).__name__}")
+        self.out, self.scores_csv = _output_path("out", self.out), _output_path("scores_csv", self.scores_csv)
+        self.keep_duplicates = check_flag("keep_duplicates", self.keep_duplicates)
 
     def summary(self) -> str:
         c, s = self.cutoff, self.scores
@@ -67,13 +74,21 @@ def too_short_line(cutoff: Cutoff) -> str | None:
             "(excluded as too short)")
 
 
+def _output_path(label: str, path: Any) -> Path | None:
+    """``path`` as a Path (None stays None); InvalidArgument unless it is a non-empty path without NUL."""
+    if path is None:
+        return None
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip() or "\0" in str(path):
+        raise InvalidArgument(f"{label} must be a file path or None, not {path!r}"[:300])
+    return Path(path)
+
+
 def check_outputs(pool: Corpus, target: Corpus, out: Path | str | None, scores_csv: Path | str | None) -> None:
     """Before any work: the outputs are file names that are neither the pool nor the target (nor links to them)."""
-    for path in (out, scores_csv):
+    for label, given in (("out", out), ("scores_csv", scores_csv)):
+        path = _output_path(label, given)
         if path is None:
             continue
-        if not isinstance(path, (str, os.PathLike)) or not str(path).strip() or "\0" in str(path):
-            raise InvalidArgument(f"an output must be a file path, not {path!r}"[:300])
         if Path(path).is_dir():
             raise SimcoreError(f"{path} is a directory; give a file name")
         if not Path(path).parent.exists():
@@ -92,8 +107,12 @@ def write_selection(pool: Corpus, scores: ScoreSet, cutoff: Cutoff, out: Path | 
     Both are written to temporary files renamed into place at the end: a full disk or an
     interrupted run leaves any earlier output as it was.
     """
-    out = Path(out) if out is not None else None
-    scores_csv = Path(scores_csv) if scores_csv is not None else None
+    if not isinstance(pool, Corpus):
+        raise InvalidArgument(f"the pool must be a simcore Corpus (Corpus.from_path(...)), not {type(pool).__name__}")
+    keep_duplicates = check_chosen(scores, cutoff, keep_duplicates)
+    if not callable(progress):
+        raise InvalidArgument("progress must be a function (message, fraction)")
+    out, scores_csv = _output_path("out", out), _output_path("scores_csv", scores_csv)
     for path in (out, scores_csv):
         if path is not None:
             if path.is_dir():
@@ -124,7 +143,8 @@ def _stream(pool: Corpus, scores: ScoreSet, cutoff: Cutoff, text_out: Any, csv_o
         if n % CHUNK == 0:
             kept = kept_mask(scores, cutoff, keep_duplicates, n, min(n + CHUNK, scores.n))
         if n >= scores.n:
-            raise SimcoreError(f"{pool.name} changed while it was being selected from; run again")
+            raise SimcoreError(f"{pool.name} has more sentences than the {scores.n:,} these scores are for: give the "
+                               "pool they were computed on (or, if it changed, run the selection again)")
         text = unit_text(unit)
         is_kept = bool(kept[n % CHUNK])
         if text_out and is_kept:
@@ -138,6 +158,9 @@ def _stream(pool: Corpus, scores: ScoreSet, cutoff: Cutoff, text_out: Any, csv_o
         n += 1
         if n % 50_000 == 0:
             progress(f"writing the selection ({n:,} sentences)", where.value)
+    if n < scores.n:
+        raise SimcoreError(f"{pool.name} has {n:,} sentences but these scores are for {scores.n:,}: give the pool "
+                           "they were computed on (or, if it changed, run the selection again)")
     if csv_out and rows:
         _write_rows(csv_out, rows)
 

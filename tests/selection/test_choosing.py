@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from simcore.errors import InvalidArgument, SimcoreError
-from simcore.selection import ScoreSet, choose, jaccard, kept_indices
+from simcore.selection import (
+    Cutoff,
+    ScoreSet,
+    SelectionOptions,
+    choose,
+    count_to_keep,
+    jaccard,
+    kept_indices,
+    kept_mask,
+    with_method,
+)
 
 
 def fake_scores(tmp_path: Path, values: np.ndarray, dups: np.ndarray, higher_kept: bool,
@@ -90,3 +101,50 @@ def test_jaccard():
     assert jaccard(np.array([1]), np.array([1])) == 1.0
 
 
+
+
+def test_jaccard_takes_lists_and_sets_and_refuses_masks():
+    assert jaccard([1, 2, 3], {2, 3, 4}) == pytest.approx(0.5)   # |{2, 3}| / |{1, 2, 3, 4}|
+    assert jaccard([], np.zeros(0, dtype=np.int64)) == 1.0
+    for bad in (np.array([True, False]), "12", None, np.zeros((2, 2), dtype=int), [0.5], {"a": 1}, [1, "x"]):
+        with pytest.raises(InvalidArgument, match="the second selection must be the indices of the kept sentences"):
+            jaccard([1], bad)
+
+
+def test_choosing_refuses_arguments_that_are_not_its_own(tmp_path):
+    """Each public function of simcore.selection checks its arguments: InvalidArgument, one line."""
+    scores = fake_scores(tmp_path / "s", np.array([3.0, 1.0, 2.0]), np.zeros(3), False)
+    cutoff = choose(scores, top=2)
+    assert kept_mask(scores, cutoff, False, 0, 3).tolist() == [False, True, True]  # the two lowest kept
+    other = fake_scores(tmp_path / "o", np.array([1.0]), np.zeros(1), False)
+    cases = [
+        (lambda: choose("scores.csv", top=1), "scores must be a ScoreSet (from score_pool), not str"),
+        (lambda: choose(scores, top=1, keep_duplicates="no"), "keep_duplicates must be True or False"),
+        (lambda: choose(scores, top=1, chunk=0), "chunk must be a whole number of at least 1, not 0"),
+        (lambda: kept_indices(scores, "cut"), "cutoff must be a Cutoff (from choose), not str"),
+        (lambda: kept_indices(other, cutoff), "chosen on other scores: these have 1 sentences"),
+        (lambda: kept_mask(scores, cutoff, False, 2, 1), "stop must be a whole number from 2 to 3"),
+        (lambda: kept_mask(scores, cutoff, False, 0, 4), "stop must be a whole number from 0 to 3"),
+        (lambda: kept_mask(scores, cutoff, False, None, 3), "start must be a whole number from 0 to 3"),
+        (lambda: count_to_keep(-1, top=1), "the number of pool sentences must be a whole number of at least 0, not -1"),
+        (lambda: count_to_keep(10, fraction=True), "the fraction must be above 0 and at most 1"),
+        (lambda: ScoreSet(tmp_path, "ppl", "yes", 3), "ScoreSet.higher_kept must be True or False"),
+        (lambda: ScoreSet(tmp_path, "ppl", False, -1), "ScoreSet.n must be a whole number of at least 0, not -1"),
+        (lambda: ScoreSet(None, "ppl", False, 1), "ScoreSet.path must be the folder holding the scores"),
+        (lambda: Cutoff(1.0, -1, 1, 1, 0, 0, 1), "Cutoff.index must be a whole number of at least 0, not -1"),
+        (lambda: Cutoff("1.0", 0, 1, 1, 0, 0, 1), "Cutoff.key must be a number"),
+        (lambda: with_method({"method": "ppl"}, "xent"), "options must be SelectionOptions, not dict"),
+        (lambda: with_method(SelectionOptions(), "bm25"), "unknown selection method 'bm25'"),
+    ]
+    for call, message in cases:
+        with pytest.raises(InvalidArgument, match=re.escape(message)) as caught:
+            call()
+        assert "\n" not in str(caught.value)
+    assert ScoreSet(str(tmp_path), "ppl", False, 0).path == tmp_path
+
+
+def test_scores_whose_files_are_gone_or_short_say_so(tmp_path):
+    scores = fake_scores(tmp_path / "s", np.array([3.0, 1.0]), np.zeros(2), False)
+    for broken in (ScoreSet(scores.path, "ppl", False, 5), ScoreSet(tmp_path / "gone", "ppl", False, 2)):
+        with pytest.raises(SimcoreError, match="missing or incomplete; run the selection again"):
+            choose(broken, top=1)

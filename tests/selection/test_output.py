@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from simcore.corpus import Corpus
-from simcore.selection import select
+from simcore.errors import SimcoreError
+from simcore.selection import select, write_selection
 
 from .conftest import biology, football, options, write_lines
 
@@ -42,3 +43,19 @@ def store_for(tmp_path: Path):
     return ArtefactStore(tmp_path / "store2")
 
 
+
+
+def test_writing_another_pools_selection_is_refused(tmp_path, store, bio_target):
+    """The scores are per pool sentence: a pool with fewer or more sentences than they hold is an error."""
+    lines = biology(10, seed=16)
+    pool = write_lines(tmp_path / "pool.txt", lines)
+    result = select(Corpus.from_path(pool), Corpus.from_path(bio_target), options("ppl"), store, top=3)
+    out = tmp_path / "kept.txt"
+    for other, message in ((lines[:4], "has 4 sentences but these scores are for 10"),
+                           (lines + lines[:2], "has more sentences than the 10 these scores are for")):
+        other_pool = Corpus.from_path(write_lines(tmp_path / f"other{len(other)}.txt", other))
+        with pytest.raises(SimcoreError, match=message):
+            write_selection(other_pool, result.scores, result.cutoff, out)
+        assert not out.exists(), "nothing is written from the wrong pool"
+    write_selection(Corpus.from_path(pool), result.scores, result.cutoff, out)
+    assert len(out.read_text().splitlines()) == 3
