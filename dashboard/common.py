@@ -92,8 +92,9 @@ def locator() -> ws.Locator:
     return ws.Locator(get_store(), SAMPLE_DATA, resolve_server_path)
 
 
-def _new_workspace(state: AppState, related: list[str] | None = None, demo: bool = True) -> None:
-    state.workspace = ws.new_id()
+def _new_workspace(state: AppState, related: list[str] | None = None, demo: bool = True,
+                   ws_id: str | None = None) -> None:
+    state.workspace = ws_id or ws.new_id()
     state.workspace_name = time.strftime("Workspace of %d %b %Y, %H:%M")
     state.workspace_created = time.time()
     state.workspace_related = list(related or [])
@@ -125,8 +126,13 @@ def open_workspace(state: AppState, ws_id: str | None) -> None:
         except SimcoreError as exc:
             state.say("error", f"The workspace could not be opened: {exc}. This is a new one.")
             state.__init__()  # type: ignore[misc]  # drop anything half-restored
+    elif ws.valid_id(ws_id):  # nothing saved yet (a tab opened before any work), or deleted: the address stays
+        state.say("info", "Nothing is saved at this address yet (a new workspace, or one that was deleted): "
+                          "what you add now is saved here.")
+        _new_workspace(state, ws_id=ws_id)
+        return
     elif ws_id:
-        state.say("warning", "No workspace at this address (deleted, or the address is incomplete): this is a new one.")
+        state.say("warning", "This address does not name a workspace (it is incomplete): this is a new one.")
     _new_workspace(state)
 
 

@@ -55,9 +55,13 @@ def test_a_reload_restores_the_work_and_a_stranger_sees_none_of_it(cache: Path):
     stranger = opened()
     assert state(stranger).workspace != ws_id and not state(stranger).sources and not state(stranger).matrices
 
-    guessed = opened(ws.new_id())
-    assert state(guessed).workspace and not state(guessed).matrices
-    assert any("No workspace at this address" in w.value for w in guessed.warning)
+    unsaved = ws.new_id()  # a tab opened (or reloaded) before anything was saved keeps its address
+    guessed = opened(unsaved)
+    assert state(guessed).workspace == unsaved and not state(guessed).matrices
+    assert any("Nothing is saved at this address yet" in i.value for i in guessed.info)
+    truncated = opened("abc")
+    assert ws.valid_id(state(truncated).workspace) and state(truncated).workspace != "abc"
+    assert any("does not name a workspace" in w.value for w in truncated.warning)
 
 
 def test_renaming_listing_a_new_workspace_and_going_back(cache: Path):
