@@ -56,6 +56,8 @@ def options_label(job: Job) -> str:
         parts.append(f"{job.samples} sub-corpora")
     if job.sample_tokens:
         parts.append(f"{job.sample_tokens:,} tokens each")
+    if job.compute_noise:
+        parts.append("noisy measures computed")
     if not job.tokenizer.get("lowercase", True):
         parts.append("case kept")
     if list(job.measures) != list(DEFAULT_MEASURES):
@@ -83,7 +85,7 @@ def start_matrix(state: AppState, job: Job, on_done: Any = None, title: str = ""
     bench = get_bench(options, tokenizer)  # in the page's thread: cache_resource needs the script context
     task = partial(work.matrix, root=str(get_store().root), options=job.options, tokenizer=job.tokenizer,
                    sources=sources, targets=targets, measures=list(job.measures), samples=job.samples,
-                   sample_tokens=job.sample_tokens)
+                   sample_tokens=job.sample_tokens, compute_noise=job.compute_noise)
     total = len(job.sources) * len(job.targets) * len(job.measures)
     total_cost = len(job.sources) * len(job.targets) * sum(cell_cost({"measure": m}) for m in job.measures)
     return jobs.start(state, KIND, title or f"Similarity matrix ({total} values)", task, on_done or _finished,
@@ -111,7 +113,7 @@ def demo_job(state: AppState) -> Job:
 
 def _job_key(job: Job) -> str:
     return json.dumps([job.sources, job.targets, job.measures, job.options, job.tokenizer, job.samples,
-                       job.sample_tokens], sort_keys=True, default=str)
+                       job.sample_tokens, job.compute_noise], sort_keys=True, default=str)
 
 
 @st.cache_resource(show_spinner=False)

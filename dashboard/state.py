@@ -34,6 +34,7 @@ class Job:
     tokenizer: dict[str, Any]
     samples: int = 1
     sample_tokens: int | None = None
+    compute_noise: bool = False  # measures below the size at which they are reliable computed anyway
 
 
 @dataclass

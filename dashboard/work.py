@@ -26,14 +26,15 @@ from simcore.tokenize import TokenizerOptions
 
 
 def matrix(task: Any, root: str, options: dict[str, Any], tokenizer: dict[str, Any], sources: list[Corpus],
-           targets: list[Corpus], measures: list[str], samples: int, sample_tokens: int | None) -> pd.DataFrame:
+           targets: list[Corpus], measures: list[str], samples: int, sample_tokens: int | None,
+           compute_noise: bool = False) -> pd.DataFrame:
     """The long similarity matrix of these corpora, each finished cell reported as a row."""
     bench = Workbench(ArtefactStore(root), tokenizer=TokenizerOptions(**tokenizer),
                       options=MeasureOptions.from_dict(options))
     scheduler = scheduler_from_env()
     parallel = {} if scheduler else {"jobs": os.cpu_count() or 1}  # parts in processes of their own
     return matrix_runner(bench, scheduler)(  # on the Dask cluster when one is set
-        sources, targets, measures, samples=samples, sample_tokens=sample_tokens,
+        sources, targets, measures, samples=samples, sample_tokens=sample_tokens, compute_noise=compute_noise,
         progress=task.progress, on_row=lambda row: (task.check(), task.partial.append(row)), **parallel)
 
 

@@ -395,7 +395,7 @@ def _job(value: Any) -> Job | None:
         return None
     ok = (all(isinstance(x, list) and all(isinstance(s, str) for s in x) for x in (job.sources, job.targets, job.measures))
           and isinstance(job.options, dict) and isinstance(job.tokenizer, dict) and isinstance(job.samples, int)
-          and (job.sample_tokens is None or isinstance(job.sample_tokens, int)))
+          and (job.sample_tokens is None or isinstance(job.sample_tokens, int)) and isinstance(job.compute_noise, bool))
     return job if ok else None
 
 

@@ -28,7 +28,8 @@ if not (state.sources and state.targets) and not state.matrices and task is None
 
 FORM_KEYS = {"f_sources": None, "f_targets": None, "f_measures": list(DEFAULT_MEASURES), "f_samples": 1,
              "f_tokens": 0, "f_lower": True, "f_order": MeasureOptions().ppl_order, "f_per_sentence": False,
-             "f_jsd": MeasureOptions().jsd_max_n, "f_wvv": "shared", "f_propn": False, "f_seed": MeasureOptions().seed}
+             "f_jsd": MeasureOptions().jsd_max_n, "f_wvv": "shared", "f_propn": False, "f_noise": False,
+             "f_seed": MeasureOptions().seed}
 
 
 if state.sources and state.targets:
@@ -61,6 +62,9 @@ if state.sources and state.targets:
                                             "size, at least the size at which it is reliable)", 0, 10**10,
                                             step=1000, key="f_tokens")
             lowercase = o1.checkbox("Lower-case tokens", key="f_lower")
+            compute_noise = o1.checkbox("Compute measures where they are noise", key="f_noise",
+                                        help="WVV is noise below 1,000,000 tokens per source and is left out of "
+                                             "smaller tables; tick to compute it anyway (it decides nothing there)")
             ppl_order = o2.slider("PPL: n-gram order", 2, 6, key="f_order")
             per_sentence = o2.checkbox("PPL: mean per-sentence perplexity", key="f_per_sentence")
             jsd_n = o2.slider("JSD: n-grams up to", 1, 3, key="f_jsd")
@@ -81,7 +85,7 @@ if state.sources and state.targets:
             start_matrix(state, c.Job(sources=sources, targets=targets, measures=measures,
                                       options=options.subset(tuple(options.__dataclass_fields__)),
                                       tokenizer={"lowercase": lowercase}, samples=int(samples),
-                                      sample_tokens=int(sample_tokens) or None))
+                                      sample_tokens=int(sample_tokens) or None, compute_noise=bool(compute_noise)))
             c.changed(state)
         except SimcoreError as exc:
             st.error(str(exc))

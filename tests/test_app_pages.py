@@ -206,6 +206,35 @@ def test_computation_goes_on_while_another_page_is_open_and_choices_are_kept(com
     at.selectbox(key=f"shown_similarity_{s.matrices_version}").set_value(s.active).run()
 
 
+def test_the_form_computes_a_noisy_measure_when_asked_and_says_so(computed, cache: Path):
+    """The page said "WVV not computed ... (--compute-noise)", a flag no dashboard user can give."""
+    at = go(computed, "pages/2_Similarity.py")
+    s = state(at)
+    sources, target = sorted(s.sources)[:2], sorted(s.targets)[0]
+    at.multiselect(key="f_sources").set_value(sources)
+    at.multiselect(key="f_targets").set_value([target])
+    at.multiselect(key="f_measures").set_value(["wvv"])
+    at.checkbox(key="f_noise").check()
+    at.button(key="compute").click().run()
+    job = s.jobs["matrix"]
+    assert job.wait(180) and job.status == "done", (job.status, job.error)
+    at.run()
+    no_problems(at)
+    new = s.matrices[s.active]
+    assert new.job.compute_noise and "noisy measures computed" in new.name
+    bench = Workbench(ArtefactStore(cache))
+    expected = bench.matrix([s.sources[n].corpus for n in sources], [s.targets[target].corpus], ["wvv"],
+                            compute_noise=True)
+    got = new.long.set_index("source")["value"]
+    assert np.isfinite(got).all()
+    assert got.to_dict() == pytest.approx(expected.set_index("source")["value"].to_dict())
+    at.checkbox(key="f_noise").uncheck()  # the default again: not computed, and the page says how to get it
+    at.button(key="compute").click().run()
+    assert s.jobs["matrix"].wait(180)
+    at.run()
+    assert any("Similarity form's options" in i.value for i in at.info)
+
+
 def test_a_running_computation_can_be_cancelled(computed):
     at = go(computed, "pages/2_Similarity.py")
     s = state(at)
