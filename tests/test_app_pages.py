@@ -206,9 +206,11 @@ def test_computation_goes_on_while_another_page_is_open_and_choices_are_kept(com
     at.selectbox(key=f"shown_similarity_{s.matrices_version}").set_value(s.active).run()
 
 
-def test_the_form_computes_a_noisy_measure_when_asked_and_says_so(computed, cache: Path):
+def test_the_form_computes_a_noisy_measure_when_asked_and_says_so(cache: Path):
     """The page said "WVV not computed ... (--compute-noise)", a flag no dashboard user can give."""
-    at = go(computed, "pages/2_Similarity.py")
+    at = fresh()
+    at.button(key="load_sample").click().run()
+    go(at, "pages/2_Similarity.py")
     s = state(at)
     sources, target = sorted(s.sources)[:2], sorted(s.targets)[0]
     at.multiselect(key="f_sources").set_value(sources)
