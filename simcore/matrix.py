@@ -42,6 +42,7 @@ COLUMNS = ["source", "target", "measure", "value", "std", "ci_low", "ci_high", "
 Progress = Callable[[str, float], None]
 MAX_JOBS = 256
 STREAM_MIN_BYTES = 50_000_000  # sources this large are sampled in one streaming pass, never tokenized whole
+STREAM_SIZES = tuple(r for r in LADDER if r <= DEFAULT_SAMPLE_CAP)  # the sizes such a pass draws (Workbench.size)
 PARALLEL_MIN_TOKENS = 2_000_000
 # Where the bar stands as processes finish each phase: reading the corpora (when done in processes) up to
 # READING_SHARE, drawing samples and preparing the sources up to SCORING_FROM, scoring the rest by cost.
@@ -216,7 +217,7 @@ class Workbench:
         except OSError:
             return False
 
-    def _pass(self, corpus: Corpus, sizes: Sequence[int], samples: int,
+    def stream_samples(self, corpus: Corpus, sizes: Sequence[int], samples: int,
               progress: Progress = _quiet) -> StreamSamples:
         """Every sample of a large source for ``sizes``, read in one pass (remembered in the store)."""
         return sample_source(corpus, sorted(set(sizes)), samples, self.options.seed, self.store, self.tokenizer,
@@ -228,14 +229,14 @@ class Workbench:
         it turned out smaller than the ladder's top, when it is the exact count."""
         if not self.streams(corpus):
             return self.tokenize(corpus, progress).n_tokens
-        result = self._pass(corpus, [r for r in LADDER if r <= DEFAULT_SAMPLE_CAP], samples, progress)
+        result = self.stream_samples(corpus, STREAM_SIZES, samples, progress)
         top = max(result.samples)
         return result.samples[top][0].n_tokens if top in result.whole else result.words
 
     def read_notes(self, corpus: Corpus) -> Any:
         """What reading the corpus met (skipped lines, repaired tokens, ...), from its pass or its tokens."""
         if self.streams(corpus):
-            return self._pass(corpus, [LADDER[0]], 1).notes
+            return self.stream_samples(corpus, [LADDER[0]], 1).notes
         return self.tokenize(corpus).read_notes
 
     def source(self, corpus: Corpus, sample_tokens: int, samples: int,
@@ -243,7 +244,7 @@ class Workbench:
         if not _whole(sample_tokens) or not _whole(samples) or sample_tokens < 1 or samples < 1:
             raise InvalidArgument("sample_tokens and samples must be positive whole numbers")
         if self.streams(corpus):
-            result = self._pass(corpus, [sample_tokens], samples, progress)
+            result = self.stream_samples(corpus, [sample_tokens], samples, progress)
             key = (corpus.name, result.fingerprint, sample_tokens, samples)
             drawn = result.samples[sample_tokens]
         else:

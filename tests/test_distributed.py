@@ -196,6 +196,30 @@ def test_the_cluster_gives_the_same_matrix_on_the_sample(client, tmp_path):
     assert any(m.startswith("tokenized ") for m, _ in messages) and any("→" in m for m, _ in messages)
 
 
+def test_a_large_source_is_sampled_by_the_workers_never_tokenized_whole(client, tmp_path, monkeypatch):
+    """Issue 17 left this: on a cluster, a source of 50 MB or more was tokenized whole by the workers and
+    then sampled again by the process assembling the table. Now its shards are read once, on the cluster."""
+    monkeypatch.setattr("simcore.matrix.STREAM_MIN_BYTES", 0)  # every source counts as large (decided here)
+    sources = [Corpus.from_path(_shard(SAMPLE_DATA / "sources", tmp_path / "mixed"), name="mixed"),
+               Corpus.from_path(SAMPLE_DATA / "sources" / "news.txt")]
+    targets = corpora_in(SAMPLE_DATA / "targets")[:1]
+    expected = Workbench(ArtefactStore(tmp_path / "a")).matrix(sources, targets, ["tvc", "ppl", "jsd"])
+    messages: list[str] = []
+    store = ArtefactStore(tmp_path / "b")
+
+    def read_here(*args, **kwargs):
+        raise AssertionError("the process assembling the table read a large source")
+
+    monkeypatch.setattr(sampling_module, "read_candidates", read_here)  # here only: the workers read
+    got = cluster_matrix(client, Workbench(store), sources, targets, ["tvc", "ppl", "jsd"],
+                         progress=lambda m, f: messages.append(m))
+    _compare(expected, got)
+    assert len([p for p in (store.root / "tokens").iterdir() if p.is_dir()]) == 1  # the target alone
+    assert {m for m in messages if m.startswith("drew the samples of")} == {
+        "drew the samples of mixed", "drew the samples of news"}
+    assert not any(m.startswith("tokenized mixed") or m.startswith("tokenized news") for m in messages)
+
+
 @pytest.mark.shared_data
 def test_the_cluster_gives_the_same_matrix_on_shared_data(client, shared_data, tmp_path):
     """A slice of two real sources, each cut into 4 gzip shards, against a real target."""

@@ -21,10 +21,18 @@ import pandas as pd
 from ..corpus import Corpus, TokenizedCorpus
 from ..errors import SimcoreError
 from ..ladder import pair_sizes
-from ..matrix import DEFAULT_MEASURES, Workbench, comparison_size
+from ..matrix import DEFAULT_MEASURES, STREAM_SIZES, Workbench, comparison_size
 from ..measures import PreparedSource, get_measure, parse_measures
 from .cluster import check_workers, open_client
-from .shards import Failed, Settings, ShardedCorpus, Tracker, sample_sharded, tokenize_sharded
+from .shards import (
+    Failed,
+    Settings,
+    ShardedCorpus,
+    Tracker,
+    sample_sharded,
+    stream_sample_sharded,
+    tokenize_sharded,
+)
 
 Progress = Callable[[str, float], None]
 OWN_TASK = ("ppl", "wvv")  # measures whose model is worth a task (and a worker) of its own
@@ -152,17 +160,27 @@ def matrix_runner(bench: Any, scheduler: str | None = None, local_workers: int |
 def _run(tracker: Tracker, bench: Workbench, settings: Settings, sources: list[Corpus], targets: list[Corpus],
          names: list[str], samples: int, sample_tokens: int | None, compute_noise: bool = False) -> None:
     """Everything but the assembly; a corpus that cannot be read is left to the assembly, which
-    reports it exactly as it does without a cluster."""
-    sharded_sources = [tokenize_sharded(tracker, settings, c) for c in sources]
+    reports it exactly as it does without a cluster.
+
+    A large source (:meth:`Workbench.streams`) is never tokenized whole: its shards are read by the
+    workers in one streaming pass for the ladder :meth:`Workbench.size` asks for, which the store
+    remembers, so the assembly reads nothing of it again; its samples are the start of that pass's.
+    """
+    streamed = {c.name: c for c in sources if bench.streams(c)}
+    passes = {name: stream_sample_sharded(tracker, settings, c, STREAM_SIZES, samples) for name, c in streamed.items()}
+    sharded_sources = [tokenize_sharded(tracker, settings, c) for c in sources if c.name not in streamed]
     sharded_targets = [tokenize_sharded(tracker, settings, c) for c in targets]
     readable = [(s, t) for s, t in zip(sharded_sources, tracker.wait([s.joined for s in sharded_sources]))
                 if not isinstance(t, Failed)]
-    if not readable:
+    passed = [name for name, r in zip(passes, tracker.wait(list(passes.values()))) if not isinstance(r, Failed)]
+    tokens = {s.corpus.name: t.n_tokens for s, t in readable}
+    tokens |= {name: bench.size(streamed[name], samples) for name in passed}  # read back from the pass
+    if not tokens:
         return
     # the same sizes as Workbench.matrix chooses: the table's, and each source's ladder (simcore.ladder)
-    common = sample_tokens or comparison_size([t.n_tokens for _, t in readable])
-    extra = pair_sizes({s.corpus.name: t.n_tokens for s, t in readable}, common, ladder=sample_tokens is None)
-    sizes_of = {s.corpus.name: [common, *extra[s.corpus.name]] for s, _ in readable}
+    common = sample_tokens or comparison_size(list(tokens.values()))
+    extra = pair_sizes(tokens, common, ladder=sample_tokens is None)
+    sizes_of = {name: [common, *extra[name]] for name in tokens}
     names = [n for n in names if compute_noise or not get_measure(n).noise_when_small
              or common >= get_measure(n).reliable_tokens]  # as Workbench.matrix: noise is not computed
     drawn: dict[tuple[str, int], list[Any]] = {}
@@ -172,12 +190,15 @@ def _run(tracker: Tracker, bench: Workbench, settings: Settings, sources: list[C
         for size in own:
             drawn[sharded.corpus.name, size] = [
                 sample_sharded(tracker, settings, sharded, whole, part_units, size, i) for i in range(samples)]
+    for name in passed:
+        found = bench.stream_samples(streamed[name], sizes_of[name], samples)  # the pass's, read back
+        for size in sizes_of[name]:
+            drawn[name, size] = list(found.samples[size])
     good_targets = [s for s, t in zip(sharded_targets, tracker.wait([s.joined for s in sharded_targets]))
                     if not isinstance(t, Failed)]
     side_work = _target_work(tracker, bench, names, good_targets)
     cells = []
-    for sharded, _ in readable:
-        name = sharded.corpus.name
+    for name in tokens:
         for size in sizes_of[name]:
             source_samples = drawn[name, size]
             wanted = [n for n in names if size == common or getattr(get_measure(n), "size_ladder", False)]
