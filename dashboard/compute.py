@@ -47,7 +47,7 @@ def options_label(job: Job) -> str:
     """What sets a run apart from the default choices, e.g. ``PPL order 4, 3 sub-corpora, case kept``."""
     default = MeasureOptions()
     words = {"ppl_order": "PPL order", "jsd_max_n": "JSD n ≤", "wvv_words": "WVV words", "seed": "seed",
-             "ppl_per_sentence": "PPL per sentence"}
+             "ppl_per_sentence": "PPL per sentence", "kl_buckets": "KL buckets", "emb_sentences": "EMB sentences"}
     parts = [f"{text} {job.options[key]}" for key, text in words.items()
              if key in job.options and job.options[key] != getattr(default, key, None)]
     if "tvcc_pos" in job.options and "PROPN" in job.options["tvcc_pos"]:

@@ -11,7 +11,8 @@ from dashboard.drill import VIEWS, drill_down, pair_flags
 from dashboard.tables import flag_summary, flagged_cells, size_notes
 from simcore.errors import SimcoreError
 from simcore.matrix import DEFAULT_MEASURES
-from simcore.measures import MeasureOptions, get_measure
+from simcore.measures import MeasureOptions, all_measures, get_measure
+from simcore.option_checks import MAX_EMB_SENTENCES, MAX_KL_BUCKETS
 from simcore.report import values_with_intervals
 
 c.setup_page("Similarity", ":material/grid_on:")
@@ -29,7 +30,8 @@ if not (state.sources and state.targets) and not state.matrices and task is None
 FORM_KEYS = {"f_sources": None, "f_targets": None, "f_measures": list(DEFAULT_MEASURES), "f_samples": 1,
              "f_tokens": 0, "f_lower": True, "f_order": MeasureOptions().ppl_order, "f_per_sentence": False,
              "f_jsd": MeasureOptions().jsd_max_n, "f_wvv": "shared", "f_propn": False, "f_noise": False,
-             "f_seed": MeasureOptions().seed}
+             "f_seed": MeasureOptions().seed, "f_kl": MeasureOptions().kl_buckets,
+             "f_emb": MeasureOptions().emb_sentences}
 
 
 if state.sources and state.targets:
@@ -45,15 +47,18 @@ if state.sources and state.targets:
                 known[key] = [*known[key], *added]
                 st.session_state.pop(key, None)
     c.keep_choices(state, "similarity", defaults,
-                   allowed={"f_sources": state.sources, "f_targets": state.targets, "f_measures": DEFAULT_MEASURES})
+                   allowed={"f_sources": state.sources, "f_targets": state.targets, "f_measures": all_measures()})
     with st.form("compute_form"):
         cols = st.columns(2)
         sources = cols[0].multiselect("Sources", sorted(state.sources), key="f_sources")
         targets = cols[1].multiselect("Targets", sorted(state.targets), key="f_targets")
-        measures = st.multiselect("Measures", list(DEFAULT_MEASURES),
+        measures = st.multiselect("Measures", all_measures(),
                                   format_func=lambda m: get_measure(m).label, key="f_measures",
                                   help="; ".join(f"{get_measure(m).label}: {get_measure(m).description}"
-                                                 for m in DEFAULT_MEASURES))
+                                                 for m in all_measures())
+                                  + ". KL and EMB are the newer measures, shown beside the others; they do not "
+                                    "carry the recommendation, and EMB needs the optional encoder "
+                                    "(scripts/install.sh --encoder)")
         with st.expander("Options"):
             o1, o2, o3 = st.columns(3)
             samples = o1.number_input("Sub-corpora per source", 1, 20, key="f_samples",
@@ -62,7 +67,7 @@ if state.sources and state.targets:
                                             "size, at least the size at which it is reliable)", 0, 10**10,
                                             step=1000, key="f_tokens")
             lowercase = o1.checkbox("Lower-case tokens", key="f_lower")
-            compute_noise = o1.checkbox("Compute measures where they are noise", key="f_noise",
+            compute_noise = o1.checkbox("Compute noisy measures too", key="f_noise",
                                         help="WVV is noise below 1,000,000 tokens per source and is left out of "
                                              "smaller tables; tick to compute it anyway (it decides nothing there)")
             ppl_order = o2.slider("PPL: n-gram order", 2, 6, key="f_order")
@@ -73,13 +78,17 @@ if state.sources and state.targets:
                                  else "all source words", horizontal=True)
             propn = o3.checkbox("TVcC: count proper nouns as content words", key="f_propn")
             seed = o3.number_input("Random seed", 0, 2**31 - 1, key="f_seed")
+            kl_buckets = o2.number_input("KL: hashed n-gram buckets", 1, MAX_KL_BUCKETS, key="f_kl",
+                                         help="DSIR's 10,000 by default; other counts do not compare with DSIR's")
+            emb_sentences = o3.number_input("EMB: sentences embedded per side", 1, MAX_EMB_SENTENCES, key="f_emb")
         submitted = st.form_submit_button("Compute", type="primary", disabled=task is not None, key="compute",
                                           help="Adds a new matrix; the ones you have are kept")
     if submitted:
         c.save_choices(state, "similarity", FORM_KEYS)
         state.extra["forms"]["similarity_known"] = {"f_sources": list(state.sources), "f_targets": list(state.targets)}
         options = MeasureOptions(ppl_order=int(ppl_order), ppl_per_sentence=per_sentence, jsd_max_n=int(jsd_n),
-                                 wvv_words=wvv_words, seed=int(seed),
+                                 wvv_words=wvv_words, seed=int(seed), kl_buckets=int(kl_buckets),
+                                 emb_sentences=int(emb_sentences),
                                  tvcc_pos=("NOUN", "VERB", "ADJ", "PROPN") if propn else ("NOUN", "VERB", "ADJ"))
         try:
             start_matrix(state, c.Job(sources=sources, targets=targets, measures=measures,

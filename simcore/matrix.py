@@ -473,7 +473,7 @@ class Workbench:
         why = (f"{spec.label} not computed: it is noise below {spec.reliable_tokens:,} tokens per source and the "
                f"sources are compared at {n_tokens:,}; compare larger sources (or sub-corpora of "
                f"{spec.reliable_tokens:,} tokens: --sample-tokens), or compute it anyway (--compute-noise; in the "
-               f"dashboard, the Similarity form's options)")
+               f"dashboard, the Similarity form's options: Compute noisy measures too)")
         empty = _UnitResult(used, failed.get(f"source {corpus.name}"), None, {})
         rows = self._rows(corpus, name, targets, target_of, failed, sizes, n_tokens, samples, {n_tokens: empty})
         for row in rows:

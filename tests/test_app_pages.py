@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from simcore.analysis import rank_sources, to_long
 from simcore.corpus import Corpus
 from simcore.matrix import Workbench, corpora_in
+from simcore.measures import MeasureOptions
 from simcore.recommendation import recommend
 from simcore.store import ArtefactStore
 from simcore.tokenize import tokenize
@@ -235,6 +236,34 @@ def test_the_form_computes_a_noisy_measure_when_asked_and_says_so(cache: Path):
     assert s.jobs["matrix"].wait(180)
     at.run()
     assert any("Similarity form's options" in i.value for i in at.info)
+
+
+def test_the_newer_measures_are_offered_with_their_options(cache: Path):
+    """KL and EMB were judged beside the others (issue 18) but the form offered neither, nor their options."""
+    at = fresh()
+    at.button(key="load_sample").click().run()
+    go(at, "pages/2_Similarity.py")
+    assert {"KL", "EMB"} <= set(at.multiselect(key="f_measures").options)  # shown by their labels
+    s = state(at)
+    sources, target = sorted(s.sources)[:2], sorted(s.targets)[0]
+    at.multiselect(key="f_sources").set_value(sources)
+    at.multiselect(key="f_targets").set_value([target])
+    at.multiselect(key="f_measures").set_value(["kl"])
+    at.number_input(key="f_kl").set_value(64)
+    at.button(key="compute").click().run()
+    job = s.jobs["matrix"]
+    assert job.wait(180) and job.status == "done", (job.status, job.error)
+    at.run()
+    no_problems(at)
+    new = s.matrices[s.active]
+    assert new.job.options["kl_buckets"] == 64 and "KL buckets 64" in new.name
+    expected = Workbench(ArtefactStore(cache), options=MeasureOptions(kl_buckets=64)).matrix(
+        [s.sources[n].corpus for n in sources], [s.targets[target].corpus], ["kl"])
+    default = Workbench(ArtefactStore(cache)).matrix([s.sources[n].corpus for n in sources],
+                                                     [s.targets[target].corpus], ["kl"])
+    got = new.long.set_index("source")["value"].to_dict()
+    assert got == pytest.approx(expected.set_index("source")["value"].to_dict())
+    assert got != pytest.approx(default.set_index("source")["value"].to_dict())
 
 
 def test_a_running_computation_can_be_cancelled(computed):
