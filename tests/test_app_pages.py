@@ -19,7 +19,8 @@ from simcore.recommendation import recommend
 from simcore.store import ArtefactStore
 from simcore.tokenize import tokenize
 
-from .conftest import ROOT, SAMPLE_DATA
+from .app_helpers import charts, finish_jobs, fresh, go, no_problems, state
+from .conftest import SAMPLE_DATA
 
 PAGES = ["pages/1_Corpora.py", "pages/2_Similarity.py", "pages/3_Predictiveness.py", "pages/4_Agreement.py",
          "pages/5_Ranking_and_export.py", "pages/6_Open_results.py", "pages/8_Compare_results.py"]
@@ -30,47 +31,6 @@ TABLE3 = SAMPLE_DATA / "results" / "dai2019_table3.csv"
 def cache(app_environment: Path) -> Path:
     """A temporary SIMCORE_CACHE shared by this module's tests (the first computation fills it)."""
     return app_environment
-
-
-def fresh() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
-    at.run()
-    return at
-
-
-def go(at: AppTest, page: str) -> AppTest:
-    at.switch_page(str(ROOT / page)).run()
-    return at
-
-
-def finish_jobs(at: AppTest, timeout: float = 180) -> AppTest:
-    """Wait for the session's background jobs, then run the page again (as the sidebar's timer would)."""
-    for job in list(at.session_state["simcore_state"].jobs.values()):
-        assert job.wait(timeout), f"{job.title} still running after {timeout} s"
-    at.run()
-    return at
-
-
-def no_problems(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-
-
-def state(at: AppTest):
-    return at.session_state["simcore_state"]
-
-
-def charts(at: AppTest, kind: str) -> list:
-    found = []
-
-    def walk(node):
-        for child in (node.children.values() if isinstance(getattr(node, "children", None), dict) else []):
-            if getattr(child, "type", None) == kind:
-                found.append(child)
-            walk(child)
-
-    walk(at._tree)
-    return found
 
 
 @pytest.fixture(scope="module")

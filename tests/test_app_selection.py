@@ -14,6 +14,7 @@ from simcore.selection import SelectionOptions, choose, kept_indices, score_pool
 from simcore.store import ArtefactStore
 from simcore.tokenize import tokenize
 
+from .app_helpers import finish_jobs, no_problems
 from .conftest import ROOT, SAMPLE_DATA
 
 PAGE = "pages/7_Sentence_selection.py"
@@ -23,19 +24,6 @@ PAGE = "pages/7_Sentence_selection.py"
 def cache(app_environment: Path) -> Path:
     """A temporary SIMCORE_CACHE shared by this module's tests (the first computation fills it)."""
     return app_environment
-
-
-def finish_jobs(at: AppTest, timeout: float = 180) -> AppTest:
-    """Wait for the session's background jobs, then run the page again (as the sidebar's timer would)."""
-    for job in list(at.session_state["simcore_state"].jobs.values()):
-        assert job.wait(timeout), f"{job.title} still running after {timeout} s"
-    at.run()
-    return at
-
-
-def no_problems(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 def test_page_opened_directly_with_nothing_loaded_shows_a_hint():

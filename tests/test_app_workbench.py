@@ -15,8 +15,8 @@ from dashboard.agreement_view import flag_first_choice
 from dashboard.loading import TABLE3_NAME
 from simcore.analysis import agreement, to_long
 
-from .app_helpers import go, no_problems, state
-from .conftest import ROOT, SAMPLE_DATA
+from .app_helpers import charts, fresh, go, no_problems, state
+from .conftest import SAMPLE_DATA
 
 TABLE3 = SAMPLE_DATA / "results" / "dai2019_table3.csv"
 
@@ -26,27 +26,8 @@ def cache(app_environment: Path) -> Path:
     return app_environment
 
 
-def fresh() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
-    at.run()
-    return at
-
-
 def sidebar_text(at: AppTest) -> str:
     return " ".join(e.value for e in at.sidebar.caption)
-
-
-def charts(at: AppTest, kind: str) -> list:
-    found = []
-
-    def walk(node):
-        for child in (node.children.values() if isinstance(getattr(node, "children", None), dict) else []):
-            if getattr(child, "type", None) == kind:
-                found.append(child)
-            walk(child)
-
-    walk(at._tree)
-    return found
 
 
 def test_sidebar_names_the_home_page_and_is_never_one_action_behind():
