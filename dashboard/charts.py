@@ -105,6 +105,7 @@ def kappa_heatmap(cohen: pd.DataFrame, measures: list[str]) -> go.Figure:
 TARGET_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
                   "#bcbd22", "#17becf"]
 TARGET_SHAPES = ["circle", "square", "triangle-up", "diamond", "cross", "triangle-down"]
+CAPPED_RING = "#d62728"  # the ring around a point whose probe runs were cut short by the time cap
 
 
 def fitted_lines(data: pd.DataFrame, by: str | None = "target") -> pd.DataFrame:
@@ -122,13 +123,16 @@ def fitted_lines(data: pd.DataFrame, by: str | None = "target") -> pd.DataFrame:
 
 
 def scatter(points: pd.DataFrame, measure: str, y_title: str = "F1 improvement",
-            targets: list[str] | None = None) -> alt.LayerChart:
+            targets: list[str] | None = None, capped_column: str | None = None) -> alt.LayerChart:
     """Similarity against improvement: one colour and shape per target, source names on the points, a
     least-squares line per target, and the pooled line (dashed) when several targets are shown.
 
-    ``targets`` fixes the colour of each target across charts and views (all targets, in order).
+    ``targets`` fixes the colour of each target across charts and views (all targets, in order). Points
+    whose ``capped_column`` (the probe's count of runs cut short by its time cap) is above 0 are ringed.
     """
     data = points[["source", "target", "value", "improvement"]].dropna()
+    capped = pd.to_numeric(points[capped_column], errors="coerce").fillna(0) if capped_column in points else None
+    data = data.assign(capped=False if capped is None else (capped.loc[data.index] > 0))
     domain = targets or sorted(data["target"].unique())
     colours = [TARGET_COLOURS[i % len(TARGET_COLOURS)] for i in range(len(domain))]
     shapes = [TARGET_SHAPES[i % len(TARGET_SHAPES)] for i in range(len(domain))]  # the caption promises shapes
@@ -151,6 +155,11 @@ def scatter(points: pd.DataFrame, measure: str, y_title: str = "F1 improvement",
     lines = alt.Chart(fitted_lines(data)).mark_line(strokeWidth=1.5, opacity=0.8).encode(
         x="value:Q", y="improvement:Q", color=colour, detail="target:N")
     layers = [dots, names, lines]
+    if data["capped"].any():  # included on request: ringed, so their F1 (trained fewer epochs) is not read as others'
+        rings = alt.Chart(data[data["capped"]]).mark_point(shape="circle", size=300, filled=False, strokeWidth=2,
+                                                             color=CAPPED_RING)
+        layers.append(rings.encode(x="value:Q", y="improvement:Q", tooltip=[
+            "target", "source", alt.Tooltip("capped:N", title="cut short by the probe's time cap")]))
     if data["target"].nunique() > 1:
         pooled = alt.Chart(fitted_lines(data, by=None)).mark_line(color="#222", strokeDash=[5, 4], strokeWidth=2)
         layers.append(pooled.encode(x="value:Q", y="improvement:Q"))

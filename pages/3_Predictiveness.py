@@ -140,11 +140,14 @@ st.caption("For measures where lower is more similar (PPL, WVV, JSD) a useful me
 st.dataframe(correlation_table(corr, scope_key), hide_index=True, width="stretch")
 
 st.caption("One colour and shape per target; each point is labelled with its source. Solid lines: least-squares "
-           "fit per target" + ("; dashed: all targets pooled." if scope_key == "all" else "."))
+           "fit per target" + ("; dashed: all targets pooled." if scope_key == "all" else ".")
+           + (" Red rings: runs cut short by the probe's time cap (included above)." if include_capped and capped_runs
+              else ""))
 grid = st.columns(2)
 for i, m in enumerate(measures):
     with grid[i % 2]:
-        st.altair_chart(scatter(shown[shown["measure"] == m], m, targets=targets), width="stretch", key=f"scatter_{m}")
+        st.altair_chart(scatter(shown[shown["measure"] == m], m, targets=targets, capped_column=CAPPED), width="stretch",
+                        key=f"scatter_{m}")
 
 st.subheader("Regret: F1 lost by choosing the source each measure ranks first")
 if "f1_std" in results and results["f1_std"].notna().any():

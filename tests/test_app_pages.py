@@ -544,3 +544,4 @@ def test_predictiveness_leaves_capped_probe_runs_out_and_calls_f1_within_the_see
     no_problems(at)
     assert any("6 (target, source) pairs matched" in c.value for c in at.caption)
     assert any("time cap are included" in w.value for w in at.warning)
+    assert any("Red rings: runs cut short by the probe's time cap" in c.value for c in at.caption)

@@ -383,3 +383,19 @@ def test_the_answer_for_language_models_is_shown_once_ppl_and_jsd_are_in(tmp_pat
     assert [(r.target, r.recommended, r.confidence) for r in early] == [(r.target, r.recommended, r.confidence)
                                                                           for r in whole]
     assert early_lm_matrix(jobs.BackgroundJob("matrix", "test", params=Job([], [], ["ppl", "jsd"], {}, {}))) is None
+
+
+def test_scatter_rings_the_points_of_runs_cut_short_by_the_time_cap():
+    """Issue 20 left this: capped runs included on request looked like every other point."""
+    points = pd.DataFrame({"target": ["a", "a", "b", "b"], "source": ["x", "y", "x", "y"],
+                           "value": [1.0, 2.0, 1.5, 2.5], "improvement": [1.0, 0.0, 0.5, 1.5],
+                           "time_capped": [0, 2, 0, 1]})
+    spec = scatter(points, "tvc", targets=["a", "b"], capped_column="time_capped").to_dict()
+    rings = [layer for layer in spec["layer"] if layer.get("mark", {}).get("filled") is False]
+    assert len(rings) == 1
+    ringed = spec["datasets"][rings[0]["data"]["name"]]
+    assert sorted((r["target"], r["source"]) for r in ringed) == [("a", "y"), ("b", "y")]
+    # without the column, or with no capped run, no ring
+    for table in (points.drop(columns="time_capped"), points.assign(time_capped=0)):
+        plain = scatter(table, "tvc", targets=["a", "b"], capped_column="time_capped").to_dict()
+        assert not [layer for layer in plain["layer"] if layer.get("mark", {}).get("filled") is False]
