@@ -17,19 +17,22 @@ from .charts import label
 NO_COLUMN = "(none)"
 
 
-def ranking_grid(ranking: pd.DataFrame, target: str, long: pd.DataFrame | None = None) -> pd.DataFrame:
+def ranking_grid(ranking: pd.DataFrame, target: str, long: pd.DataFrame | None = None,
+                 carrying: tuple[str, ...] | list[str] = ()) -> pd.DataFrame:
     """One row per position (1 = most similar), one column per measure, the source at that position.
 
     Sources that share a rank fill consecutive positions in name order, each marked "(tie)", so no
     cell is blank and every column lists every source once. With the matrix ``long``, a source whose
     cell for that measure is flagged (used whole, or below the size at which the measure is reliable)
-    is marked ⚠.
+    is marked ⚠; in the "recommended" column, a source flagged under any of the ``carrying`` measures
+    (those the recommendation follows).
     """
     part = ranking[ranking["target"] == target]
     marked: set[tuple[str, str]] = set()
     if long is not None:
         cells = long[(long["target"] == target) & flags.marked(long).to_numpy()]
         marked = set(zip(cells["measure"], cells["source"]))
+        marked |= {("recommended", s) for m, s in list(marked) if m in carrying}
     columns = {}
     for measure, group in part.groupby("measure", sort=False):
         if measure != "recommended" and not pd.to_numeric(group["value"], errors="coerce").notna().any():

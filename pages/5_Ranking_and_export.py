@@ -74,10 +74,12 @@ downloads[3].download_button("Download report (HTML)", parts.html, file_name="si
 st.subheader("Sources ranked per target")
 st.caption("Rank 1 is the most similar source; ties share a rank. The 'recommended' column ranks the sources by "
            "its share of the votes (each carrying measure, each bootstrap replicate). ⚠ marks a source whose value for that measure is flagged "
-           "(used whole, or below the size at which the measure is reliable; the Similarity page lists why).")
+           "(used whole, or below the size at which the measure is reliable; the Similarity page lists why); in the "
+           "'recommended' column, flagged under a measure that carries the recommendation.")
 for target in sorted(ranking["target"].unique()):
     st.markdown(f"**{c.md(target)}**")
-    st.dataframe(ranking_grid(ranking, target, long), hide_index=True, width="stretch")
+    carrying = next((r.measures for r in parts.recommendations if r.target == target), ())
+    st.dataframe(ranking_grid(ranking, target, long, carrying), hide_index=True, width="stretch")
 for note in parts.notes:
     st.caption(note)
 if len(state.matrices) > 1:

@@ -18,6 +18,7 @@ from dashboard.charts import TARGET_COLOURS, fitted_lines, scatter
 from dashboard.compare import compare
 from dashboard.name_map import apply_mapping, suggest
 from dashboard.state import AppState, NamedMatrix
+from dashboard.tables import ranking_grid
 from simcore.analysis import agreement
 from simcore.errors import SimcoreError
 from simcore.stats import length_histogram
@@ -399,3 +400,17 @@ def test_scatter_rings_the_points_of_runs_cut_short_by_the_time_cap():
     for table in (points.drop(columns="time_capped"), points.assign(time_capped=0)):
         plain = scatter(table, "tvc", targets=["a", "b"], capped_column="time_capped").to_dict()
         assert not [layer for layer in plain["layer"] if layer.get("mark", {}).get("filled") is False]
+
+
+def test_the_recommended_column_marks_a_source_flagged_under_a_carrying_measure():
+    """Issue 20 left this: the grid's 'recommended' column had no ⚠, though the measures' columns did."""
+    ranking = pd.DataFrame({"target": ["t"] * 6, "measure": ["ppl", "ppl", "tvc", "tvc", "recommended", "recommended"],
+                            "source": ["small", "big"] * 3, "rank": [1, 2, 1, 2, 1, 2],
+                            "value": [10.0, 20.0, 0.9, 0.5, 1.0, 0.0]})
+    long = pd.DataFrame({"target": ["t"] * 4, "measure": ["ppl", "ppl", "tvc", "tvc"], "source": ["small", "big"] * 2,
+                         "value": [10.0, 20.0, 0.9, 0.5], "used_whole": [True, False, False, False]})
+    grid = ranking_grid(ranking, "t", long, carrying=("ppl", "jsd"))
+    assert list(grid["PPL"]) == ["small ⚠", "big"] and list(grid["TVC"]) == ["small", "big"]
+    assert list(grid["recommended"]) == ["small ⚠", "big"]  # flagged under PPL, which carries it
+    # under word vectors TVC carries the answer, and small's TVC cell is not flagged
+    assert list(ranking_grid(ranking, "t", long, carrying=("tvc",))["recommended"]) == ["small", "big"]
