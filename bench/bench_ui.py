@@ -6,8 +6,8 @@ on a free port with a fresh artefact store (or ``--cache DIR``).
 Pages: on one server, loads the bundled sample and the paper's Table 3 into one workspace, then opens
 every page by its address with that workspace's id (``?ws=``: each open is a new browser session that
 restores the workspace from disk, as a reload does). For each page it prints the time until the page's
-title is drawn (first render) and until its script has finished (settled), the first time on this server
-and again.
+title is drawn (first render), until its script has finished (settled) and until the browser has drawn
+every chart on it (Plotly's SVG, Vega-Lite's marks), the first time on this server and again.
 
 Clicks: on a second fresh server (so "first" means the first on a server, as a user meets it), the clicks
 issue 19 named, in one browser session: the first Home load, uploading two target files and adding a
@@ -59,6 +59,9 @@ window.__runs = [];
 new MutationObserver(changes => {
   for (const m of changes) window.__runs.push([m.target.getAttribute('data-test-script-state'), performance.now()]);
 }).observe(document, {attributes: true, subtree: true, attributeFilter: ['data-test-script-state']});
+window.__lastChange = 0;  // when the page's elements last changed (charts are drawn after the script ends)
+new MutationObserver(() => { window.__lastChange = performance.now(); })
+  .observe(document, {childList: true, subtree: true});
 """
 SETTLED = """([start, quiet]) => {
   const app = document.querySelector('[data-testid="stApp"]');
@@ -80,6 +83,19 @@ SHOWN = """(probes) => {
   return false;
 }"""
 Probe = tuple[str, str, str]
+# Every chart drawn: no placeholder left (Streamlit loads the chart libraries lazily), each Plotly chart has its
+# SVG and each Vega-Lite chart its marks, and the page has not changed for a while: when it last changed, and how
+# many charts it holds.
+DRAWN = """([quiet]) => {
+  if (document.querySelector('[data-testid="stSkeleton"]')) return false;
+  const plotly = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')];
+  const vega = [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')];
+  if (!plotly.every(c => c.querySelector('.main-svg')) || !vega.every(c => c.querySelector('svg.marks, canvas'))) {
+    return false;
+  }
+  if (performance.now() - window.__lastChange < quiet) return false;
+  return [window.__lastChange, plotly.length + vega.length];
+}"""
 
 
 def free_port() -> int:
@@ -149,14 +165,17 @@ def text(label: str, words: str, selector: str = "") -> Probe:
 SPINNER: Probe = ("spinner", '[data-testid="stSpinner"]', "")
 
 
-def open_page(page, url: str, title_text: str) -> tuple[float, float]:
-    """Seconds until the page's title shows, and until its script finished (a new document: the page's
-    clock starts with the navigation, so its times are brought onto Python's)."""
+def open_page(page, url: str, title_text: str) -> tuple[float, float, float, int]:
+    """Seconds until the page's title shows, until its script finished, and until the browser had drawn
+    every chart, with the number of charts (a new document: the page's clock starts with the navigation,
+    so its times are brought onto Python's)."""
     t0 = time.perf_counter()
     page.goto(url, wait_until="commit")
     _, shown = shown_at(page, [title(title_text)])
     end = settled_at(page, 0)
-    return on_python_clock(page, min(shown, end)) - t0, on_python_clock(page, end) - t0
+    drawn, charts = page.wait_for_function(DRAWN, arg=[QUIET_MS], timeout=ANSWER_MS, polling=50).json_value()
+    return (on_python_clock(page, min(shown, end)) - t0, on_python_clock(page, end) - t0,
+            on_python_clock(page, max(drawn, end)) - t0, int(charts))
 
 
 # ---- timed clicks ---------------------------------------------------------------------------------------
@@ -331,7 +350,7 @@ def map_name(page) -> Row:
 
 
 def home_first_load(page, url: str) -> Row:
-    first, settled = open_page(page, url, HOME_TITLE)
+    first, settled, _, _ = open_page(page, url, HOME_TITLE)
     return Row("", first, settled, "page title")
 
 
@@ -368,11 +387,11 @@ def clicks_run(browser, url: str, work: Path) -> list[Row]:
     return rows
 
 
-def pages_run(browser, url: str, rounds: int) -> list[tuple[str, list[tuple[float, float]]]]:
+def pages_run(browser, url: str, rounds: int) -> list[tuple[str, list[tuple[float, float, float, int]]]]:
     """Every page opened by address ``rounds`` times, in a workspace holding the sample and Table 3."""
     page = browser.new_context(viewport={"width": 1400, "height": 1600}).new_page()
     page.add_init_script(RUN_LOG)
-    timings: dict[str, list[tuple[float, float]]] = {path: [] for path, _ in PAGES}
+    timings: dict[str, list[tuple[float, float, float, int]]] = {path: [] for path, _ in PAGES}
     timings[""].append(open_page(page, url, HOME_TITLE))
     timed(page, page.get_by_role("button", name="Load the sample data").first.click)
     ws_id = page.url.split("ws=")[1].split("&")[0]
@@ -415,7 +434,7 @@ def main() -> None:
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="bench-ui-"))
-    rows: list[tuple[str, list[tuple[float, float]]]] = []
+    rows: list[tuple[str, list[tuple[float, float, float, int]]]] = []
     if not args.clicks_only:
         print("pages…", file=sys.stderr, flush=True)
         rows, pages_start = on_fresh_server(args.cache or work / "cache-pages", work / "server-pages.log",
@@ -428,10 +447,12 @@ def main() -> None:
     if rows:
         print(f"Dashboard pages in Chromium (server start {pages_start:.1f} s; {os.cpu_count()} cores; {load}; "
               "each open is a new session restoring the workspace)")
-        print("| page | " + " | ".join(f"open {i + 1}: first render s | settled s" for i in range(args.rounds)) + " |")
-        print("|" + "---|" * (1 + 2 * args.rounds))
+        print("| page | charts | " + " | ".join(f"open {i + 1}: first render s | settled s | charts drawn s"
+                                              for i in range(args.rounds)) + " |")
+        print("|" + "---|" * (2 + 3 * args.rounds))
         for title, times in rows:
-            print(f"| {title} | " + " | ".join(f"{a:.2f} | {b:.2f}" for a, b in times) + " |")
+            print(f"| {title} | {times[0][3]} | " + " | ".join(f"{a:.2f} | {b:.2f} | {d:.2f}" for a, b, d, _ in times)
+                  + " |")
         print()
     print(f"Clicks in one session on a fresh server (server start {clicks_start:.1f} s; {load}; "
           "seconds from the click or the file being set)")
