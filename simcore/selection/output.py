@@ -50,8 +50,8 @@ class SelectionResult:
                      + (" (kept if chosen)" if self.keep_duplicates else " (excluded)"))
         if c.n_unscored:
             lines.append(f"{c.n_unscored:,} pool sentences could not be scored (no words the method knows)")
-        if too_short_line(c):
-            lines.append(too_short_line(c))
+        if short := too_short_line(c):
+            lines.append(short)
         meta = s.meta
         details = meta.get("details", {})
         if details.get("tagger"):

@@ -47,6 +47,9 @@ def score_histogram(scores: ScoreSet, cutoff: Cutoff, keep_duplicates: bool, bin
     return pd.DataFrame(rows)
 
 
+KEPT_GROUPS = ("best kept", "last kept")  # example groups drawn from the kept units (the others from the dropped)
+
+
 def example_indices(scores: ScoreSet, cutoff: Cutoff, keep_duplicates: bool, n: int = 8) -> dict[str, list[int]]:
     """Indices of the best kept, the last kept, the first dropped and the worst scored units."""
     sign = -1.0 if scores.higher_kept else 1.0
@@ -102,13 +105,20 @@ def examples_table(pool: Corpus, scores: ScoreSet, cutoff: Cutoff, keep_duplicat
     rows = []
     for group, ids in groups.items():
         for i in ids:
-            kept = bool(kept_mask(scores, cutoff, keep_duplicates, i, i + 1)[0])
             tokens = int(lengths[i]) if lengths is not None else None
-            why = "" if kept else "duplicate of the target" if dups[i] and not keep_duplicates else \
-                f"under {cutoff.min_tokens:,} tokens" if tokens is not None and tokens < cutoff.min_tokens else "score"
+            why = "" if group in KEPT_GROUPS else _left_out(bool(dups[i]) and not keep_duplicates, tokens, cutoff)
             rows.append({"group": group, "index": i, "score": float(values[i]), "duplicate_of_target": bool(dups[i]),
                          "tokens": tokens, "left_out": why, "text": texts.get(i, "")})
     return pd.DataFrame(rows, columns=["group", "index", "score", "duplicate_of_target", "tokens", "left_out", "text"])
+
+
+def _left_out(duplicate: bool, tokens: int | None, cutoff: Cutoff) -> str:
+    """Why a scored unit was not kept: a duplicate of the target, shorter than the minimum, or its score."""
+    if duplicate:
+        return "duplicate of the target"
+    if tokens is not None and tokens < cutoff.min_tokens:
+        return f"under {cutoff.min_tokens:,} tokens"
+    return "score"
 
 
 def selection_files(pool: Corpus, scores: ScoreSet, cutoff: Cutoff, keep_duplicates: bool,
