@@ -167,23 +167,33 @@ def test_computation_goes_on_while_another_page_is_open_and_choices_are_kept(com
     at.selectbox(key=f"shown_similarity_{s.matrices_version}").set_value(s.active).run()
 
 
-def test_the_form_computes_a_noisy_measure_when_asked_and_says_so(cache: Path):
-    """The page said "WVV not computed ... (--compute-noise)", a flag no dashboard user can give."""
+def _sample_session() -> AppTest:
+    """A session of its own with the sample loaded (the module's shared one keeps its shown matrix)."""
     at = fresh()
     at.button(key="load_sample").click().run()
-    go(at, "pages/2_Similarity.py")
+    return at
+
+
+def _compute_two_sources(at: AppTest, measure: str, set_option) -> tuple:
+    """On the Similarity form: two sources, one target, one measure and one option set; the computed matrix."""
     s = state(at)
     sources, target = sorted(s.sources)[:2], sorted(s.targets)[0]
     at.multiselect(key="f_sources").set_value(sources)
     at.multiselect(key="f_targets").set_value([target])
-    at.multiselect(key="f_measures").set_value(["wvv"])
-    at.checkbox(key="f_noise").check()
+    at.multiselect(key="f_measures").set_value([measure])
+    set_option()
     at.button(key="compute").click().run()
     job = s.jobs["matrix"]
     assert job.wait(180) and job.status == "done", (job.status, job.error)
     at.run()
     no_problems(at)
-    new = s.matrices[s.active]
+    return s, sources, target, s.matrices[s.active]
+
+
+def test_the_form_computes_a_noisy_measure_when_asked_and_says_so(cache: Path):
+    """The page said "WVV not computed ... (--compute-noise)", a flag no dashboard user can give."""
+    at = go(_sample_session(), "pages/2_Similarity.py")
+    s, sources, target, new = _compute_two_sources(at, "wvv", lambda: at.checkbox(key="f_noise").check())
     assert new.job.compute_noise and "noisy measures computed" in new.name
     bench = Workbench(ArtefactStore(cache))
     expected = bench.matrix([s.sources[n].corpus for n in sources], [s.targets[target].corpus], ["wvv"],
@@ -200,22 +210,9 @@ def test_the_form_computes_a_noisy_measure_when_asked_and_says_so(cache: Path):
 
 def test_the_newer_measures_are_offered_with_their_options(cache: Path):
     """KL and EMB were judged beside the others (issue 18) but the form offered neither, nor their options."""
-    at = fresh()
-    at.button(key="load_sample").click().run()
-    go(at, "pages/2_Similarity.py")
+    at = go(_sample_session(), "pages/2_Similarity.py")
     assert {"KL", "EMB"} <= set(at.multiselect(key="f_measures").options)  # shown by their labels
-    s = state(at)
-    sources, target = sorted(s.sources)[:2], sorted(s.targets)[0]
-    at.multiselect(key="f_sources").set_value(sources)
-    at.multiselect(key="f_targets").set_value([target])
-    at.multiselect(key="f_measures").set_value(["kl"])
-    at.number_input(key="f_kl").set_value(64)
-    at.button(key="compute").click().run()
-    job = s.jobs["matrix"]
-    assert job.wait(180) and job.status == "done", (job.status, job.error)
-    at.run()
-    no_problems(at)
-    new = s.matrices[s.active]
+    s, sources, target, new = _compute_two_sources(at, "kl", lambda: at.number_input(key="f_kl").set_value(64))
     assert new.job.options["kl_buckets"] == 64 and "KL buckets 64" in new.name
     expected = Workbench(ArtefactStore(cache), options=MeasureOptions(kl_buckets=64)).matrix(
         [s.sources[n].corpus for n in sources], [s.targets[target].corpus], ["kl"])
