@@ -253,7 +253,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     _print_table(display_table(table))
     if args.per_target:
         for target in sorted(set(table["scope"]) - {"all"}):
-            print(terminal_text(f"\n{target}:"))
+            print()
+            print(terminal_text(f"{target}:"))
             _print_table(display_table(table, target))
     _print_left_out(table)
     if out:

@@ -213,9 +213,11 @@ def _pooled(stats: np.ndarray, bootstrap: int, seed: int) -> dict[str, float]:
     if bootstrap and len(stats) > 1:
         picks = np.random.default_rng(seed).integers(0, len(stats), size=(bootstrap, len(stats)))
         draws = summary(stats[picks])
-        with np.errstate(invalid="ignore"):
-            if np.isfinite(draws).any():
-                low, high = np.nanquantile(draws, 0.025, axis=0), np.nanquantile(draws, 0.975, axis=0)
+        low, high = np.full(3, math.nan), np.full(3, math.nan)
+        for i in range(3):
+            column = draws[:, i][np.isfinite(draws[:, i])]
+            if column.size:
+                low[i], high[i] = np.quantile(column, [0.025, 0.975])
     for i, name in enumerate(("accuracy", "regret", "ndcg")):
         out[f"{name}_low"], out[f"{name}_high"] = float(low[i]), float(high[i])
     return {key: float(value) for key, value in out.items()}
