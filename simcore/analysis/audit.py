@@ -131,7 +131,12 @@ def _check(k: Any, tie_f1: Any, bootstrap: Any, seed: Any, pretraining: Any) -> 
         raise InvalidArgument(f"bootstrap must be a whole number from 0 to {MAX_BOOTSTRAP:,}, not {bootstrap!r}"[:200])
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise InvalidArgument(f"seed must be a whole number from 0, not {seed!r}"[:200])
-    kinds = [pretraining] if isinstance(pretraining, str) else list(pretraining or [])
+    if isinstance(pretraining, str):
+        pretraining = [pretraining]
+    if not isinstance(pretraining, (list, tuple)) or not all(isinstance(p, str) for p in pretraining):
+        raise InvalidArgument(f"pretraining must be a list of {', '.join(PRETRAINING)} (or empty), not "
+                              f"{type(pretraining).__name__}")
+    kinds = list(dict.fromkeys(pretraining))
     unknown = [p for p in kinds if p not in PRETRAINING]
     if unknown:
         raise InvalidArgument(f"pretraining must be among {', '.join(PRETRAINING)}, not {unknown[0]!r}"[:200])
