@@ -70,17 +70,13 @@ def pair_margin(std_a: float, std_b: float, tie_f1: float) -> float:
 
 def decisions(f1: np.ndarray, std: np.ndarray, rank: np.ndarray, tie_f1: float) -> tuple[float, int, int]:
     """(score, counted pairs, F1 ties) over the pairs of one target's sources; rank 1 is the measure's best."""
-    score, counted, ties = 0.0, 0, 0
-    for i in range(len(f1)):
-        for j in range(i + 1, len(f1)):
-            diff = f1[i] - f1[j]
-            if diff == 0 or abs(diff) < pair_margin(std[i], std[j], tie_f1):
-                ties += 1
-                continue
-            better, worse = (i, j) if diff > 0 else (j, i)
-            counted += 1
-            score += 1.0 if rank[better] < rank[worse] else 0.5 if rank[better] == rank[worse] else 0.0
-    return score, counted, ties
+    i, j = np.triu_indices(len(f1), k=1)
+    diff = f1[i] - f1[j]
+    spread = np.hypot(np.nan_to_num(std[i]), np.nan_to_num(std[j]))
+    tied = (diff == 0) | (np.abs(diff) < np.maximum(tie_f1, spread))
+    order = np.sign(rank[j] - rank[i])  # +1: the measure puts i above j
+    agree = np.where(order == 0, 0.5, (order == np.sign(diff)).astype(float))
+    return float(agree[~tied].sum()), int((~tied).sum()), int(tied.sum())
 
 
 def top1_regret(f1: np.ndarray, std: np.ndarray, rank: np.ndarray, tie_f1: float) -> tuple[float, int, int]:
