@@ -1,4 +1,4 @@
-"""Analyses a page reruns on every click (correlations with bootstrap intervals, regret), cached by content.
+"""Analyses a page reruns on every click (correlations with bootstrap intervals, regret, the audit), cached by content.
 
 A rerun of the Predictiveness page (a name match picked, a view changed) recomputed the correlations'
 bootstrap intervals each time: 1.5 s on Table 3. Keyed by fingerprints of the tables' content (strings:
@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from simcore.analysis import correlate, regret
+from simcore.analysis.audit import audit
 
 
 def fingerprint(table: pd.DataFrame) -> str:
@@ -37,3 +38,19 @@ def correlations(long: pd.DataFrame, results: pd.DataFrame, measures: list[str])
 def regrets(long: pd.DataFrame, results: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
     """``simcore.analysis.regret``, computed once per content."""
     return _regret(fingerprint(long) + "|" + fingerprint(results), long, results, tuple(measures)).copy()
+
+
+@st.cache_data(show_spinner="Auditing…", max_entries=64)
+def _audit(key: str, _long: pd.DataFrame, _results: pd.DataFrame, measures: tuple[str, ...], k: int, tie_f1: float,
+           include_capped: bool) -> pd.DataFrame:
+    return audit(_long, _results, list(measures), k=k, tie_f1=tie_f1, include_capped=include_capped)
+
+
+def audits(long: pd.DataFrame, results: pd.DataFrame, measures: list[str], k: int, tie_f1: float,
+           include_capped: bool = False) -> pd.DataFrame:
+    """``simcore.analysis.audit.audit`` (both recommendation rules, 2000 resamples, seed 0), computed once per content."""
+    table = _audit(fingerprint(long) + "|" + fingerprint(results), long, results, tuple(measures), int(k),
+                   float(tie_f1), bool(include_capped))
+    out = table.copy()
+    out.attrs = {key: value for key, value in table.attrs.items() if key != "left_out"}
+    return out

@@ -1,14 +1,15 @@
-"""Predictiveness: does similarity predict the NER improvement? Scatters, correlations, regret."""
+"""Predictiveness: does similarity predict the NER improvement? Scatters, correlations, regret, the audit."""
 
 import pandas as pd
 import streamlit as st
 
 from dashboard import common as c
-from dashboard.analysis_cache import correlations, regrets
+from dashboard.analysis_cache import audits, correlations, regrets
 from dashboard.charts import label, scatter
 from dashboard.loading import TABLE3_NAME, load_table3, read_table, set_results, use_table3_results
 from dashboard.name_map import apply_mapping
 from dashboard.tables import NO_COLUMN, correlation_table, normalised_results
+from simcore.analysis.audit import WRITERS, display_table
 from simcore.analysis.correlation import CAPPED, join, left_out_note, usable_results
 from simcore.errors import SimcoreError
 
@@ -171,3 +172,25 @@ try:
     st.dataframe(detail.assign(measure=detail["measure"].map(label)).round(3), hide_index=True, width="stretch")
 except (SimcoreError, ValueError, KeyError) as exc:
     st.error(f"Regret cannot be computed: {exc}")
+
+st.subheader("Audit: would each measure have chosen well?")
+st.caption("Per measure and for the recommendation rule (recommended (lm), recommended (vectors)): decision accuracy "
+           "(share of source pairs ordered as their F1 orders them; pairs closer in F1 than the tie margin are ties, "
+           "left out; a pair the measure leaves equal counts ½), top-1 regret (F1 lost by following its first choice) "
+           "and NDCG@k (gain: F1 minus the target's lowest). Intervals: 95% bootstrap over targets.")
+knobs = st.columns(2)
+k = knobs[0].number_input("NDCG cut-off k", min_value=1, max_value=100, value=3, step=1, key="audit_k")
+tie_f1 = knobs[1].number_input("Tie margin (F1 points)", min_value=0.0, max_value=100.0, value=0.0, step=0.1,
+                               key="audit_tie_f1",
+                               help="Pairs whose F1 differ by less than this, or than their spread over seeds "
+                                    "(f1_std) when larger, are ties, not errors")
+try:
+    audited = audits(long, results, measures, int(k), float(tie_f1), include_capped)
+    st.dataframe(display_table(audited, scope_key if scope_key in set(audited["scope"]) else "all"),
+                 hide_index=True, width="stretch")
+    downloads = st.columns(len(WRITERS))
+    for column, (suffix, writer) in zip(downloads, WRITERS.items()):
+        column.download_button(f"Audit ({suffix[1:].upper()})", writer(audited), file_name=f"simcore-audit{suffix}",
+                               key=f"audit_download_{suffix[1:]}")
+except SimcoreError as exc:
+    st.error(f"The audit cannot be computed: {exc}")

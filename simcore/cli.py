@@ -1,4 +1,4 @@
-"""The command line: ``python -m simcore matrix | rank | agreement | correlate | regret``.
+"""The command line: ``python -m simcore matrix | rank | agreement | correlate | regret | audit``.
 
 Bad input ends with a one-line message on standard error and exit status 2, never a traceback.
 """
@@ -238,6 +238,42 @@ def cmd_regret(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_audit(args: argparse.Namespace) -> int:
+    from .analysis import read_matrix
+    from .analysis.audit import audit, display_table, write_audit
+
+    out = opt.check_out(args.out, (".csv", ".json", ".md", ".html")) if args.out is not None else None
+    opt.no_clobber({"--out": out}, {"--matrix": args.matrix, "--results": args.results})
+    kinds = list(PRETRAINING_CHOICES) if args.pretraining == "both" else [args.pretraining]
+    table = audit(read_matrix(args.matrix), _results(args), args.measures, pretraining=kinds, k=args.k,
+                  tie_f1=args.tie_f1, bootstrap=args.bootstrap, seed=args.seed, include_capped=args.include_capped)
+    spread = "the results' spread over seeds, at least " if table.attrs["spread"] else ""
+    print(f"All {table['targets'].max()} targets (95% intervals: bootstrap over targets, {args.bootstrap} resamples, "
+          f"seed {args.seed}; F1 ties: pairs closer than {spread}{args.tie_f1:g} F1, left out):")
+    _print_table(display_table(table))
+    if args.per_target:
+        for target in sorted(set(table["scope"]) - {"all"}):
+            print()
+            print(terminal_text(f"{target}:"))
+            _print_table(display_table(table, target))
+    _print_left_out(table)
+    if out:
+        write_audit(table, out)
+        print(terminal_text(f"wrote {out}"), file=sys.stderr)
+    return 0
+
+
+def _tie_f1(text: str) -> float:
+    """An argparse type: F1 points, a finite number from 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number of F1 points, at least 0 (got {text})")
+    return value
+
+
 PRETRAINING_CHOICES = ("lm", "vectors")
 PRETRAINING_HELP = ("what you will pretrain: lm (language models, BERT-style encoders; carried by PPL and JSD) "
                     "or vectors (word vectors; carried by TVcC, TVC and WVV)")
@@ -324,7 +360,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.set_defaults(run=cmd_agreement)
 
     for name, run, text in (("correlate", cmd_correlate, "correlation of each measure with NER improvement"),
-                            ("regret", cmd_regret, "regret of choosing the source by each measure")):
+                            ("regret", cmd_regret, "regret of choosing the source by each measure"),
+                            ("audit", cmd_audit, "decision accuracy, regret and NDCG of each measure and the rule")):
         c = commands.add_parser(name, help=text)
         c.add_argument("--matrix", required=True, type=opt.path_text)
         c.add_argument("--results", required=True, type=opt.path_text, help="CSV: target, source, f1 [, baseline]")
@@ -334,15 +371,30 @@ def build_parser() -> argparse.ArgumentParser:
         c.add_argument("--improvement", type=opt.field_name, default=None,
                        help="column already holding F1 - baseline")
         c.add_argument("--measures", type=opt.measures, default=None)
-        c.add_argument("--out", type=opt.path_text, default=None, help="CSV file")
+        c.add_argument("--out", type=opt.path_text, default=None,
+                       help=".csv, .json, .md or .html" if name == "audit" else "CSV file")
         c.add_argument("--include-capped", action="store_true",
                        help="keep results whose probe runs were cut short by the time cap (column time_capped)")
-        if name == "correlate":
-            c.add_argument("--per-target", action="store_true", help="also correlate within each target")
+        if name in ("correlate", "audit"):
+            c.add_argument("--per-target", action="store_true", help=f"also {name} within each target")
+        if name == "audit":
+            _add_audit_options(c)
         c.set_defaults(run=run)
     add_select_command(commands)
     add_probe_command(commands)
     return parser
+
+
+def _add_audit_options(c: argparse.ArgumentParser) -> None:
+    c.add_argument("--pretraining", choices=(*PRETRAINING_CHOICES, "both"), default="both",
+                   help="which recommendation rule to audit beside the measures (default both)")
+    c.add_argument("--k", type=opt.whole_number(1, 10_000), default=3, help="NDCG@k cut-off (default 3)")
+    c.add_argument("--tie-f1", type=_tie_f1, default=0.0, metavar="F1",
+                   help="pairs whose F1 differ by less than this (or than their spread over seeds, f1_std, when "
+                        "larger) are ties, not errors (default 0: only equal F1)")
+    c.add_argument("--bootstrap", type=opt.whole_number(0, MAX_BOOTSTRAP, allow_float_text=False), default=2000,
+                   help="resamples of the targets for the 95%% intervals (default 2000; 0: none)")
+    c.add_argument("--seed", type=opt.whole_number(0, MAX_SEED, allow_float_text=False), default=0)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

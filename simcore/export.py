@@ -19,7 +19,7 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 RANKING_COLUMNS = ("target", "measure", "rank", "source", "value")
 
 __all__ = ["csv_text", "escape_formula", "escape_formulas", "ranking_csv", "ranking_html", "ranking_json",
-           "ranking_markdown", "recommendation_html", "recommendations_csv", "unescape_formula", "write_ranking",
+           "markdown_cell", "ranking_markdown", "recommendation_html", "recommendations_csv", "unescape_formula", "write_ranking",
            "write_recommendations"]
 
 
@@ -179,6 +179,9 @@ def _md(text: Any) -> str:
     """
     escaped = "".join("\\" + c if c in "\\`*_{}[]()#+-.!|~>" else c for c in html.escape(str(text), quote=False))
     return escaped.replace("\n", "&#10;").replace("\r", "&#13;")
+
+
+markdown_cell = _md  # the same escaping for other analyses' Markdown exports (simcore.analysis.audit)
 
 
 def _confidence(rec: Recommendation) -> str:

@@ -366,6 +366,28 @@ def test_table3_predictiveness_scatters_and_correlations():
     assert at.radio(key="pred_scope").value == "CADEC", "the view is kept across pages"
 
 
+def test_table3_predictiveness_audit_table_and_downloads():
+    at = go(fresh(), "pages/3_Predictiveness.py")
+    at.button(key="load_table3").click().run()
+    no_problems(at)
+    table = pd.read_csv(TABLE3)
+    shown = next(d.value for d in at.dataframe if "decision accuracy" in d.value.columns).set_index("measure")
+    assert {"PPL", "WVV", "TVC", "TVcC", "recommended (lm)", "recommended (vectors)"} == set(shown.index)
+    # WVV (lower is more similar) against lm_f1, counted directly: the share of the 60 pairs it orders as F1 does
+    right = sum((a.wvv < b.wvv) == (a.lm_f1 > b.lm_f1) for _, g in table.groupby("target")
+                for i, a in enumerate(g.itertuples()) for b in list(g.itertuples())[i + 1:])
+    assert shown.loc["WVV", "decision accuracy"].startswith(f"{right / 60:.2f} [")
+    at.number_input(key="audit_tie_f1").set_value(0.5).run()
+    no_problems(at)
+    shown = next(d.value for d in at.dataframe if "decision accuracy" in d.value.columns)
+    assert set(shown["F1 ties"]) == {16}  # 16 of Table 3's 60 pairs are less than 0.5 lm_f1 apart
+    assert int(sum(abs(a.lm_f1 - b.lm_f1) < 0.5 for _, g in table.groupby("target")
+                   for i, a in enumerate(g.itertuples()) for b in list(g.itertuples())[i + 1:])) == 16
+    at.radio(key="pred_scope").set_value("CADEC").run()
+    per_target = next(d.value for d in at.dataframe if "decision accuracy" in d.value.columns)
+    assert "chosen" in per_target.columns and len(per_target) == 6
+
+
 def test_results_table_can_be_typed_in_for_the_computed_matrix(computed):
     at = go(computed, "pages/3_Predictiveness.py")
     at.button(key="start_results").click().run()
