@@ -18,8 +18,8 @@ import numpy as np
 from ..corpus import Corpus
 from ..errors import InvalidArgument, SimcoreError
 from ..store import ArtefactStore, digest
-from .methods import input_identity, make_scorer
 from .choosing import ScoreSet, check_min_tokens, choose, count_to_keep
+from .methods.factory import input_identity, make_scorer
 from .options import HIGHER_KEPT, Progress, SelectionOptions, quiet
 from .output import SelectionResult, check_outputs, write_selection
 from .pool import PoolPosition, pool_batches, pool_fingerprint
