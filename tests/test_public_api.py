@@ -201,6 +201,32 @@ def test_functions_beyond_the_public_list_raise_only_simcores_errors(tmp_path):
     assert all(outcomes[f"returned from {n.rsplit('.', 1)[1]}"] > 0 for n in BEYOND), "some function never ran"
 
 
+ANSWER = {f"simcore.{name}": getattr(simcore, name) for name in ("recommend", "recommendation_table", "pairwise_table")}
+N_ANSWER_CALLS = 300
+
+
+def test_the_answer_raises_only_simcores_errors_and_is_recommendations_own(tmp_path):
+    """recommend, recommendation_table and pairwise_table in the public library: generated calls with
+    values of about the right kind; on good input they give what simcore.recommendation gives."""
+    from simcore import recommendation
+
+    long = analysis.to_long(pd.read_csv(SAMPLE_DATA / "results" / "dai2019_table3.csv"))
+    target = sorted(long["target"].unique())[0]
+    candidates = _candidates(tmp_path) | {"target": [target, "no such target", "", None, 3, ["x"]],
+                                          "pretraining": ["lm", "vectors", "wv", "", None, ["lm"], 3]}
+    outcomes, wrong = _fuzz_by_name(ANSWER, candidates, _pool(tmp_path), 20261125, N_ANSWER_CALLS)
+    assert not wrong, f"{len(wrong)} calls raised something else, e.g.\n" + "\n".join(sorted(set(wrong))[:15])
+    assert all(outcomes[f"returned from {n.rsplit('.', 1)[1]}"] > 0 for n in ANSWER), "some function never ran"
+    assert outcomes["SimcoreError"] > 30
+    for pretraining in ("lm", "vectors"):
+        answers = simcore.recommend(long, pretraining)
+        assert answers == recommendation.recommend(long, pretraining)
+        pd.testing.assert_frame_equal(simcore.recommendation_table(answers),
+                                      recommendation.recommendation_table(answers))
+        pd.testing.assert_frame_equal(simcore.pairwise_table(long, target, pretraining),
+                                      recommendation.pairwise_table(long, target, pretraining))
+
+
 def _stored_scores(folder: Path, values: np.ndarray, lengths: np.ndarray | None, n: int | None = None) -> object:
     """A ScoreSet over hand-written score files (every fifth unit a duplicate of the target)."""
     folder.mkdir(parents=True)
