@@ -273,3 +273,26 @@ def test_selection_choosing_raises_only_simcores_errors(tmp_path):
     assert not wrong, f"{len(wrong)} calls raised something else, e.g.\n" + "\n".join(sorted(set(wrong))[:15])
     assert outcomes["SimcoreError"] > 300
     assert all(outcomes[f"returned from {n.rsplit('.', 1)[1]}"] > 0 for n in CHOOSING), "some function never ran"
+
+
+def test_the_readme_example_goes_from_folders_to_the_answer(tmp_path, monkeypatch, capsys):
+    """The README's three lines, run as written on the bundled sample's two folders."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    code = readme.split("<!-- folders-to-answer -->\n```python\n", 1)[1].split("```", 1)[0]
+    assert len(code.strip().splitlines()) == 3
+    for folder in ("sources", "targets"):
+        (tmp_path / folder).symlink_to(SAMPLE_DATA / folder)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SIMCORE_CACHE", str(tmp_path / "cache"))
+    namespace: dict[str, object] = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    printed = capsys.readouterr().out
+    sources = {p.name.split(".")[0] for p in (SAMPLE_DATA / "sources").iterdir()}
+    targets = {p.name.split(".")[0] for p in (SAMPLE_DATA / "targets").iterdir()}
+    long = namespace["long"]
+    assert set(long["source"]) == sources and set(long["target"]) == targets and set(long["measure"]) == {"ppl", "jsd"}
+    answers = simcore.recommend(long)
+    assert {a.target for a in answers} == targets and all(set(a.recommended) <= sources for a in answers)
+    assert all(a.recommended for a in answers)
+    assert printed.splitlines() == [a.headline() for a in answers]
+    assert "news_ner: pretrain on news, high confidence (100% of the votes)" in printed  # as the README says
