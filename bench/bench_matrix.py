@@ -82,12 +82,12 @@ def run(args: list[str], store: Path) -> dict[str, float]:
 
 STAGES = [  # (stage, file suffix, function name): a stage's time is its function's cumulative time
     ("matrix, in all", "simcore/matrix.py", "matrix"),
-    ("reading and tokenizing", "simcore/corpus.py", "tokenize_corpus"),
-    ("drawing samples", "simcore/corpus.py", "sample_corpus"),
+    ("reading and tokenizing", "simcore/corpora/corpus.py", "tokenize_corpus"),
+    ("drawing samples", "simcore/corpora/corpus.py", "sample_corpus"),
     ("KenLM estimation (lmplz, build_binary)", "simcore/kenlm_tools.py", "estimate"),
     ("source n-gram counts", "simcore/counts.py", "prepare_counts"),
     ("skip-gram on the sources", "simcore/measures/wvv.py", "source_vectors_path"),
-    ("scoring the cells (all measures)", "simcore/matrix.py", "cell"),
+    ("scoring the cells (all measures)", "simcore/corpus_cache.py", "cell"),
     ("  PPL scoring", "simcore/measures/ppl.py", "score"),
     ("  JSD scoring", "simcore/measures/jsd.py", "score"),
     ("  TVC scoring", "simcore/measures/tvc.py", "score"),
@@ -95,7 +95,7 @@ STAGES = [  # (stage, file suffix, function name): a stage's time is its functio
     ("    tagging the targets (spaCy)", "simcore/tagging.py", "content_words"),
     ("  WVV scoring (training on the target per cell)", "simcore/measures/wvv.py", "score"),
     ("  TTR", "simcore/measures/ttr.py", "score"),
-    ("n-gram counts, sources' and targets'", "simcore/measures/__init__.py", "counts"),
+    ("n-gram counts, sources' and targets'", "simcore/measures/prepared.py", "counts"),
 ]
 
 

@@ -8,6 +8,7 @@ The public library is what ``__all__`` lists here, in simcore.analysis, simcore.
 simcore.selection (the README's "Library" section); those functions raise only simcore's own errors.
 """
 
+from .answer import pairwise_table, recommend, recommendation_table
 from .corpus import Corpus, TokenizedCorpus
 from .errors import (
     CorpusError,
@@ -21,6 +22,7 @@ from .errors import (
 )
 from .matrix import DEFAULT_MEASURES, Workbench, corpora_in
 from .measures import MeasureOptions
+from .recommendation import Recommendation
 from .store import ArtefactStore
 from .tokenize import TokenizerOptions
 
@@ -28,5 +30,6 @@ __version__ = "0.1.0"
 __all__ = [
     "ArtefactStore", "Corpus", "CorpusError", "DEFAULT_MEASURES", "DiskFull", "InvalidArgument", "MeasureOptions",
     "MeasureUnavailable", "OutputError", "SimcoreError", "StoreError", "TableError", "TokenizedCorpus",
-    "TokenizerOptions", "Workbench", "corpora_in",
+    "TokenizerOptions", "Workbench", "corpora_in", "Recommendation", "recommend", "recommendation_table",
+    "pairwise_table",
 ]

@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import sparse
 
-if TYPE_CHECKING:
-    from .measures import PreparedTarget
+from .measures.options import DEFAULT_REPLICATES  # noqa: F401 - importable here as before
 
-DEFAULT_REPLICATES = 200
+if TYPE_CHECKING:
+    from .measures.prepared import PreparedTarget
+
 _CHUNK_CELLS = 8_000_000  # floats in one (items × replicates) block, about 64 MB
 
 

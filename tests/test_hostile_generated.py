@@ -405,7 +405,8 @@ def test_generated_library_calls(world, tmp_path, monkeypatch):
         "TokenizerOptions": simcore.TokenizerOptions, "Workbench": simcore.Workbench,
         "Workbench.matrix": bench.matrix, "Workbench.tokenize": bench.tokenize, "Workbench.target": bench.target,
         "Workbench.source": bench.source, "Workbench.default_sample_tokens": bench.default_sample_tokens,
-        "Workbench.cell": bench.cell,
+        "Workbench.cell": bench.cell, "recommend": simcore.recommend,
+        "recommendation_table": simcore.recommendation_table, "pairwise_table": simcore.pairwise_table,
         **{f"analysis.{name}": getattr(analysis, name) for name in analysis.__all__ if name != "AgreementResult"},
     }
     keywords = {"MeasureOptions": ["ppl_order", "seed", "wvv_workers", "ppl_memory", "tvcc_pos", "jsd_max_n"],

@@ -95,9 +95,7 @@ def test_target_tagging_runs_in_another_process_and_gives_the_same_tvcc(tmp_path
 
 
 def test_memory_held_by_a_workbench_is_bounded(tmp_path, store, monkeypatch):
-    from simcore import matrix as matrix_module
-
-    monkeypatch.setattr(matrix_module, "MEMORY_TARGETS", 2)
+    monkeypatch.setattr("simcore.corpus_cache.MEMORY_TARGETS", 2)
     bench = Workbench(store)
     paths = []
     for i in range(4):
@@ -119,7 +117,7 @@ def test_parts_in_parallel_processes_give_the_same_table_as_one_process(tmp_path
     measures = ["tvc", "tvcc", "ppl", "wvv", "jsd", "ttr"]
     serial = Workbench(ArtefactStore(tmp_path / "one")).matrix(sources, targets, measures, compute_noise=True)
     seen = []
-    monkeypatch.setattr("simcore.matrix.PARALLEL_MIN_TOKENS", 0)  # the sample is small: run it in processes all the same
+    monkeypatch.setattr("simcore.schedule.PARALLEL_MIN_TOKENS", 0)  # the sample is small: run it in processes all the same
     parallel = Workbench(ArtefactStore(tmp_path / "two")).matrix(
         sources, targets, measures, jobs=2, progress=lambda message, fraction: seen.append(fraction),
         compute_noise=True)
@@ -134,13 +132,13 @@ def test_parts_in_parallel_processes_give_the_same_table_as_one_process(tmp_path
 
 def test_groups_of_targets_scored_in_processes_of_their_own_give_the_same_table(tmp_path, monkeypatch):
     """Four targets and two processes: each process scores one group of targets against every source."""
-    from simcore import matrix as matrix_module
+    from simcore import schedule
     from simcore.store import ArtefactStore
 
     sources = [Corpus.from_path(SAMPLE_DATA / "sources" / n) for n in ("news.txt", "biomed_abstracts.txt")]
     targets = [Corpus.from_path(p) for p in sorted((SAMPLE_DATA / "targets").glob("*.conll"))]
     targets.append(Corpus.from_path(SAMPLE_DATA / "upload_example" / "med_forum_posts_sample.txt"))
-    groups = matrix_module._target_groups(targets, 2)
+    groups = schedule._target_groups(targets, 2)
     assert sorted(t.name for g in groups for t in g) == sorted(t.name for t in targets) and len(groups) == 2
     sizes = [sum(t.size_bytes for t in g) for g in groups]
     assert max(sizes) - min(sizes) <= max(t.size_bytes for t in targets)  # balanced to within one target
@@ -150,8 +148,8 @@ def test_groups_of_targets_scored_in_processes_of_their_own_give_the_same_table(
     monkeypatch.setattr("simcore.tagging.BATCH", 32)
     monkeypatch.setattr("simcore.tagging.PART_SENTENCES", 64)
     serial = Workbench(ArtefactStore(tmp_path / "one")).matrix(sources, targets, measures, compute_noise=True)
-    monkeypatch.setattr(matrix_module, "PARALLEL_MIN_TOKENS", 0)
-    monkeypatch.setattr(matrix_module, "PARALLEL_MIN_BYTES", 0)  # and read the corpora in the processes too
+    monkeypatch.setattr(schedule, "PARALLEL_MIN_TOKENS", 0)
+    monkeypatch.setattr(schedule, "PARALLEL_MIN_BYTES", 0)  # and read the corpora in the processes too
     seen = []
     parallel = Workbench(ArtefactStore(tmp_path / "two")).matrix(
         sources, targets, measures, jobs=2, compute_noise=True,
@@ -162,8 +160,8 @@ def test_groups_of_targets_scored_in_processes_of_their_own_give_the_same_table(
     assert any("tagging the targets" in m for _, m in seen)
     assert len(list((tmp_path / "two" / "content-words-part").iterdir())) > len(targets)  # in parts
     # the bar moves while corpora are read and sources prepared, not only when cells are scored
-    assert any(0 < f <= matrix_module.READING_SHARE and "reading" in m for f, m in seen)
-    assert any(matrix_module.READING_SHARE < f <= matrix_module.SCORING_FROM and "preparing" in m for f, m in seen)
+    assert any(0 < f <= schedule.READING_SHARE and "reading" in m for f, m in seen)
+    assert any(schedule.READING_SHARE < f <= schedule.SCORING_FROM and "preparing" in m for f, m in seen)
     fractions = [f for f, _ in seen]
     assert fractions == sorted(fractions) and fractions[-1] == 1.0
 
@@ -185,7 +183,7 @@ def test_a_large_source_is_sampled_in_one_pass_the_same_from_every_format(tmp_pa
 
     from simcore.store import ArtefactStore
 
-    monkeypatch.setattr("simcore.matrix.STREAM_MIN_BYTES", 0)  # every source counts as large here
+    monkeypatch.setattr("simcore.corpus_cache.STREAM_MIN_BYTES", 0)  # every source counts as large here
     lines = [line for line in (SAMPLE_DATA / "sources" / "news.txt").read_text().splitlines() if line.strip()]
     folders = {}
     for kind in ("text", "parquet", "zst"):

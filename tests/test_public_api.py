@@ -201,6 +201,32 @@ def test_functions_beyond_the_public_list_raise_only_simcores_errors(tmp_path):
     assert all(outcomes[f"returned from {n.rsplit('.', 1)[1]}"] > 0 for n in BEYOND), "some function never ran"
 
 
+ANSWER = {f"simcore.{name}": getattr(simcore, name) for name in ("recommend", "recommendation_table", "pairwise_table")}
+N_ANSWER_CALLS = 300
+
+
+def test_the_answer_raises_only_simcores_errors_and_is_recommendations_own(tmp_path):
+    """recommend, recommendation_table and pairwise_table in the public library: generated calls with
+    values of about the right kind; on good input they give what simcore.recommendation gives."""
+    from simcore import recommendation
+
+    long = analysis.to_long(pd.read_csv(SAMPLE_DATA / "results" / "dai2019_table3.csv"))
+    target = sorted(long["target"].unique())[0]
+    candidates = _candidates(tmp_path) | {"target": [target, "no such target", "", None, 3, ["x"]],
+                                          "pretraining": ["lm", "vectors", "wv", "", None, ["lm"], 3]}
+    outcomes, wrong = _fuzz_by_name(ANSWER, candidates, _pool(tmp_path), 20261125, N_ANSWER_CALLS)
+    assert not wrong, f"{len(wrong)} calls raised something else, e.g.\n" + "\n".join(sorted(set(wrong))[:15])
+    assert all(outcomes[f"returned from {n.rsplit('.', 1)[1]}"] > 0 for n in ANSWER), "some function never ran"
+    assert outcomes["SimcoreError"] > 30
+    for pretraining in ("lm", "vectors"):
+        answers = simcore.recommend(long, pretraining)
+        assert answers == recommendation.recommend(long, pretraining)
+        pd.testing.assert_frame_equal(simcore.recommendation_table(answers),
+                                      recommendation.recommendation_table(answers))
+        pd.testing.assert_frame_equal(simcore.pairwise_table(long, target, pretraining),
+                                      recommendation.pairwise_table(long, target, pretraining))
+
+
 def _stored_scores(folder: Path, values: np.ndarray, lengths: np.ndarray | None, n: int | None = None) -> object:
     """A ScoreSet over hand-written score files (every fifth unit a duplicate of the target)."""
     folder.mkdir(parents=True)
@@ -247,3 +273,26 @@ def test_selection_choosing_raises_only_simcores_errors(tmp_path):
     assert not wrong, f"{len(wrong)} calls raised something else, e.g.\n" + "\n".join(sorted(set(wrong))[:15])
     assert outcomes["SimcoreError"] > 300
     assert all(outcomes[f"returned from {n.rsplit('.', 1)[1]}"] > 0 for n in CHOOSING), "some function never ran"
+
+
+def test_the_readme_example_goes_from_folders_to_the_answer(tmp_path, monkeypatch, capsys):
+    """The README's three lines, run as written on the bundled sample's two folders."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    code = readme.split("<!-- folders-to-answer -->\n```python\n", 1)[1].split("```", 1)[0]
+    assert len(code.strip().splitlines()) == 3
+    for folder in ("sources", "targets"):
+        (tmp_path / folder).symlink_to(SAMPLE_DATA / folder)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SIMCORE_CACHE", str(tmp_path / "cache"))
+    namespace: dict[str, object] = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    printed = capsys.readouterr().out
+    sources = {p.name.split(".")[0] for p in (SAMPLE_DATA / "sources").iterdir()}
+    targets = {p.name.split(".")[0] for p in (SAMPLE_DATA / "targets").iterdir()}
+    long = namespace["long"]
+    assert set(long["source"]) == sources and set(long["target"]) == targets and set(long["measure"]) == {"ppl", "jsd"}
+    answers = simcore.recommend(long)
+    assert {a.target for a in answers} == targets and all(set(a.recommended) <= sources for a in answers)
+    assert all(a.recommended for a in answers)
+    assert printed.splitlines() == [a.headline() for a in answers]
+    assert "news_ner: pretrain on news, high confidence (100% of the votes)" in printed  # as the README says

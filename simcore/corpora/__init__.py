@@ -5,10 +5,11 @@
 - :mod:`.columnar`: Parquet (streamed by row group) and Arrow files (``datasets.save_to_disk``).
 - :mod:`.hub_ner`: Hub-style NER rows (token lists, integer tags named by the data set's features).
 - :mod:`.notes`: :class:`ReadNotes`, what a reader skipped or repaired, counted by reason.
+- :mod:`.options`: :class:`ReadOptions`, what a reader knows of the corpus it reads.
+- :mod:`.corpus`: :class:`Corpus` (files, formats, fingerprint, units), tokenizing into a
+  :class:`TokenizedCorpus`, sampling, sharded parts; :mod:`simcore.corpus` re-exports it.
 - :mod:`.sampling`: one streaming pass that draws every sample of a source (bottom-k by a seeded hash).
-
-:mod:`simcore.corpus` keeps :class:`~simcore.corpus.Corpus` and the tokenized artefacts, and
-re-exports the public names it always had.
+- :mod:`.globbing`: corpus paths given as glob patterns.
 """
 
 from .formats import FORMATS, format_of, split_suffixes

@@ -19,7 +19,7 @@ from .hub_ner import clean_tokens, label_names, tag_names
 from .notes import ReadNotes
 
 if TYPE_CHECKING:
-    from ..corpus import Corpus
+    from .options import ReadOptions as Corpus  # what a reader reads of a Corpus
 
 BATCH_ROWS = 2048
 

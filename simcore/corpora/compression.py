@@ -20,7 +20,7 @@ from ..errors import CorpusError
 from .formats import split_suffixes
 
 if TYPE_CHECKING:
-    from ..corpus import Corpus
+    from .options import ReadOptions as Corpus  # what a reader reads of a Corpus
 
 BOMB_RATIO = 200             # decompressed / compressed size beyond this, past BOMB_FLOOR, is refused
 BOMB_FLOOR = 1 << 30

@@ -13,7 +13,7 @@ from .notes import ReadNotes
 from .text import bounded_lines
 
 if TYPE_CHECKING:
-    from ..corpus import Corpus
+    from .options import ReadOptions as Corpus  # what a reader reads of a Corpus
 
 TAG = re.compile(r"^(O|[BIESLU]-\S+|[BIESLU])$")
 MAX_CONLL_SENTENCE = 10_000  # tokens; more means the blank lines between sentences are missing

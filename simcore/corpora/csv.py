@@ -12,7 +12,7 @@ from .notes import ReadNotes
 from .text import whole_lines
 
 if TYPE_CHECKING:
-    from ..corpus import Corpus
+    from .options import ReadOptions as Corpus  # what a reader reads of a Corpus
 
 
 def csv_units(text: IO[str], name: str, corpus: Corpus, notes: ReadNotes | None = None) -> Iterator[str]:

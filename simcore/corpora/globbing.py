@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import CorpusError
+from .corpus import refuse_system_path
 
 MAX_FOLDERS = 100_000  # folders one pattern may walk before it is refused as too wide
 
@@ -37,8 +38,6 @@ def _split(pattern: str) -> tuple[Path, list[str]]:
 
 
 def _refuse_system(path: Path, pattern: str, via: str = "") -> None:
-    from ..corpus import refuse_system_path  # imported late: simcore.corpus imports this package
-
     try:
         refuse_system_path(path)
     except CorpusError:

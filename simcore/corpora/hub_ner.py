@@ -17,7 +17,7 @@ from ..errors import CorpusError
 from .notes import ReadNotes
 
 if TYPE_CHECKING:
-    from ..corpus import Corpus
+    from .options import ReadOptions as Corpus  # what a reader reads of a Corpus
 
 _INFO_FILES = ("dataset_info.json",)
 

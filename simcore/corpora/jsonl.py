@@ -11,7 +11,7 @@ from .notes import ReadNotes
 from .text import bounded_lines
 
 if TYPE_CHECKING:
-    from ..corpus import Corpus
+    from .options import ReadOptions as Corpus  # what a reader reads of a Corpus
 
 JSON_MAX_LINE = 64 << 20  # characters; a longer JSONL line is refused, read no further
 

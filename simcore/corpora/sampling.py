@@ -21,16 +21,14 @@ import heapq
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import CorpusError, InvalidArgument
 from ..store import ArtefactStore, digest, file_sha256
 from ..tokenize import TokenizerOptions, normalise_all, split_text
+from .corpus import Corpus, TokenizedCorpus, _from_artefact, _write_tokens, part_corpus
 from .notes import ReadNotes
 from .text import line_starts, range_text
-
-if TYPE_CHECKING:
-    from ..corpus import Corpus, TokenizedCorpus
 
 Progress = Callable[[str, float], None]
 Unit = str | tuple[str, ...]
@@ -241,7 +239,6 @@ def shard_candidates(corpus: Corpus, file: Path, target: int, samples: int, seed
                      progress: Progress = _quiet, span: tuple[int, int] = (0, -1)) -> Candidates:
     """Read one file of ``corpus`` (or the byte range ``span`` of it) once and keep, for every sample,
     what it may need: a task of its own."""
-    from ..corpus import part_corpus
     from .columnar import MissingColumn
 
     found = Candidates(target, samples, seed)
@@ -318,7 +315,6 @@ def draw_samples(corpus: Corpus, found: Candidates, sizes: Sequence[int], store:
                  options: TokenizerOptions = TokenizerOptions()) -> StreamSamples:
     """Tokenize each sample's kept units once, in key order, for its largest size; the smaller sizes are
     the start of that one (read back from its file, not tokenized again), each cut to its exact size."""
-    from ..corpus import _from_artefact, _write_tokens
 
     sizes = _check(sizes, found.samples, found.seed)
     if found.words == 0:
@@ -366,7 +362,6 @@ def _sample_meta(key: str, count: int, units: int, fingerprint: str, options: To
 def _prefix_sample(corpus: Corpus, top: TokenizedCorpus, size: int, index: int, seed: int, fingerprint: str,
                    options: TokenizerOptions, notes: ReadNotes, store: ArtefactStore) -> TokenizedCorpus:
     """Sample ``index`` at ``size``: the start of the same sample at a larger size, read back, not tokenized."""
-    from ..corpus import _from_artefact, _write_tokens
 
     key = digest("stream-sample", fingerprint, size, index, seed)
 
@@ -391,7 +386,6 @@ def sample_source(corpus: Corpus, sizes: Sequence[int], samples: int, seed: int,
     a later call for sizes up to that pass's largest reads nothing (a smaller sample is the start
     of the larger one, read back from the store); only a larger size reads the source again.
     """
-    from ..corpus import Corpus
 
     if not isinstance(corpus, Corpus):
         raise InvalidArgument(f"sample_source needs a Corpus, not {type(corpus).__name__}")
@@ -436,7 +430,6 @@ def _pass_key(corpus: Corpus, top: int, samples: int, seed: int, options: Tokeni
 def _remembered(corpus: Corpus, store: ArtefactStore, top: int, sizes: list[int], samples: int, seed: int,
                 options: TokenizerOptions) -> StreamSamples | None:
     """``sizes`` from an earlier pass up to ``top`` over the same files, when its samples are still stored."""
-    from ..corpus import _from_artefact
 
     pass_key = _pass_key(corpus, top, samples, seed, options)
     record = store.get_json("stream-pass", pass_key) if pass_key else None

@@ -20,7 +20,7 @@ from .compression import DECOMPRESSION_ERRORS, open_binary
 from .notes import ReadNotes
 
 if TYPE_CHECKING:
-    from ..corpus import Corpus
+    from .options import ReadOptions as Corpus  # what a reader reads of a Corpus
 
 SNIFF_BYTES = 1 << 16
 LINE_BOUND = 1 << 20  # characters read at once; a longer line is split (text) or refused (line formats)

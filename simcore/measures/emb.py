@@ -24,7 +24,8 @@ import numpy as np
 from ..errors import MeasureUnavailable, SimcoreError
 from ..store import ArtefactStore, digest
 from ..uncertainty import sentence_weights
-from . import HIGHER, PreparedSource, PreparedTarget, Score, register
+from .prepared import PreparedSource, PreparedTarget, Score
+from .registry import HIGHER, register
 
 EMBEDDING_VERSION = 1
 

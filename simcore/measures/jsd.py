@@ -13,7 +13,8 @@ from scipy import sparse
 
 from ..counts import ngram_keys_by_sentence, ngram_names, order_of
 from ..uncertainty import replicate_blocks, sentence_weights
-from . import LOWER, PreparedSource, PreparedTarget, Score, register
+from .prepared import PreparedSource, PreparedTarget, Score
+from .registry import LOWER, register
 
 
 def _terms(p: np.ndarray, q: np.ndarray) -> np.ndarray:

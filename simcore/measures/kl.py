@@ -31,7 +31,8 @@ from scipy import sparse
 
 from ..store import digest
 from ..uncertainty import replicate_blocks, sentence_weights
-from . import LOWER, PreparedSource, PreparedTarget, Score, register
+from .prepared import PreparedSource, PreparedTarget, Score
+from .registry import LOWER, register
 
 WORDPUNCT = re.compile(r"\w+|[^\w\s]+")  # nltk.tokenize.WordPunctTokenizer's pattern
 EPSILON = 1e-10

@@ -18,7 +18,8 @@ import numpy as np
 from ..kenlm_tools import estimate
 from ..store import digest
 from ..uncertainty import sentence_weights
-from . import LOWER, PreparedSource, PreparedTarget, Score, register
+from .prepared import PreparedSource, PreparedTarget, Score
+from .registry import LOWER, register
 
 
 def model_path(source: PreparedSource) -> Path:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from . import NOT_SIMILARITY, PreparedSource, PreparedTarget, Score, register
+from .prepared import PreparedSource, PreparedTarget, Score
+from .registry import NOT_SIMILARITY, register
 
 
 class TypeTokenRatio:

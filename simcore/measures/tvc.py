@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ..counts import unigram_keys_for
 from ..uncertainty import coverage_replicates
-from . import HIGHER, PreparedSource, PreparedTarget, Score, register
+from .prepared import PreparedSource, PreparedTarget, Score
+from .registry import HIGHER, register
 
 
 def coverage(source: PreparedSource, target_types: list[str], target: PreparedTarget) -> Score:

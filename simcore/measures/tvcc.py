@@ -19,7 +19,8 @@ from ..store import ArtefactStore
 from ..tagging import content_words, content_words_parts, parts_of
 from ..tokenize import TokenizerOptions, split_text
 from ..uncertainty import coverage_replicates
-from . import HIGHER, PreparedSource, PreparedTarget, Score, register
+from .prepared import PreparedSource, PreparedTarget, Score
+from .registry import HIGHER, register
 from .tvc import coverage
 
 

@@ -24,7 +24,8 @@ import numpy as np
 from ..errors import SimcoreError
 from ..store import digest
 from ..uncertainty import item_weights
-from . import LOWER, PreparedSource, PreparedTarget, Score, register
+from .prepared import PreparedSource, PreparedTarget, Score
+from .registry import LOWER, register
 
 OPTION_NAMES = ("wvv_dims", "wvv_window", "wvv_negative", "wvv_min_count", "wvv_epochs", "wvv_words", "wvv_workers",
                 "seed")

@@ -18,8 +18,8 @@ import numpy as np
 from ..corpus import Corpus
 from ..errors import InvalidArgument, SimcoreError
 from ..store import ArtefactStore, digest
-from . import methods
 from .choosing import ScoreSet, check_min_tokens, choose, count_to_keep
+from .methods.factory import input_identity, make_scorer
 from .options import HIGHER_KEPT, Progress, SelectionOptions, quiet
 from .output import SelectionResult, check_outputs, write_selection
 from .pool import PoolPosition, pool_batches, pool_fingerprint
@@ -52,10 +52,10 @@ def score_pool(pool: Corpus, target: Corpus, options: SelectionOptions, store: A
     prepared = Target(target, store, options)
     pool_fp = pool_fingerprint(pool, options.tokenizer)
     key = digest("selection-scores", _VERSION, pool_fp, prepared.fingerprint, prepared.full.fingerprint,
-                 options.key_parts(), methods.input_identity(options))
+                 options.key_parts(), input_identity(options))
 
     def build(out: Path) -> dict[str, Any]:
-        scorer = methods.make_scorer(options, pool, pool_fp, prepared, store, progress)
+        scorer = make_scorer(options, pool, pool_fp, prepared, store, progress)
         prepare_s = time.perf_counter() - started
         where = PoolPosition()
         seen = prepared.sentence_set()

@@ -44,9 +44,7 @@ def test_top_and_fraction_counts(tmp_path, store, bio_target):
 def test_scores_are_cached_and_reused(tmp_path, store, bio_target, monkeypatch):
     pool, _ = mixed_pool(tmp_path, biology(10, seed=16), football(10, seed=17))
     first = score_pool(Corpus.from_path(pool), Corpus.from_path(bio_target), options("ppl"), store)
-    import simcore.selection.methods as methods
-
-    monkeypatch.setattr(methods, "make_scorer", lambda *a, **k: pytest.fail("scored again"))
+    monkeypatch.setattr("simcore.selection.driver.make_scorer", lambda *a, **k: pytest.fail("scored again"))
     second = score_pool(Corpus.from_path(pool), Corpus.from_path(bio_target), options("ppl"), store)
     assert second.path == first.path
     assert np.array_equal(second.scores(), first.scores())

@@ -1,0 +1,598 @@
+"""Corpora: a named corpus on disk, read through the format readers, tokenized once, sampled.
+
+A :class:`Corpus` names raw input (a file or a directory of files). Tokenizing it writes a
+:class:`TokenizedCorpus` to the artefact store: one unit per line, tokens separated by spaces,
+plus the length of each line. Everything downstream (KenLM, word2vec, counts, samples) streams
+that file, so a corpus of hundreds of millions of tokens is never held in memory as strings.
+
+The readers of each format are this package's other modules (one per format; they see a corpus
+through :class:`~simcore.corpora.options.ReadOptions`); the one-pass sample of a big source, which
+tokenizes only what it keeps, is :func:`simcore.corpora.sampling.sample_source`. :mod:`simcore.corpus`
+re-exports this module's names.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import os
+import re
+import stat
+from array import array
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import CorpusError, InvalidArgument
+from ..store import ArtefactStore, digest
+from ..tokenize import TokenizerOptions, normalise_all, split_text
+from .columnar import MissingColumn, columnar_tagged, columnar_units
+from .compression import BOMB_FLOOR as _BOMB_FLOOR  # noqa: F401 - kept importable
+from .compression import BOMB_RATIO as _BOMB_RATIO  # noqa: F401
+from .compression import COMPRESSIONS  # noqa: F401
+from .conll import conll_sentences as _conll_sentences
+from .csv import csv_units as _csv_units
+from .formats import COLUMNAR, DATASET_METADATA, FORMATS, format_of, split_suffixes
+from .formats import SUFFIX_FORMAT as _SUFFIX_FORMAT
+from .hub_ner import label_names
+from .jsonl import jsonl_tagged
+from .jsonl import jsonl_units as _jsonl_units
+from .notes import ReadNotes
+from .text import guard as _guard
+from .text import open_text as _open_text
+from .text import sniff_format as _sniff_format
+from .text import text_units as _text_units
+
+Progress = Callable[[str, float], None]
+
+__all__ = ["COMPRESSIONS", "FORMATS", "Corpus", "ReadNotes", "TokenizedCorpus", "check_encoding", "corpus_name",
+           "display_name", "format_of", "join_parts", "join_sample", "part_corpus", "refuse_system_path",
+           "sample_corpus", "sample_part", "sample_units", "save_upload", "split_suffixes", "tokenize_corpus",
+           "tokenize_part"]
+
+_CHUNK_LINES = 20_000
+MAX_FILES = 20_000            # files in one corpus folder
+_SYSTEM_PATHS = ("/proc", "/sys", "/dev")
+
+
+def _noop_progress(message: str, fraction: float) -> None:
+    pass
+
+
+def check_encoding(name: str) -> str:
+    """``name`` if Python knows it as a text encoding, else an InvalidArgument saying so."""
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidArgument(f"{name!r} is not an encoding name; use e.g. utf-8, latin-1 or utf-16")
+    try:
+        info = codecs.lookup(name)
+    except LookupError:
+        raise InvalidArgument(f"unknown encoding {name!r}; use e.g. utf-8, latin-1 or utf-16") from None
+    if not getattr(info, "_is_text_encoding", True):
+        raise InvalidArgument(f"{name!r} is not a text encoding; use e.g. utf-8, latin-1 or utf-16")
+    return name
+
+
+def refuse_system_path(path: Path, name: str = "") -> None:
+    """Refuse the file system's root and its pseudo file systems (endless files, no corpora there)."""
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):
+        return
+    if resolved.is_relative_to("/dev/shm"):  # a RAM disk: ordinary files
+        return
+    if resolved == Path(resolved.anchor) or any(resolved.is_relative_to(p) for p in _SYSTEM_PATHS):
+        label = f"{name}: " if name else ""
+        raise CorpusError(f"{label}{path} is a system location, not a corpus; give a corpus file or folder")
+
+
+def corpus_name(path: Path) -> str:
+    """A corpus's default name: its file's or directory's name without format and compression suffixes."""
+    stem = path.name
+    for suffix in (*COMPRESSIONS, *_SUFFIX_FORMAT):
+        if stem.lower().endswith(suffix) and len(stem) > len(suffix):
+            stem = stem[: -len(suffix)]
+    return stem
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """A named corpus on disk: one file, or a directory whose files together form it.
+
+    ``fmt`` forces a format for every file; by default each file's suffix decides, and files
+    with an unknown suffix are sniffed (CoNLL when most lines are ``token<TAB>tag``).
+    """
+
+    name: str
+    path: Path
+    fmt: str | None = None
+    text_field: str = "text"
+    encoding: str | None = None
+    max_bytes: int | None = None
+    max_decompressed_bytes: int | None = None
+    files: tuple[Path, ...] = field(default=(), compare=False)
+    labels: tuple[str, ...] | None = None  # names of integer NER tags (Hub-style rows); default: the data set's own
+    tokens_field: str = "tokens"           # Hub-style NER rows: the token list ...
+    tags_field: str = "ner_tags"           # ... and its tags
+
+    problem: str | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise InvalidArgument(f"a corpus name must be text, not {type(self.name).__name__}")
+        if not isinstance(self.path, (str, os.PathLike)) or not str(self.path) or "\0" in str(self.path):
+            raise InvalidArgument(f"{self.name}: the corpus path must be a file or directory path, not {self.path!r}")
+        object.__setattr__(self, "path", Path(self.path))
+        if self.fmt is not None and (not isinstance(self.fmt, str) or self.fmt not in FORMATS):
+            raise CorpusError(f"unknown format {self.fmt!r}; use one of {', '.join(FORMATS)}")
+        if not isinstance(self.text_field, str):
+            raise InvalidArgument(f"{self.name}: text_field must be text (a JSONL field or CSV column name)")
+        for label, value in (("tokens_field", self.tokens_field), ("tags_field", self.tags_field)):
+            if not isinstance(value, str) or not value:
+                raise InvalidArgument(f"{self.name}: {label} must be a column name")
+        if self.labels is not None:
+            if isinstance(self.labels, str) or not all(isinstance(n, str) and n for n in self.labels):
+                raise InvalidArgument(f"{self.name}: labels must be a list of tag names")
+            object.__setattr__(self, "labels", tuple(self.labels))
+        if self.encoding is not None:
+            check_encoding(self.encoding)
+        for label, limit in (("max_bytes", self.max_bytes), ("max_decompressed_bytes", self.max_decompressed_bytes)):
+            if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+                raise InvalidArgument(f"{self.name}: {label} must be a positive whole number of bytes")
+        if self.problem is None and not self.files:
+            object.__setattr__(self, "files", tuple(self._list_files()))
+
+    @classmethod
+    def unreadable(cls, name: str, path: Path | str, problem: str) -> Corpus:
+        """A corpus that could not even be listed: kept (so its cells can say why) but never read."""
+        return cls(name=name, path=path, problem=problem)
+
+    def check_readable(self) -> None:
+        """Raise the CorpusError found when the corpus was listed, if any."""
+        if self.problem is not None:
+            raise CorpusError(self.problem)
+
+    @classmethod
+    def from_path(cls, path: Path | str, name: str | None = None, **options: Any) -> Corpus:
+        """A corpus named after the file's or directory's stem."""
+        if not isinstance(path, (str, os.PathLike)):
+            raise InvalidArgument(f"a corpus path must be a file or directory path, not {type(path).__name__}")
+        path = Path(path)
+        return cls(name=corpus_name(path) if name is None else name, path=path, **options)
+
+    def _list_files(self) -> list[Path]:
+        if not self.path.exists():
+            raise CorpusError(f"{self.name}: {self.path} does not exist")
+        refuse_system_path(self.path, self.name)
+        if self.path.is_file():
+            files = [self.path]
+        elif self.path.is_dir():
+            files = []
+            try:
+                for p in self.path.rglob("*"):
+                    if p.is_file() and not any(part.startswith(".") for part in p.relative_to(self.path).parts):
+                        files.append(p)
+                        if len(files) > MAX_FILES:
+                            raise CorpusError(f"{self.name}: {self.path} holds more than {MAX_FILES:,} files; "
+                                              "give the folder of one corpus")
+            except OSError as exc:
+                raise CorpusError(f"{self.name}: cannot list {self.path} ({exc.strerror or exc})") from exc
+            files.sort()
+            if any(f.suffix == ".arrow" for f in files):  # a `datasets.save_to_disk` folder: skip its metadata
+                files = [f for f in files if f.name not in DATASET_METADATA]
+        else:
+            raise CorpusError(f"{self.name}: {self.path} is neither a regular file nor a directory "
+                              "(devices, FIFOs and sockets are not read)")
+        if not files:
+            raise CorpusError(f"{self.name}: the directory {self.path} holds no files")
+        for f in files:
+            info = f.stat()
+            if not stat.S_ISREG(info.st_mode):
+                raise CorpusError(f"{self.name}: {f.name} is not a regular file (devices and FIFOs are not read)")
+            size = info.st_size
+            if size == 0:
+                raise CorpusError(f"{self.name}: {f.name} is empty")
+            if self.max_bytes is not None and size > self.max_bytes:
+                raise CorpusError(
+                    f"{self.name}: {f.name} is {size / 1e6:.1f} MB, over the limit of "
+                    f"{self.max_bytes / 1e6:.0f} MB"
+                )
+        return files
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(f.stat().st_size for f in self.files)
+
+    def raw_fingerprint(self, options: TokenizerOptions) -> str:
+        """Hash of the files' bytes and every option that shapes the tokens."""
+        self.check_readable()
+        if not isinstance(options, TokenizerOptions):
+            raise InvalidArgument(f"options must be TokenizerOptions, not {type(options).__name__}")
+        h = hashlib.sha256()
+        for f in self.files:
+            try:
+                with open(f, "rb") as handle:
+                    for chunk in iter(lambda: handle.read(1 << 20), b""):
+                        h.update(chunk)
+            except OSError as exc:
+                raise CorpusError(f"{self.name}: cannot read {f.name} ({exc.strerror or exc})") from exc
+            h.update(b"\0" + (self.fmt or format_of(f.name) or "?").encode())
+        hub = ([] if (self.labels, self.tokens_field, self.tags_field) == (None, "tokens", "ner_tags")
+               else [self.labels, self.tokens_field, self.tags_field])  # older corpora keep their keys
+        return digest(h.hexdigest(), self.text_field, self.encoding, options.as_dict(), *hub)
+
+    def units(self, progress: Progress = _noop_progress,
+              notes: ReadNotes | None = None) -> Iterator[str | list[str]]:
+        """Each unit of text: a raw string, or a token list for pre-tokenized input.
+
+        Lines skipped or repaired on the way are counted in ``notes`` when given.
+        """
+        self.check_readable()
+        total = max(1, self.size_bytes)
+        done = 0
+        missing: list[str] = []
+        for f in self.files:
+            try:
+                for unit, position in _read_file(f, self, notes):
+                    yield unit
+                    if position is not None:
+                        progress(f"reading {self.name}", min(1.0, (done + position) / total))
+            except MissingColumn as exc:  # one shard of many without the column: said and counted, not fatal
+                if len(self.files) == 1:
+                    raise
+                missing.append(str(exc))
+                if notes is not None:
+                    notes.note("skipped", str(exc).removeprefix(f"{self.name}: "), "shard without the text column")
+            done += f.stat().st_size
+        if missing and len(missing) == len(self.files):
+            raise CorpusError(missing[0])
+
+    def tagged_sentences(self) -> Iterator[tuple[list[str], list[str]]]:
+        """(tokens, tags) for each sentence of CoNLL input; raw text has no tags."""
+        self.check_readable()
+        for f in self.files:
+            fmt = self._format(f)
+            if fmt == "conll":
+                text, _ = _open_text(f, self)
+                with text:
+                    yield from _guard(_conll_sentences(text, f.name, with_tags=True, corpus=self), self, f)
+            elif fmt in COLUMNAR:
+                yield from columnar_tagged(f, fmt, self)
+            elif fmt == "jsonl":  # Hub-style NER rows written as JSON Lines
+                text, _ = _open_text(f, self)
+                with text:
+                    yield from _guard(jsonl_tagged(text, f.name, self, label_names(f, self)), self, f)
+
+    def token_units(self, options: TokenizerOptions = TokenizerOptions(),
+                    progress: Progress = _noop_progress, notes: ReadNotes | None = None) -> Iterator[list[str]]:
+        """Normalised tokens of every non-empty unit (raw text split, pre-tokenized input kept)."""
+        for unit in self.units(progress, notes):
+            tokens = normalise_all(split_text(unit) if isinstance(unit, str) else unit, options)
+            if tokens:
+                yield tokens
+
+    def _format(self, f: Path) -> str:
+        return self.fmt or format_of(f.name) or _sniff_format(f, self)
+
+
+def _read_file(path: Path, corpus: Corpus,
+               notes: ReadNotes | None = None) -> Iterator[tuple[str | list[str], int | None]]:
+    fmt = corpus._format(path)
+    if fmt in COLUMNAR:
+        for unit in columnar_units(path, fmt, corpus, notes):
+            yield unit, None
+        return
+    text, raw = _open_text(path, corpus)
+    with text:
+        if fmt == "conll":
+            units: Iterator[Any] = (
+                tokens for tokens, _ in _conll_sentences(text, path.name, with_tags=False, corpus=corpus, notes=notes)
+            )
+        else:
+            units = {"text": _text_units, "jsonl": _jsonl_units, "csv": _csv_units}[fmt](text, path.name, corpus, notes)
+        for number, unit in enumerate(_guard(units, corpus, path), 1):
+            yield unit, (raw.tell() if number % _CHUNK_LINES == 0 else None)
+
+
+@dataclass(frozen=True)
+class TokenizedCorpus:
+    """A corpus after tokenization (or a sample of one), as stored in the artefact store."""
+
+    name: str
+    path: Path
+    fingerprint: str
+    n_tokens: int
+    n_units: int
+    meta: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def read_notes(self) -> ReadNotes:
+        """Lines the reader skipped or repaired while tokenizing (none for samples)."""
+        return ReadNotes.from_dict(self.meta.get("read_notes"))
+
+    @property
+    def tokens_file(self) -> Path:
+        return self.path / "tokens.txt"
+
+    def lengths(self) -> np.ndarray:
+        return np.load(self.path / "lengths.npy")
+
+    def sentences(self) -> Iterator[list[str]]:
+        with open(self.tokens_file, encoding="utf-8") as f:
+            for line in f:
+                yield line.split()
+
+    def line_chunks(self, lines_per_chunk: int = _CHUNK_LINES) -> Iterator[list[str]]:
+        """Lines (token strings joined by spaces) in chunks, for vectorised counting."""
+        with open(self.tokens_file, encoding="utf-8") as f:
+            chunk: list[str] = []
+            for line in f:
+                chunk.append(line)
+                if len(chunk) >= lines_per_chunk:
+                    yield chunk
+                    chunk = []
+            if chunk:
+                yield chunk
+
+
+def _from_artefact(name: str, path: Path, store: ArtefactStore) -> TokenizedCorpus:
+    meta = store.meta(path)
+    return TokenizedCorpus(
+        name=name, path=path, fingerprint=meta["fingerprint"], n_tokens=meta["n_tokens"],
+        n_units=meta["n_units"], meta=meta,
+    )
+
+
+def _write_tokens(lines: Iterable[list[str]], out: Path) -> tuple[str, int, int]:
+    """Write token lines; return (sha256 of the text, tokens, units)."""
+    h = hashlib.sha256()
+    lengths = array("i")  # 4 bytes a unit, not a Python int each
+    with open(out / "tokens.txt", "w", encoding="utf-8") as f:
+        buffer: list[str] = []
+        for tokens in lines:
+            line = " ".join(tokens)
+            buffer.append(line)
+            lengths.append(len(tokens))
+            if len(buffer) >= _CHUNK_LINES:
+                text = "\n".join(buffer) + "\n"
+                f.write(text)
+                h.update(text.encode("utf-8"))
+                buffer = []
+        if buffer:
+            text = "\n".join(buffer) + "\n"
+            f.write(text)
+            h.update(text.encode("utf-8"))
+    counts = np.frombuffer(lengths, dtype=np.int32) if len(lengths) else np.zeros(0, dtype=np.int32)
+    np.save(out / "lengths.npy", counts)
+    return h.hexdigest(), int(counts.sum(dtype=np.int64)), len(counts)
+
+
+def tokenize_corpus(
+    corpus: Corpus,
+    store: ArtefactStore,
+    options: TokenizerOptions = TokenizerOptions(),
+    progress: Progress = _noop_progress,
+    raw_key: str | None = None,
+) -> TokenizedCorpus:
+    """Tokenize a corpus once; later calls (any process) reuse the stored result.
+
+    ``raw_key`` is the corpus's :meth:`Corpus.raw_fingerprint` when the caller already has it.
+    """
+    if not isinstance(corpus, Corpus):
+        raise InvalidArgument(f"tokenize_corpus needs a Corpus, not {type(corpus).__name__}")
+    if not isinstance(store, ArtefactStore):
+        raise InvalidArgument(f"tokenize_corpus needs an ArtefactStore, not {type(store).__name__}")
+    key = raw_key or corpus.raw_fingerprint(options)
+
+    def build(out: Path) -> dict[str, Any]:
+        notes = ReadNotes()
+        text_hash, n_tokens, n_units = _write_tokens(corpus.token_units(options, progress, notes), out)
+        if n_tokens == 0:
+            raise CorpusError(f"{corpus.name}: no words found in {corpus.path.name}")
+        return {
+            "fingerprint": digest("tokens", text_hash, options.as_dict()),
+            "n_tokens": n_tokens,
+            "n_units": n_units,
+            "options": options.as_dict(),
+            "read_notes": notes.as_dict(),
+        }
+
+    path = store.build("tokens", key, build)
+    return _from_artefact(corpus.name, path, store)
+
+
+def _selected_units(tokens_file: Path, keep: np.ndarray) -> Iterator[list[str]]:
+    """The units (lines) of a stored token file where ``keep`` is true, in file order."""
+    with open(tokens_file, encoding="utf-8") as f:
+        for selected, line in zip(keep, f):
+            if selected:
+                yield line.split()
+
+
+_MAX_DRAW = 2**63 - 1  # sample_corpus's sizes, indices and seeds: numpy's 64-bit integers
+
+
+def sample_corpus(
+    tokenized: TokenizedCorpus,
+    n_tokens: int,
+    index: int,
+    store: ArtefactStore,
+    seed: int = 13,
+) -> TokenizedCorpus:
+    """Sub-corpus ``index`` of about ``n_tokens`` tokens: random units, original order.
+
+    Units are drawn from the whole corpus with a fixed seed (never its first N tokens, which
+    would be topically narrow for corpora stored by document). When the corpus has no more than
+    ``n_tokens`` tokens, the sample is the corpus itself.
+    """
+    if not isinstance(tokenized, TokenizedCorpus):
+        raise InvalidArgument(f"sample_corpus needs a TokenizedCorpus (from tokenize_corpus), "
+                              f"not {type(tokenized).__name__}")
+    for label, value, low in (("n_tokens", n_tokens, 1), ("index", index, 0), ("seed", seed, 0)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= _MAX_DRAW:
+            raise InvalidArgument(f"{label} must be a whole number from {low} to {_MAX_DRAW:,}, not {value!r}"[:200])
+    if not isinstance(store, ArtefactStore):
+        raise InvalidArgument(f"store must be an ArtefactStore, not {type(store).__name__}")
+    n_tokens, index, seed = int(n_tokens), int(index), int(seed)
+    if n_tokens >= tokenized.n_tokens:
+        return tokenized
+    key = digest("sample", tokenized.fingerprint, n_tokens, index, seed)
+
+    def build(out: Path) -> dict[str, Any]:
+        keep = sample_units(tokenized.lengths(), n_tokens, index, seed)
+        _, count, units = _write_tokens(_selected_units(tokenized.tokens_file, keep), out)
+        return _sample_record(tokenized, key, count, units, n_tokens, index, seed)
+
+    path = store.build("sample", key, build)
+    return _from_artefact(tokenized.name, path, store)
+
+
+def _sample_record(tokenized: TokenizedCorpus, key: str, count: int, units: int, n_tokens: int, index: int,
+                   seed: int) -> dict[str, Any]:
+    """The manifest record of a sub-corpus, however its tokens were written (one process or joined parts)."""
+    return {
+        "fingerprint": key,
+        "n_tokens": count,
+        "n_units": units,
+        "parent": tokenized.fingerprint,
+        "options": tokenized.meta.get("options", {}),
+        "sample": {"n_tokens": n_tokens, "index": index, "seed": seed},
+    }
+
+
+def sample_units(lengths: np.ndarray, n_tokens: int, index: int, seed: int) -> np.ndarray:
+    """Which units sub-corpus ``index`` keeps (a boolean mask): a seeded permutation of all units,
+    taken until it holds ``n_tokens`` tokens. It depends only on the lengths, never on who reads them."""
+    order = np.random.default_rng([seed, index]).permutation(len(lengths))
+    cumulative = np.cumsum(lengths[order])
+    take = int(np.searchsorted(cumulative, n_tokens)) + 1
+    keep = np.zeros(len(lengths), dtype=bool)
+    keep[order[:take]] = True
+    return keep
+
+
+# Sharded corpora: each file of a corpus is tokenized (and sampled) on its own, possibly in other
+# processes or on other machines, and the parts are joined into exactly the artefacts that
+# tokenize_corpus and sample_corpus make of the whole (same bytes, same fingerprints, same keys).
+
+
+def part_corpus(corpus: Corpus, file: Path) -> Corpus:
+    """One file of a corpus as a corpus of its own, read with the same options."""
+    return replace(corpus, path=file, files=(file,))
+
+
+def tokenize_part(corpus: Corpus, file: Path, store: ArtefactStore,
+                  options: TokenizerOptions = TokenizerOptions(),
+                  progress: Progress = _noop_progress) -> TokenizedCorpus:
+    """One file (shard) of ``corpus`` tokenized and stored under its own fingerprint; it may hold no words."""
+    part = part_corpus(corpus, file)
+
+    def build(out: Path) -> dict[str, Any]:
+        notes = ReadNotes()
+        text_hash, n_tokens, n_units = _write_tokens(part.token_units(options, progress, notes), out)
+        return {"fingerprint": digest("tokens", text_hash, options.as_dict()), "n_tokens": n_tokens,
+                "n_units": n_units, "options": options.as_dict(), "read_notes": notes.as_dict()}
+
+    return _from_artefact(corpus.name, store.build("tokens-part", part.raw_fingerprint(options), build), store)
+
+
+def _concatenate(parts: Iterable[TokenizedCorpus], out: Path) -> tuple[str, int, int]:
+    """Join the parts' token files and lengths; return (sha256 of the text, tokens, units)."""
+    h = hashlib.sha256()
+    with open(out / "tokens.txt", "wb") as f:
+        lengths = []
+        for part in parts:
+            with open(part.tokens_file, "rb") as handle:
+                for chunk in iter(lambda: handle.read(1 << 20), b""):
+                    h.update(chunk)
+                    f.write(chunk)
+            lengths.append(part.lengths())
+    counts = np.concatenate(lengths).astype(np.int32) if lengths else np.zeros(0, dtype=np.int32)
+    np.save(out / "lengths.npy", counts)
+    return h.hexdigest(), int(counts.sum(dtype=np.int64)), len(counts)
+
+
+def join_parts(corpus: Corpus, parts: list[TokenizedCorpus], store: ArtefactStore,
+               options: TokenizerOptions = TokenizerOptions(), raw_key: str | None = None) -> TokenizedCorpus:
+    """The tokenized corpus from its files' parts, in file order: what :func:`tokenize_corpus` makes."""
+    key = raw_key or corpus.raw_fingerprint(options)
+
+    def build(out: Path) -> dict[str, Any]:
+        text_hash, n_tokens, n_units = _concatenate(parts, out)
+        if n_tokens == 0:
+            raise CorpusError(f"{corpus.name}: no words found in {corpus.path.name}")
+        notes = ReadNotes()
+        for part in parts:
+            found = part.read_notes
+            notes.skipped += found.skipped
+            notes.repaired += found.repaired
+            notes.examples = (notes.examples + found.examples)[:5]
+        return {"fingerprint": digest("tokens", text_hash, options.as_dict()), "n_tokens": n_tokens,
+                "n_units": n_units, "options": options.as_dict(), "read_notes": notes.as_dict()}
+
+    return _from_artefact(corpus.name, store.build("tokens", key, build), store)
+
+
+def sample_part(part: TokenizedCorpus, position: int, rows: np.ndarray, key: str,
+                store: ArtefactStore) -> TokenizedCorpus:
+    """The units ``rows`` (indices) of the part at ``position``, for the sample ``key`` of the whole corpus."""
+    part_key = digest(key, position, part.fingerprint)
+
+    def build(out: Path) -> dict[str, Any]:
+        wanted = np.zeros(part.n_units, dtype=bool)
+        wanted[rows] = True
+        _, count, units = _write_tokens(_selected_units(part.tokens_file, wanted), out)
+        return {"fingerprint": part_key, "n_tokens": count, "n_units": units}
+
+    return _from_artefact(part.name, store.build("sample-part", part_key, build), store)
+
+
+def join_sample(tokenized: TokenizedCorpus, parts: list[TokenizedCorpus], n_tokens: int, index: int,
+                store: ArtefactStore, seed: int = 13) -> TokenizedCorpus:
+    """Sub-corpus ``index`` from its parts (see :func:`sample_part`): what :func:`sample_corpus` makes."""
+    if n_tokens >= tokenized.n_tokens:
+        return tokenized
+    key = digest("sample", tokenized.fingerprint, n_tokens, index, seed)
+
+    def build(out: Path) -> dict[str, Any]:
+        _, count, units = _concatenate(parts, out)
+        return _sample_record(tokenized, key, count, units, n_tokens, index, seed)
+
+    return _from_artefact(tokenized.name, store.build("sample", key, build), store)
+
+
+def save_upload(data: bytes, filename: str, store: ArtefactStore) -> Path:
+    """Keep uploaded bytes in the store, named by their hash (never by the upload's name).
+
+    The suffixes that matter (format, compression) are taken from a fixed list, so the
+    uploaded name cannot choose a path or an extension of its own.
+    """
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise InvalidArgument(f"the upload must be bytes, not {type(data).__name__}")
+    if not isinstance(filename, str):
+        raise InvalidArgument(f"the upload's file name must be text, not {type(filename).__name__}")
+    if not isinstance(store, ArtefactStore):
+        raise InvalidArgument(f"store must be an ArtefactStore, not {type(store).__name__}")
+    data = bytes(data)
+    fmt_suffix, compression = split_suffixes(filename)
+    suffix = (fmt_suffix if fmt_suffix in _SUFFIX_FORMAT else ".txt") + (compression or "")
+    key = hashlib.sha256(data).hexdigest()
+
+    def build(out: Path) -> dict[str, Any]:
+        (out / f"upload{suffix}").write_bytes(data)
+        return {"suffix": suffix}
+
+    path = store.build("upload", digest(key, suffix), build)
+    return path / f"upload{suffix}"
+
+
+def display_name(filename: str) -> str:
+    """A safe, short display name from an uploaded file's name."""
+    base = os.path.basename(filename.replace("\\", "/"))
+    for suffix in (*COMPRESSIONS, *_SUFFIX_FORMAT):
+        if base.lower().endswith(suffix) and len(base) > len(suffix):
+            base = base[: -len(suffix)]
+    cleaned = re.sub(r"[^\w.\- ]", "_", base).strip(". ") or "upload"
+    return cleaned[:60]

@@ -1,0 +1,261 @@
+"""The parallel schedule: a matrix's parts (a source at one size under one measure, with every target)
+spread over processes, each single-threaded and seeded as in one process, so every value is the same.
+
+Samples are drawn first, then the sources are prepared, then the cells are scored; the targets' tagging
+runs beside them. Each worker process keeps one :class:`~simcore.corpus_cache.CorpusCache` on the
+parent's artefact store.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, wait
+from typing import Any
+
+from .corpus import Corpus
+from .corpus_cache import CorpusCache, Progress, UnitResult
+from .errors import SimcoreError
+from .measures import MeasureOptions, PreparedTarget, get_measure
+from .store import ArtefactStore
+from .tokenize import TokenizerOptions
+
+MAX_JOBS = 256
+PARALLEL_MIN_TOKENS = 2_000_000  # source-sample tokens over all parts below which processes do not pay
+# Where the bar stands as processes finish each phase: reading the corpora (when done in processes) up to
+# READING_SHARE, drawing samples and preparing the sources up to SCORING_FROM, scoring the rest by cost.
+READING_SHARE = 0.1
+SCORING_FROM = 0.4
+PARALLEL_MIN_BYTES = 20_000_000  # corpora to read, in all, below which reading them in processes does not pay
+HEAVY_SCORING = {"wvv"}  # measures whose every cell trains a model: scored in the other processes too
+# Rough relative cost of one part (a source sample under a measure, with its targets), for progress.
+UNIT_COST = {"emb": 30.0, "wvv": 20.0, "tvcc": 4.0, "ppl": 3.0, "jsd": 2.0, "kl": 2.0, "tvc": 1.0, "ttr": 0.5}
+
+
+def worth_processes(jobs: int, plan: list[tuple[Corpus, str, int]]) -> bool:
+    """Whether the parts run in processes: starting them costs seconds, so small matrices (the bundled
+    sample) run in this one."""
+    return jobs > 1 and len(plan) > 1 and sum(size for _, _, size in plan) >= PARALLEL_MIN_TOKENS
+
+
+_WORKER_BENCHES: dict[Any, CorpusCache] = {}
+
+
+def _worker_bench(config: tuple[str, TokenizerOptions, MeasureOptions, dict[Any, str]]) -> CorpusCache:
+    """This process's workbench for the parent's store and options (its hashes of the corpora given)."""
+    root, tokenizer, options, raw_keys = config
+    key = (root, repr(tokenizer), repr(options))
+    if key not in _WORKER_BENCHES:
+        _WORKER_BENCHES.clear()
+        _WORKER_BENCHES[key] = CorpusCache(ArtefactStore(root), tokenizer, options)
+    bench = _WORKER_BENCHES[key]
+    bench._known_raw_keys.update(raw_keys)
+    return bench
+
+
+def _sample_in_worker(config: Any, corpus: Corpus, size: int, samples: int) -> None:
+    try:
+        _worker_bench(config).source(corpus, size, samples)
+    except SimcoreError:
+        pass  # the unit that needs it says why
+
+
+def _read_in_worker(config: Any, corpus: Corpus, source: bool, samples: int) -> None:
+    """A corpus tokenized (a large source: its pass) into the store; failures are found again by the parent."""
+    bench = _worker_bench(config)
+    try:
+        bench.size(corpus, samples) if source else bench.tokenize(corpus)
+    except SimcoreError:
+        pass
+
+
+def _prepare_in_worker(config: Any, corpus: Corpus, name: str, size: int, samples: int) -> None:
+    """A source's samples prepared for one measure (stored); failures are found again when scoring."""
+    bench = _worker_bench(config)
+    try:
+        for source in bench.source(corpus, size, samples):
+            get_measure(name).prepare(source)
+    except SimcoreError:
+        pass
+
+
+def _unit_in_worker(config: Any, corpus: Corpus, name: str, size: int, samples: int,
+                    targets: list[Corpus]) -> UnitResult:
+    return _worker_bench(config)._unit(corpus, name, size, samples, targets)
+
+
+def run_parallel(bench: CorpusCache, plan: list[tuple[Corpus, str, int]], samples: int, targets: list[Corpus], jobs: int,
+                  progress: Progress, weight: dict[tuple[str, str, int], float], total: float,
+                  take: Callable[[Corpus, str, int, UnitResult], None],
+                  side: list[tuple[Callable[..., Any], tuple[Any, ...]]] = ()) -> None:
+    """The parts in ``jobs`` processes, each single-threaded and seeded as in one process, so every
+    value is the same. Samples are drawn first (each once), then every source is prepared (KenLM
+    models, counts, skip-gram vectors: the cold cost), then the cells are scored.
+
+    With at least two targets per process, the targets are split into ``jobs`` groups of about equal
+    size and each group is scored in a process of its own: a target's shared work (bootstrap draws,
+    n-gram counts, tagging) is done once, in that process, and every process scores every source.
+    With fewer targets, the parts (a source at one size under one measure, with every target) go to
+    whichever process is free, and the targets' tagging runs beside them."""
+    method = "fork" if threading.active_count() == 1 else "spawn"
+    config = (str(bench.store.root), bench.tokenizer, bench.options, dict(bench._raw_keys_by_name()))
+    context = multiprocessing.get_context(method)
+    start = READING_SHARE if bench._read_in_processes else 0.0
+    groups = _target_groups(targets, jobs) if len(targets) >= 2 * jobs else []
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+    pinned = [ProcessPoolExecutor(max_workers=1, mp_context=context) for _ in groups]
+    done = 0.0
+
+    def drain(pending: set[Any], message: Callable[[int], str], low: float, high: float) -> None:
+        """Wait for a phase's tasks; the bar moves from ``low`` to ``high`` as they finish."""
+        count = len(pending)
+        while pending:
+            finished, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
+            for future in finished:
+                future.result()
+            # every second, so that a Cancel is seen at once
+            progress(message(len(pending)), low + (high - low) * (count - len(pending)) / max(1, count))
+
+    try:
+        sizes = list(dict.fromkeys((c, z) for c, _, z in plan))
+        drain({pool.submit(_sample_in_worker, config, c, z, samples) for c, z in sizes},
+              lambda left: f"drawing samples ({len(sizes) - left} of {len(sizes)})", start, start + 0.05)
+        # With groups of targets, the targets' tagging (in parts: one large target is tagged by several
+        # processes) is done here too, beside the sources' preparation.
+        tagging = [pool.submit(function, *args) for function, args in side] if groups else []
+        drain({*tagging, *(pool.submit(_prepare_in_worker, config, c, n, z, samples) for c, n, z in plan)},
+              lambda left: f"preparing the sources{' and tagging the targets' if tagging else ''} in {jobs} "
+                           f"processes ({len(plan) + len(tagging) - left} of {len(plan) + len(tagging)})",
+              start + 0.05, SCORING_FROM)
+        parts: dict[Any, tuple[Corpus, str, int, int]] = {}
+        part_weight: dict[Any, float] = {}
+        if groups:
+            pool.shutdown(wait=True)  # its processes hold prepared sources: free them for the groups'
+            for k, group in enumerate(groups):
+                share = sum(_tokens_hint(t) for t in group) / max(1, sum(_tokens_hint(t) for t in targets))
+                for corpus, name, size in plan:
+                    future = pinned[k].submit(_unit_in_worker, config, corpus, name, size, samples, group)
+                    parts[future] = (corpus, name, size, k)
+                    part_weight[future] = weight[(corpus.name, name, size)] * share
+        else:
+            # The targets' tagging first (the longest pieces; it takes at most half the processes), then
+            # the cheap parts (the answer for language models comes in seconds), then the parts that train
+            # (WVV) or wait for the tagging (TVcC).
+            for function, args in side:
+                pool.submit(function, *args)
+            slow = [(c, n, z) for c, n, z in plan
+                    if n in HEAVY_SCORING or hasattr(get_measure(n), "background_work")]
+            quick = [item for item in plan if item not in slow]
+            for batch in (quick, slow):
+                for corpus, name, size in batch:
+                    future = pool.submit(_unit_in_worker, config, corpus, name, size, samples, targets)
+                    parts[future] = (corpus, name, size, -1)
+                    part_weight[future] = weight[(corpus.name, name, size)]
+        pieces: dict[tuple[str, str, int], list[UnitResult]] = {}
+        wanted = max(1, len(groups))
+        pending = set(parts)
+        while pending:
+            finished, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
+            for future in finished:
+                corpus, name, size, k = parts[future]
+                got = pieces.setdefault((corpus.name, name, size), [])
+                got.append(future.result())
+                done += part_weight[future]
+                if len(got) == wanted:
+                    take(corpus, name, size, _merge_units(got))
+            left = len(pending)
+            progress(f"scoring in {jobs} processes ({len(parts) - left} of {len(parts)} parts done)",
+                     SCORING_FROM + (1 - SCORING_FROM) * min(done / total, 1.0))
+    except BaseException:
+        for executor in (pool, *pinned):
+            executor.shutdown(wait=False, cancel_futures=True)
+            for process in list(getattr(executor, "_processes", {}).values()):
+                process.terminate()  # the store writes atomically: nothing half-written remains
+        raise
+    for executor in (pool, *pinned):
+        executor.shutdown(wait=True)
+
+
+def tokenize_in_processes(bench: CorpusCache, sources: list[Corpus], targets: list[Corpus], samples: int, jobs: int,
+                           progress: Progress) -> None:
+    """Corpora not yet in the store tokenized (large sources: sampled in their pass) in ``jobs``
+    processes, largest first; this process then reads them back. Below PARALLEL_MIN_BYTES in all,
+    starting the processes costs more than it saves."""
+    todo = [(c, role) for role, corpora in (("source", sources), ("target", targets)) for c in corpora
+            if c.problem is None and not bench._in_store(c)]
+    bench._read_in_processes = False
+    if len(todo) < 2 or sum(_tokens_hint(c) for c, _ in todo) < PARALLEL_MIN_BYTES:
+        return
+    todo.sort(key=lambda item: _tokens_hint(item[0]), reverse=True)
+    method = "fork" if threading.active_count() == 1 else "spawn"
+    config = (str(bench.store.root), bench.tokenizer, bench.options, dict(bench._raw_keys_by_name()))
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(method)) as pool:
+        pending = {pool.submit(_read_in_worker, config, c, role == "source", samples) for c, role in todo}
+        total = len(pending)
+        while pending:
+            _, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
+            progress(f"reading the corpora in {jobs} processes ({total - len(pending)} of {total})",
+                     READING_SHARE * (total - len(pending)) / total)
+    bench._read_in_processes = True
+
+
+def taggers(target: PreparedTarget, targets: list[PreparedTarget], jobs: int) -> int:
+    """Processes to tag one target in: its share of all the targets' tokens, of ``jobs`` processes when the
+    targets are split in groups (tagging is then all that runs beside the sources' preparation), of half
+    of them when the parts run beside it (the other half scores the cheap measures meanwhile)."""
+    budget = jobs if len(targets) >= 2 * jobs else jobs // 2
+    share = target.tokenized.n_tokens / max(1, sum(t.tokenized.n_tokens for t in targets))
+    return max(1, round(budget * share))
+
+
+def _tokens_hint(corpus: Corpus) -> int:
+    """A corpus's size in bytes, to balance groups of targets (0 when it cannot be read)."""
+    try:
+        return corpus.size_bytes
+    except OSError:
+        return 0
+
+
+def _target_groups(targets: list[Corpus], jobs: int) -> list[list[Corpus]]:
+    """``targets`` split into ``jobs`` groups of about equal size (largest first onto the lightest group),
+    each kept in the order given."""
+    groups: list[list[Corpus]] = [[] for _ in range(jobs)]
+    loads = [0] * jobs
+    for target in sorted(targets, key=_tokens_hint, reverse=True):
+        k = loads.index(min(loads))
+        groups[k].append(target)
+        loads[k] += _tokens_hint(target)
+    order = {t.name: i for i, t in enumerate(targets)}
+    return [sorted(g, key=lambda t: order[t.name]) for g in groups if g]
+
+
+def _merge_units(units: list[UnitResult]) -> UnitResult:
+    """One part's results from the processes that scored its groups of targets."""
+    first = units[0]
+    cells = {name: cell for unit in units for name, cell in unit.cells.items()}
+    return UnitResult(first.n_tokens, first.source_error, first.measure_error, cells)
+
+
+def start_background(names: list[str], targets: list[PreparedTarget]) -> Executor | None:
+    """Run measures' target-side work (tagging) in one other process while this one scores cells.
+
+    The work writes into the artefact store; when a cell needs the result it takes the store's
+    lock on that artefact, so it waits for the other process or, if that failed, builds it itself.
+    """
+    if (os.cpu_count() or 1) < 2:
+        return None
+    jobs = []
+    for name in names:
+        measure = get_measure(name)
+        if hasattr(measure, "background_work"):
+            jobs += [job for t in targets for job in measure.background_work(t)]
+    if not jobs:
+        return None
+    # fork starts in a fraction of spawn's time, but is only safe while this process has no other thread
+    method = "fork" if threading.active_count() == 1 else "spawn"
+    executor = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context(method))
+    for function, args in jobs:
+        executor.submit(function, *args)
+    return executor
