@@ -33,7 +33,8 @@ def _split_of(entry: Path) -> str | None:
     if entry.name.startswith(".") or (entry.is_file() and is_dataset_metadata(entry)):
         return None
     stem = _SHARD.sub("", entry.name.split(".")[0].lower())
-    return next((split for split, aliases in _ALIASES.items() if stem in aliases), None)
+    last = re.split(r"[-_]", stem)[-1]  # Universal Dependencies: de_gsd-ud-train.conllu
+    return next((split for split, aliases in _ALIASES.items() if stem in aliases or last in aliases), None)
 
 
 @dataclass(frozen=True)
