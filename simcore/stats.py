@@ -15,11 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from .corpora.notes import ReadNotes
 from .corpus import Corpus, tokenize_corpus
 from .store import ArtefactStore, digest
 from .tokenize import TokenizerOptions
 
-STATS_VERSION = 2
+STATS_VERSION = 3  # 3: the notes of reading the tags (scheme, null rows) kept
 _PUNCT = re.compile(r"^[^\w]+$")
 
 
@@ -140,10 +141,27 @@ def corpus_statistics(corpus: Corpus, store: ArtefactStore, options: TokenizerOp
     record = store.get_json("stats", key)
     if record is None:
         values = sentence_stats(tokenized.sentences(), top)
-        entities, tagged = entity_counts(corpus.tagged_sentences())
-        record = {**values, "entities": entities, "tagged_sentences": tagged}
+        tag_notes = ReadNotes()
+        entities, tagged = entity_counts(corpus.tagged_sentences(tag_notes))
+        record = {**values, "entities": entities, "tagged_sentences": tagged, "tag_notes": tag_notes.as_dict()}
         store.put_json("stats", key, record)
-    return CorpusStats.from_dict({"name": corpus.name, **record, "read_notes": tokenized.read_notes.as_dict()})
+    record = dict(record)
+    notes = with_tag_notes(tokenized.read_notes, ReadNotes.from_dict(record.pop("tag_notes", None)))
+    return CorpusStats.from_dict({"name": corpus.name, **record, "read_notes": notes.as_dict()})
+
+
+def with_tag_notes(notes: ReadNotes, tags: ReadNotes) -> ReadNotes:
+    """The tokenizer's notes plus what only reading the tags found (the tag scheme, null tags and rows),
+    without counting twice a line both readers skipped."""
+    for key, value in tags.facts.items():
+        for part in value.split(", "):
+            notes.fact(key, part)
+    for reason, count in tags.reasons.items():
+        if reason not in notes.reasons:
+            kind = "repaired" if "rewritten" in reason or "read as O" in reason else "skipped"
+            example = next((e for e in tags.examples if reason.split()[0] in e), f"tags: {reason}")
+            notes.note(kind, example, reason, count)
+    return notes
 
 
 def preview(corpus: Corpus, n: int = 10, width: int = 300) -> list[str]:

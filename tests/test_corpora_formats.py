@@ -9,8 +9,8 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
-from simcore.corpus import Corpus, format_of, tokenize_corpus
-from simcore.errors import CorpusError
+from simcore.corpus import Corpus, ReadNotes, format_of, tokenize_corpus
+from simcore.errors import CorpusError, InvalidArgument
 
 LINES = ["The cat sat on the mat.", "A dog ran, barking!", "Prices rose 3.5 % in the U.S. yesterday."]
 
@@ -176,3 +176,137 @@ def test_the_dashboard_offers_the_new_formats_from_the_server(tmp_path):
     assert [p.name for p in sorted(tmp_path.rglob("*")) if readable(p)] == [
         "a.parquet", "b.jsonl.zst", "data-00000-of-00001.arrow"]
     assert {"parquet", "zst", "arrow"} <= set(UPLOAD_TYPES)
+
+
+HUB_ROWS = {"tokens": [["Ann", "Lee", "visited", "Rome"], None, ["Hi", "there"], ["Bo", None, "ran"],
+                       ["in", "Oslo"]],
+            "ner_tags": [[1, 2, 0, 3], [0], None, [1, 0, 0], [0, None]]}
+
+
+def test_null_hub_rows_tokens_and_tags_are_counted_where_the_tags_are_read(tmp_path, store):
+    # The issue's shape: test.parquet with tokens and integer ner_tags, dataset_info.json beside it, as a target.
+    folder = tmp_path / "hub"
+    folder.mkdir()
+    pq.write_table(pa.table(HUB_ROWS), folder / "test.parquet")
+    (folder / "dataset_info.json").write_text(json.dumps({"features": NER_FEATURES}))
+    notes = ReadNotes()
+    assert list(Corpus.from_path(folder).tagged_sentences(notes)) == [
+        (["Ann", "Lee", "visited", "Rome"], ["B-PER", "I-PER", "O", "B-LOC"]), (["Bo", "ran"], ["B-PER", "O"]),
+        (["in"], ["O"])]
+    # Worked by hand: row 2 has null tokens, row 3 null tags, row 4 a null token, row 5 a null tag.
+    assert notes.reasons == {"row with null 'tokens'": 1, "row with null 'ner_tags'": 1, "null token": 1,
+                             "null tag": 1}
+    sentences, read = tokens_of(folder, store)  # the metadata file is never read as text
+    assert sentences[0] == ["ann", "lee", "visited", "rome"] and read.reasons["null cell"] == 1
+    lines = tmp_path / "hub.jsonl"
+    lines.write_text("".join(json.dumps({"tokens": t, "ner_tags": g}) + "\n" for t, g in zip(*HUB_ROWS.values())))
+    again = ReadNotes()
+    assert len(list(Corpus.from_path(lines, labels=("O", "B-PER", "I-PER", "B-LOC")).tagged_sentences(again))) == 3
+    assert again.reasons == notes.reasons
+
+
+def test_character_tokenized_hub_rows_read_as_characters(tmp_path, store):
+    chars = list("北京是中华人民共和国的首都。")
+    tags = [3, 4] + [0] * (len(chars) - 2)
+    features = {**NER_FEATURES, "ner_tags": {"feature": {"names": ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"],
+                                                         "_type": "ClassLabel"}, "_type": "Sequence"}}
+    folder = tmp_path / "msra"
+    save_to_disk(folder, pa.table({"tokens": [chars], "ner_tags": [tags]}), features)
+    assert list(Corpus.from_path(folder).tagged_sentences()) == [(chars, ["B-LOC", "I-LOC"] + ["O"] * 12)]
+    assert tokens_of(folder, store)[0] == [chars]
+
+
+@pytest.mark.parametrize(("names", "message"), [(["O", "B-PER\x1b[31m"], "control character"),
+                                                (["O", ""], "tag name is empty"), (["O", " "], "tag name is empty")])
+def test_label_names_from_dataset_info_are_checked_like_labels(tmp_path, names, message):
+    folder = tmp_path / "bad"
+    features = {**NER_FEATURES, "ner_tags": {"feature": {"names": names, "_type": "ClassLabel"}, "_type": "Sequence"}}
+    save_to_disk(folder, pa.table({"tokens": [["a", "b"]], "ner_tags": [[0, 1]]}), features)
+    with pytest.raises(CorpusError, match=f"dataset_info.json: .*{message}.*--labels"):
+        list(Corpus.from_path(folder).tagged_sentences())
+    with pytest.raises(InvalidArgument, match="labels must be a list of tag names"):
+        Corpus.from_path(folder, labels=tuple(names))
+
+
+def test_deeply_nested_dataset_info_is_simcores_own_error(tmp_path):
+    folder = tmp_path / "deep"
+    save_to_disk(folder, pa.table({"tokens": [["a"]], "ner_tags": [[0]]}))
+    (folder / "dataset_info.json").write_text('{"features": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(CorpusError, match="dataset_info.json is JSON nested too deeply"):
+        list(Corpus.from_path(folder).tagged_sentences())
+
+
+CARD = """---
+language:
+- de
+dataset_info:
+  features:
+  - name: id
+    dtype: string
+  - name: tokens
+    sequence: string
+  - name: ner_tags
+    sequence:
+      class_label:
+        names:
+          '0': O
+          '1': B-PER
+          '2': I-PER
+          '3': B-LOC
+  splits:
+  - name: train
+    num_examples: 2
+---
+# A German NER data set
+
+Angela Merkel is a word of this card, never of the corpus.
+"""
+
+
+def hub_snapshot(folder, shards=1):
+    """A Hub dataset repository as downloaded: README.md (the card), data/<split>-0000i-of-0000n.parquet."""
+    (folder / "data").mkdir(parents=True)
+    (folder / "README.md").write_text(CARD)
+    (folder / ".gitattributes").write_text("*.parquet filter=lfs\n")
+    rows = {"train": ([["Angela", "Merkel", "kam"], ["Paris", "ruft"]], [[1, 2, 0], [3, 0]]),
+            "validation": ([["Bonn", "schläft"]], [[3, 0]]), "test": ([["Ann", "in", "Rom"]], [[1, 0, 3]])}
+    for split, (tokens, tags) in rows.items():
+        n = shards if split == "train" else 1
+        for i in range(n):
+            table = pa.table({"id": [str(j) for j in range(len(tokens))][i::n], "tokens": tokens[i::n],
+                              "ner_tags": tags[i::n]})
+            pq.write_table(table, folder / "data" / f"{split}-{i:05d}-of-{n:05d}.parquet")
+    return folder
+
+
+def test_a_hub_snapshot_folder_reads_as_one_corpus_with_its_cards_tag_names(tmp_path, store):
+    folder = hub_snapshot(tmp_path / "germanner")
+    corpus = Corpus.from_path(folder)
+    assert [f.name for f in corpus.files] == ["test-00000-of-00001.parquet", "train-00000-of-00001.parquet",
+                                              "validation-00000-of-00001.parquet"]
+    assert list(corpus.tagged_sentences())[:2] == [(["Ann", "in", "Rom"], ["B-PER", "O", "B-LOC"]),
+                                                   (["Angela", "Merkel", "kam"], ["B-PER", "I-PER", "O"])]
+    sentences, _ = tokens_of(folder, store)
+    assert sentences == [["ann", "in", "rom"], ["angela", "merkel", "kam"], ["paris", "ruft"], ["bonn", "schläft"]]
+
+
+def test_a_datasets_dict_export_reads_as_one_corpus(tmp_path, store):
+    folder = tmp_path / "export"
+    folder.mkdir()
+    (folder / "dataset_dict.json").write_text(json.dumps({"splits": ["train", "test"]}))
+    save_to_disk(folder / "train", pa.table({"tokens": [["Ann", "Lee"]], "ner_tags": [[1, 2]]}), NER_FEATURES)
+    save_to_disk(folder / "test", pa.table({"tokens": [["Rome"]], "ner_tags": [[3]]}), NER_FEATURES)
+    assert all(f.suffix == ".arrow" for f in Corpus.from_path(folder).files)
+    assert list(Corpus.from_path(folder).tagged_sentences()) == [(["Rome"], ["B-LOC"]), (["Ann", "Lee"],
+                                                                                        ["B-PER", "I-PER"])]
+    assert tokens_of(folder, store)[0] == [["rome"], ["ann", "lee"]]
+
+
+def test_a_readme_without_a_card_header_and_a_metadata_file_given_alone(tmp_path, store):
+    folder = tmp_path / "texts"
+    folder.mkdir()
+    (folder / "README.md").write_text("Plain notes about the corpus.\n")
+    (folder / "a.txt").write_text("one line\n")
+    assert [f.name for f in Corpus.from_path(folder).files] == ["README.md", "a.txt"]  # no card: a text file
+    (folder / "README.md").write_text(CARD)
+    assert [f.name for f in Corpus.from_path(folder).files] == ["a.txt"]

@@ -119,3 +119,17 @@ def test_jsonl_non_text_and_null_values_are_counted(tmp_path, store):
     sentences, notes = read(p, store)
     assert sentences == [["kept"]]
     assert notes.reasons == {"null cell": 1, "non-text cell": 2}
+
+
+def test_an_ascii_space_inside_a_tab_separated_token_keeps_the_token_whole_and_is_counted(tmp_path, store):
+    # Issue 28: "New York<TAB>B-LOC" was read as the token "New"; the tab separates the columns, so the token
+    # is the whole field, and normalise() joins its words with "_" as it does for any inner space.
+    p = tmp_path / "t.conll"
+    p.write_text("New York\tB-LOC\nis\tO\nbig\tO\n\nRome\tB-LOC\n")
+    sentences, notes = read(p, store)
+    assert sentences == [["new_york", "is", "big"], ["rome"]]
+    assert notes.reasons == {"an ASCII space inside a tab-separated token kept": 1}
+    assert next(Corpus.from_path(p).tagged_sentences()) == (["New York", "is", "big"], ["B-LOC", "O", "O"])
+    spaced = tmp_path / "s.conll"  # without a tab, spaces separate the columns as in CoNLL-2003
+    spaced.write_text("New NNP B-LOC\nYork NNP I-LOC\n")
+    assert read(spaced, store)[0] == [["new", "york"]]

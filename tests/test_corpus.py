@@ -160,11 +160,13 @@ def test_conll_quirks_of_real_files_are_read_and_counted(tmp_path, store):
     conll.write_text("\n".join(QUIRKS) + "\n")
     tokenized = tokenize_corpus(Corpus.from_path(conll), store)
     # Worked by hand: lines 3, 4, 6 (blank or invisible token), 7 (tag only), 14 (no-break space) are skipped;
-    # line 9 (tabs only) is a sentence break and line 11 (tab and space) keeps its first and last column.
+    # line 9 (tabs only) is a sentence break and line 11 (a space, then a tab) keeps its whole first field as the
+    # token, as the tab separates the columns (issue 28: "New York<TAB>B-LOC" is one token), and says so.
     assert list(tokenized.sentences()) == [["eu", "rejects", "german", "call"],
-                                           ["to", "boycott", "british", "lamb", "."], ["peter", "blackburn"]]
+                                           ["to", "boycott_nn", "british", "lamb", "."], ["peter", "blackburn"]]
     notes = tokenized.read_notes
     assert (notes.skipped, notes.repaired) == (5, 2)
+    assert notes.reasons["an ASCII space inside a tab-separated token kept"] == 1
     assert notes.examples[0] == "dev.conll line 3: the token is blank or invisible"
     assert "5 lines skipped, 2 repaired" in notes.summary()
     tagged = list(Corpus.from_path(conll).tagged_sentences())

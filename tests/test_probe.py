@@ -329,3 +329,47 @@ def test_probe_one_unreadable_target_costs_only_its_own_rows(tiny: dict[str, Pat
     assert main(only) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and "train.conll is empty" in err.splitlines()[-1]
+
+
+def _hub_split(path: Path, tokens: list[list[str]], tags: list[list[int]]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"tokens": tokens, "ner_tags": tags}), path)
+
+
+def test_the_probe_finds_hub_split_names_shards_and_card_tag_names(tmp_path: Path) -> None:
+    folder = tmp_path / "hub_ner"
+    (folder / "data").mkdir(parents=True)
+    (folder / "README.md").write_text("---\ndataset_info:\n  features:\n  - name: tokens\n    sequence: string\n"
+                                      "  - name: ner_tags\n    sequence:\n      class_label:\n        names:\n"
+                                      "          '0': O\n          '1': B-PER\n          '2': I-PER\n---\n")
+    (folder / "dataset_info.json").write_text("{}")  # metadata, never a split
+    _hub_split(folder / "data" / "train-00000-of-00002.parquet", [["Ann", "Lee", "ran"]], [[1, 2, 0]])
+    _hub_split(folder / "data" / "train-00001-of-00002.parquet", [["Bo", "sat"]], [[1, 0]])
+    _hub_split(folder / "data" / "validation-00000-of-00001.parquet", [["Cy", "ate"]], [[1, 0]])
+    _hub_split(folder / "data" / "test-00000-of-00001.parquet", [["Di", "won"]], [[1, 0]])
+    splits = TargetSplits.from_directory(folder)
+    assert (splits.train.name, splits.dev.name, splits.test.name) == (
+        "train-00000-of-00002.parquet", "validation-00000-of-00001.parquet", "test-00000-of-00001.parquet")
+    assert read_split(splits, "train") == [(["Ann", "Lee", "ran"], ["B-PER", "I-PER", "O"]),
+                                           (["Bo", "sat"], ["B-PER", "O"])]
+    assert read_split(splits, "test") == [(["Di", "won"], ["B-PER", "O"])]
+
+
+def test_the_probe_reads_a_datasets_export_and_conllu_splits(tmp_path: Path) -> None:
+    export = tmp_path / "export"
+    for split, tokens in (("train", [["Ann", "ran"]]), ("test", [["Bo", "sat"]])):
+        (export / split).mkdir(parents=True)
+        _hub_split(export / split / "data-00000-of-00001.parquet", tokens, [[1, 0]])
+        (export / split / "dataset_info.json").write_text(
+            '{"features": {"ner_tags": {"feature": {"names": ["O", "B-PER"]}}}}')
+    (export / "dataset_dict.json").write_text('{"splits": ["train", "test"]}')
+    splits = TargetSplits.from_directory(export)
+    assert splits.train == export / "train" and read_split(splits, "test") == [(["Bo", "sat"], ["B-PER", "O"])]
+    ud = tmp_path / "ud"
+    ud.mkdir()
+    for split in ("train", "test"):  # Universal Dependencies names its files by treebank, then split
+        (ud / f"de_gsd-ud-{split}.conllu").write_text("# sent_id = 1\n1\tAnn\t_\t_\t_\t_\t0\troot\t_\tNER=B-PER\n"
+                                            "2\tlief\t_\t_\t_\t_\t1\tdep\t_\tNER=O\n\n")
+    assert read_split(TargetSplits.from_directory(ud), "train") == [(["Ann", "lief"], ["B-PER", "O"])]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from simcore.corpus import Corpus, tokenize_corpus
+from simcore.corpus import Corpus, ReadNotes, tokenize_corpus
 from simcore.stats import corpus_statistics, entity_spans, length_histogram, preview, sentence_stats
 from simcore.tokenize import tokenize
 
@@ -94,3 +94,14 @@ def test_preview_cuts_long_lines(tmp_path: Path):
     lines = preview(Corpus.from_path(f), n=5, width=50)
     assert len(lines) == 2 and len(lines[0]) == 50 and lines[0].endswith("…")
     assert lines[1] == "short line"
+
+
+def test_the_corpus_page_says_the_tag_scheme_and_what_reading_the_tags_dropped(tmp_path, store):
+    # IOB1 tags (entities opened by I-, B- between two persons) and a CoNLL line with a blank token, which
+    # both readers skip: counted once.
+    p = tmp_path / "iob1.conll"
+    p.write_text("Peter\tI-PER\nAnna\tB-PER\n \tO\nin\tO\nParis\tI-LOC\n\n")
+    notes = ReadNotes.from_dict(corpus_statistics(Corpus.from_path(p), store).read_notes)
+    assert notes.facts == {"tag scheme": "IOB1 (read as IOB2)"}
+    assert notes.reasons == {"the token is blank or invisible": 1, "IOB1 tags rewritten as IOB2": 1}
+    assert (notes.skipped, notes.repaired) == (1, 1)

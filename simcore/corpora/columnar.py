@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import CorpusError
 from . import text as _text
-from .hub_ner import clean_tokens, label_names, tag_names
+from .hub_ner import clean_tokens, label_names, tagged_row
 from .notes import ReadNotes
 
 if TYPE_CHECKING:
@@ -135,8 +135,12 @@ def _pieces(value: str) -> Iterator[str]:
         start = end
 
 
-def columnar_tagged(path: Path, fmt: str, corpus: Corpus) -> Iterator[tuple[list[str], list[str]]]:
-    """(tokens, tag names) of each Hub-style NER row; nothing for a file of raw text."""
+def columnar_tagged(path: Path, fmt: str, corpus: Corpus,
+                    notes: ReadNotes | None = None) -> Iterator[tuple[list[str], list[str]]]:
+    """(tokens, tag names) of each Hub-style NER row; nothing for a file of raw text.
+
+    A row whose tokens or tags are null, a null token and a null tag are skipped and counted in ``notes``.
+    """
     schema, _ = _batches(path, fmt, corpus, None, None)
     if corpus.text_field in schema.names or corpus.tokens_field not in schema.names:
         return
@@ -145,16 +149,12 @@ def columnar_tagged(path: Path, fmt: str, corpus: Corpus) -> Iterator[tuple[list
                           f"column (found: {', '.join(schema.names)[:200]})")
     names = label_names(path, corpus, schema.metadata)
     _, batches = _batches(path, fmt, corpus, [corpus.tokens_field, corpus.tags_field], None)
+    notes = notes if notes is not None else ReadNotes()
     row = 0
-    quiet = ReadNotes()
     for batch in _guarded(batches, path, corpus):
         for tokens, tags in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist()):
             row += 1
-            if not tokens or tags is None:
-                continue
             where = f"{path.name} row {row}"
-            kept = [(t, g) for t, g in zip(tokens, tags) if t is not None]
-            if len(tokens) != len(tags):
-                raise CorpusError(f"{corpus.name}: {where} has {len(tokens)} tokens and {len(tags)} tags")
-            words = clean_tokens([t for t, _ in kept], where, quiet)
-            yield words, tag_names([g for _, g in kept], names, where, corpus)
+            pair = tagged_row(tokens, tags, where, corpus, names, notes)
+            if pair is not None:
+                yield pair

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterator
+from itertools import chain
 from typing import IO, TYPE_CHECKING
 
 from ..errors import CorpusError
 from . import text as _text
+from .columns import MAX_CONLL_SENTENCE, MAX_SKIPPED_FLOOR, MAX_SKIPPED_SHARE, invisible, looks_like_conllu
+from .conllu import conllu_lines
 from .notes import ReadNotes
 from .text import bounded_lines
 
@@ -16,30 +18,21 @@ if TYPE_CHECKING:
     from .options import ReadOptions as Corpus  # what a reader reads of a Corpus
 
 TAG = re.compile(r"^(O|[BIESLU]-\S+|[BIESLU])$")
-MAX_CONLL_SENTENCE = 10_000  # tokens; more means the blank lines between sentences are missing
-MAX_SKIPPED_SHARE = 0.1      # more CoNLL lines skipped than this share means the file is not CoNLL
-MAX_SKIPPED_FLOOR = 10       # ... unless they are this few
-_INVISIBLE = {"Cc", "Cf", "Zs", "Zl", "Zp", "Co", "Cn"}
-# Columns are separated by tabs and ASCII spaces only: a no-break or other Unicode space is part of a token
-# ("New York" in one token), never a separator that would cut it.
+PEEK_LINES = 50  # non-blank lines looked at before deciding that a "CoNLL" file is CoNLL-U
+# Without a tab, columns are separated by ASCII spaces: a no-break or other Unicode space is part of a token
+# ("New York" in one token), never a separator that would cut it. With a tab, the tab alone separates.
 _SEPARATORS = re.compile(r"[\t\n\v\f\r ]+")
 _UNICODE_SPACE = re.compile(r"[^\S\t\n\v\f\r ]")
-
-
-_VISIBLE_ASCII = re.compile(r"[!-~]")
-
-
-def invisible(token: str) -> bool:
-    """True when a token has no visible character (spaces, zero-width and control characters)."""
-    if _VISIBLE_ASCII.search(token):
-        return False  # the common case, without looking up each character's category
-    return all(unicodedata.category(c) in _INVISIBLE for c in token)
+_PAD = " \v\f\r"
+_NUMBER = re.compile(r"^\d+$")
 
 
 def conll_columns(line: str) -> tuple[list[str], str | None]:
     """The columns of one CoNLL line and, when the line needed a repair or must be skipped, why.
 
-    The reason starts with ``skip:`` for lines that hold no usable token.
+    The reason starts with ``skip:`` for lines that hold no usable token. In a line with a tab the token
+    is the whole first field, spaces inside it included (``New York<TAB>B-LOC``), and the tag the last word
+    of the last field.
     """
     content = line.rstrip("\r\n")
     if "\t" in content:
@@ -49,7 +42,11 @@ def conll_columns(line: str) -> tuple[list[str], str | None]:
             return [], "skip: the token is blank or invisible"
     if not content.strip():
         return [], ("whitespace-only line read as a sentence break" if content else None)
-    columns = [c for c in _SEPARATORS.split(content) if c]
+    if "\t" in content:
+        columns = [f.strip(_PAD) for f in content.split("\t")]
+        columns = [c for c in columns if c]
+    else:
+        columns = [c for c in _SEPARATORS.split(content) if c]
     if any(invisible(c) for c in columns):
         columns = [c for c in columns if not invisible(c)]
         if len(columns) < 2:
@@ -58,12 +55,31 @@ def conll_columns(line: str) -> tuple[list[str], str | None]:
     if len(columns) == 1:
         what = "only a tag" if TAG.match(columns[0]) else "one column"
         return [], f"skip: {what} ({columns[0][:30]!r}), no 'token<TAB>tag'"
+    if " " in columns[-1]:  # "token<TAB>POS TAG": the tag is the last word
+        columns[-1:] = columns[-1].split()
+        return columns, "mixed tab and space separators"
+    if " " in columns[0]:
+        return columns, "an ASCII space inside a tab-separated token kept"
     if _UNICODE_SPACE.search(columns[0]):
         return columns, "a Unicode space inside the token kept"
-    stripped = content.strip()
-    if "\t" in stripped and " " in stripped.replace("\t", "", 1).strip():
-        return columns, "mixed tab and space separators"
     return columns, None
+
+
+def _comment(line: str, columns: list[str]) -> bool:
+    """A ``#`` line that is not a token and its tag (``# sent_id = 3``, ``#<TAB>http://...``), unlike ``#<TAB>O``."""
+    return line.startswith("#") and not (len(columns) == 2 and TAG.match(columns[-1]))
+
+
+def _peek(lines: Iterator[tuple[str, bool]]) -> tuple[list[tuple[str, bool]], Iterator[tuple[str, bool]]]:
+    """The first :data:`PEEK_LINES` non-blank lines (with the blank ones between), and the rest."""
+    head: list[tuple[str, bool]] = []
+    seen = 0
+    for piece in lines:
+        head.append(piece)
+        seen += bool(piece[0].strip())
+        if seen >= PEEK_LINES or not piece[1]:
+            break
+    return head, lines
 
 
 def conll_sentences(
@@ -75,16 +91,30 @@ def conll_sentences(
     skipped; separators mixing tabs and spaces and whitespace-only lines are read as intended. A file
     where more than a tenth of the lines (and more than ten) must be skipped, or every line, is not
     CoNLL, and is refused with the first bad line named.
+
+    Shapes of other formats are never read as tokens: ``#`` comment lines are skipped and counted; a file
+    whose first lines are tab-separated with word numbers first (CoNLL-U, Universal NER, GermEval) is read
+    as CoNLL-U (:mod:`.conllu`) and said so; space-separated lines whose first column numbers the words
+    are refused.
     """
     tokens: list[str] = []
     tags: list[str] = []
     label = corpus.name if corpus else name
     local = ReadNotes()
+    head, rest = _peek(bounded_lines(text))
+    if looks_like_conllu(line for line, complete in head if complete):
+        if notes is not None:
+            notes.fact("format", "CoNLL-U (numbered words), read by its columns")
+        for words, found in conllu_lines(chain(head, rest), name, corpus=corpus, notes=notes):
+            if found is not None or not with_tags:  # a sentence with no tag has none to give
+                yield words, found or []
+        return
     first_skip = ""
     content_lines = 0
+    numbered = bad = 0
     number = 0
     in_long = False
-    for line, complete in bounded_lines(text):
+    for line, complete in chain(head, rest):
         if in_long:  # the rest of a line over the bound: read and dropped, never held
             in_long = not complete
             continue
@@ -92,6 +122,9 @@ def conll_sentences(
         if not complete:
             in_long = True
             columns, reason = [], f"skip: a line of over {_text.LINE_BOUND:,} characters"
+        elif line.startswith("#") and _comment(line, _SEPARATORS.split(line.strip())):
+            local.note("skipped", f"{name} line {number}: a '#' comment", "comment line")
+            continue
         else:
             columns, reason = conll_columns(line)
         if reason is not None:
@@ -102,7 +135,8 @@ def conll_sentences(
             if skip:
                 first_skip = first_skip or f"line {number}: {why}"
                 content_lines += 1
-                if local.skipped > 1000 and local.skipped > MAX_SKIPPED_SHARE * content_lines:
+                bad += 1
+                if bad > 1000 and bad > MAX_SKIPPED_SHARE * content_lines:
                     break
                 continue
         if not columns:
@@ -113,6 +147,10 @@ def conll_sentences(
         if columns[0] == "-DOCSTART-":
             continue
         content_lines += 1
+        if len(columns) >= 3 and columns[0] == str(len(tokens) + 1) and _NUMBER.match(columns[0]):
+            numbered += 1
+            if content_lines == PEEK_LINES and numbered >= 0.9 * content_lines:
+                _refuse_numbered(label, name, number)
         tokens.append(columns[0])
         tags.append(columns[-1])
         if len(tokens) > MAX_CONLL_SENTENCE:
@@ -120,13 +158,19 @@ def conll_sentences(
                 f"{label}: {name} has a sentence of more than {MAX_CONLL_SENTENCE:,} tokens ending near line "
                 f"{number}; CoNLL needs a blank line between sentences"
             )
-    if local.skipped and (local.skipped == content_lines
-                          or local.skipped > max(MAX_SKIPPED_FLOOR, MAX_SKIPPED_SHARE * content_lines)):
+    if numbered >= 3 and numbered >= 0.9 * content_lines:
+        _refuse_numbered(label, name, number)
+    if bad and (bad == content_lines or bad > max(MAX_SKIPPED_FLOOR, MAX_SKIPPED_SHARE * content_lines)):
         raise CorpusError(
-            f"{label}: {name} is not 'token<TAB>tag' on {local.skipped:,} of {content_lines:,} lines "
+            f"{label}: {name} is not 'token<TAB>tag' on {bad:,} of {content_lines:,} lines "
             f"(first: {first_skip}); CoNLL needs a token and a tag on every line"
         )
     if notes is not None:
         notes.merge(local)
     if tokens:
         yield tokens, tags
+
+
+def _refuse_numbered(label: str, name: str, number: int) -> None:
+    raise CorpusError(f"{label}: {name} numbers its words in the first column (1, 2, 3 ... up to line {number}), "
+                      "so it is not 'token<TAB>tag'; write it as CoNLL-U (tab-separated, .conllu) or drop the numbers")

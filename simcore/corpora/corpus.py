@@ -29,18 +29,19 @@ import numpy as np
 from ..errors import CorpusError, InvalidArgument
 from ..store import ArtefactStore, digest
 from ..tokenize import TokenizerOptions, normalise_all, split_text
-from .columnar import MissingColumn, columnar_tagged, columnar_units
+from .columnar import MissingColumn, columnar_units
 from .compression import BOMB_FLOOR as _BOMB_FLOOR  # noqa: F401 - kept importable
 from .compression import BOMB_RATIO as _BOMB_RATIO  # noqa: F401
 from .compression import COMPRESSIONS  # noqa: F401
 from .conll import conll_sentences as _conll_sentences
+from .conllu import conllu_units as _conllu_units
 from .csv import csv_units as _csv_units
-from .formats import COLUMNAR, DATASET_METADATA, FORMATS, format_of, split_suffixes
+from .formats import COLUMNAR, FORMATS, format_of, is_dataset_metadata, split_suffixes
 from .formats import SUFFIX_FORMAT as _SUFFIX_FORMAT
-from .hub_ner import label_names
-from .jsonl import jsonl_tagged
+from .hub_ner import bad_label_name
 from .jsonl import jsonl_units as _jsonl_units
 from .notes import ReadNotes
+from .tagged import file_tagged_sentences
 from .text import guard as _guard
 from .text import open_text as _open_text
 from .text import sniff_format as _sniff_format
@@ -133,8 +134,9 @@ class Corpus:
             if not isinstance(value, str) or not value:
                 raise InvalidArgument(f"{self.name}: {label} must be a column name")
         if self.labels is not None:
-            if isinstance(self.labels, str) or not all(isinstance(n, str) and n for n in self.labels):
-                raise InvalidArgument(f"{self.name}: labels must be a list of tag names")
+            if isinstance(self.labels, str) or any(bad_label_name(n) for n in self.labels):
+                why = "" if isinstance(self.labels, str) else next(bad_label_name(n) for n in self.labels)
+                raise InvalidArgument(f"{self.name}: labels must be a list of tag names{f' ({why})' if why else ''}")
             object.__setattr__(self, "labels", tuple(self.labels))
         if self.encoding is not None:
             check_encoding(self.encoding)
@@ -180,8 +182,7 @@ class Corpus:
             except OSError as exc:
                 raise CorpusError(f"{self.name}: cannot list {self.path} ({exc.strerror or exc})") from exc
             files.sort()
-            if any(f.suffix == ".arrow" for f in files):  # a `datasets.save_to_disk` folder: skip its metadata
-                files = [f for f in files if f.name not in DATASET_METADATA]
+            files = [f for f in files if not is_dataset_metadata(f)]  # a Hub folder's or `datasets` export's
         else:
             raise CorpusError(f"{self.name}: {self.path} is neither a regular file nor a directory "
                               "(devices, FIFOs and sockets are not read)")
@@ -249,21 +250,14 @@ class Corpus:
         if missing and len(missing) == len(self.files):
             raise CorpusError(missing[0])
 
-    def tagged_sentences(self) -> Iterator[tuple[list[str], list[str]]]:
-        """(tokens, tags) for each sentence of CoNLL input; raw text has no tags."""
+    def tagged_sentences(self, notes: ReadNotes | None = None) -> Iterator[tuple[list[str], list[str]]]:
+        """(tokens, IOB2 tags) for each tagged sentence (CoNLL, CoNLL-U, Hub-style NER rows); raw text has none.
+
+        Rows and tokens skipped, tags rewritten from another scheme and the scheme found go into ``notes``.
+        """
         self.check_readable()
         for f in self.files:
-            fmt = self._format(f)
-            if fmt == "conll":
-                text, _ = _open_text(f, self)
-                with text:
-                    yield from _guard(_conll_sentences(text, f.name, with_tags=True, corpus=self), self, f)
-            elif fmt in COLUMNAR:
-                yield from columnar_tagged(f, fmt, self)
-            elif fmt == "jsonl":  # Hub-style NER rows written as JSON Lines
-                text, _ = _open_text(f, self)
-                with text:
-                    yield from _guard(jsonl_tagged(text, f.name, self, label_names(f, self)), self, f)
+            yield from file_tagged_sentences(f, self._format(f), self, notes)
 
     def token_units(self, options: TokenizerOptions = TokenizerOptions(),
                     progress: Progress = _noop_progress, notes: ReadNotes | None = None) -> Iterator[list[str]]:
@@ -291,7 +285,8 @@ def _read_file(path: Path, corpus: Corpus,
                 tokens for tokens, _ in _conll_sentences(text, path.name, with_tags=False, corpus=corpus, notes=notes)
             )
         else:
-            units = {"text": _text_units, "jsonl": _jsonl_units, "csv": _csv_units}[fmt](text, path.name, corpus, notes)
+            units = {"text": _text_units, "jsonl": _jsonl_units, "csv": _csv_units,
+                     "conllu": _conllu_units}[fmt](text, path.name, corpus, notes)
         for number, unit in enumerate(_guard(units, corpus, path), 1):
             yield unit, (raw.tell() if number % _CHUNK_LINES == 0 else None)
 

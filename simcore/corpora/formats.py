@@ -3,21 +3,24 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
-FORMATS = ("text", "jsonl", "csv", "conll", "parquet", "arrow")
+FORMATS = ("text", "jsonl", "csv", "conll", "conllu", "parquet", "arrow")
 COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".zstd")
 SUFFIX_FORMAT = {
     ".txt": "text", ".text": "text", ".tok": "text", ".tokens": "text", ".raw": "text",
     ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
     ".csv": "csv",
-    ".conll": "conll", ".conllu": "conll", ".bio": "conll", ".iob": "conll", ".iob2": "conll",
+    ".conll": "conll", ".conllu": "conllu", ".conllup": "conllu", ".bio": "conll", ".iob": "conll", ".iob2": "conll",
     ".bioes": "conll", ".ner": "conll", ".tsv": "conll",
     ".parquet": "parquet", ".pq": "parquet",
     ".arrow": "arrow",
 }
 COLUMNAR = ("parquet", "arrow")  # read by pyarrow, never through a text decoder or a decompressor of ours
-# What `datasets.save_to_disk` writes beside its data-*.arrow files: metadata, not corpus text.
+# What `datasets.save_to_disk` writes beside its data-*.arrow files, and the Hub beside its data/ folder:
+# metadata, never corpus text (a README.md is metadata when it opens with YAML front matter, a dataset card).
 DATASET_METADATA = ("dataset_info.json", "state.json", "dataset_dict.json")
+DATASET_CARDS = ("readme.md",)
 
 
 def split_suffixes(name: str) -> tuple[str, str | None]:
@@ -36,3 +39,19 @@ def format_of(name: str) -> str | None:
     if fmt in COLUMNAR and compression:
         return None  # a compressed Parquet or Arrow file is not something pyarrow reads
     return fmt
+
+
+def is_dataset_metadata(path: Path) -> bool:
+    """True for a file of a Hub folder or a `datasets` export that describes the data and holds none of it:
+    ``dataset_info.json``, ``state.json``, ``dataset_dict.json``, and a README.md that opens with YAML front
+    matter (a dataset card). Such files are never read as corpus text."""
+    name = path.name.lower()
+    if name in DATASET_METADATA:
+        return True
+    if name in DATASET_CARDS:
+        try:
+            with open(path, "rb") as f:
+                return f.read(4).rstrip(b"\r\n") == b"---"
+        except OSError:
+            return False
+    return False

@@ -78,19 +78,21 @@ def _encodable(text: str) -> bool:
     return True
 
 
-def jsonl_tagged(text: IO[str], path_name: str, corpus: Corpus, names: list[str] | None) -> Iterator[tuple[list[str], list[str]]]:
-    """(tokens, tag names) of each Hub-style NER record (``tokens`` and ``ner_tags``); none for text records."""
-    from .hub_ner import clean_tokens, tag_names
+def jsonl_tagged(text: IO[str], path_name: str, corpus: Corpus, names: list[str] | None,
+                 notes: ReadNotes | None = None) -> Iterator[tuple[list[str], list[str]]]:
+    """(tokens, tag names) of each Hub-style NER record (``tokens`` and ``ner_tags``); none for text records.
 
-    quiet = ReadNotes()
+    A record whose tokens or tags are null, a null token and a null tag are skipped and counted in ``notes``.
+    """
+    from .hub_ner import tagged_row
+
+    notes = notes if notes is not None else ReadNotes()
     for position, (number, record) in enumerate(jsonl_records(text, path_name, corpus)):
         if position == 0 and corpus.text_field in record:
             return  # a file of text records (a source): no tags, and no reason to read it all
-        tokens, tags = record.get(corpus.tokens_field), record.get(corpus.tags_field)
-        if corpus.text_field in record or not isinstance(tokens, list) or not isinstance(tags, list):
+        if corpus.text_field in record:
             continue
-        where = f"{path_name} line {number}"
-        if len(tokens) != len(tags):
-            raise CorpusError(f"{corpus.name}: {where} has {len(tokens)} tokens and {len(tags)} tags")
-        kept = [(t, g) for t, g in zip(tokens, tags) if t is not None]
-        yield clean_tokens([t for t, _ in kept], where, quiet), tag_names([g for _, g in kept], names, where, corpus)
+        pair = tagged_row(record.get(corpus.tokens_field), record.get(corpus.tags_field),
+                          f"{path_name} line {number}", corpus, names, notes)
+        if pair is not None:
+            yield pair

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import CorpusError
+from .columns import looks_like_conllu
 from .compression import DECOMPRESSION_ERRORS, open_binary
 from .notes import ReadNotes
 
@@ -138,20 +139,24 @@ def _last_space(text: str) -> int:
 
 
 def sniff_format(path: Path, corpus: Corpus) -> str:
-    """``conll`` when most of the first lines are ``token<TAB>tag``, else ``text``."""
+    """``conllu`` when most of the first lines are tab-separated with a word number first (``#`` comments
+    aside), ``conll`` when most are ``token<TAB>tag``, else ``text``."""
     text, _ = open_text(path, corpus)
     with text:
-        lines = []
+        lines: list[str] = []
         for line, complete in guard(bounded_lines(text), corpus, path):
             if not complete:  # a line of the bound is not CoNLL; stop reading it here
-                lines.append([])
+                lines.append("")
                 break
             if line.strip() and not line.startswith("-DOCSTART-"):
-                lines.append(line.split())
+                lines.append(line)
             if len(lines) >= 50:
                 break
-    tagged = sum(1 for cols in lines if len(cols) >= 2 and _TAG.match(cols[-1]))
-    return "conll" if lines and tagged >= 0.9 * len(lines) else "text"
+    if looks_like_conllu(lines):
+        return "conllu"
+    columns = [line.split() for line in lines if not line.startswith("#")]
+    tagged = sum(1 for cols in columns if len(cols) >= 2 and _TAG.match(cols[-1]))
+    return "conll" if columns and tagged >= 0.9 * len(columns) else "text"
 
 
 class _RangeReader(io.RawIOBase):
