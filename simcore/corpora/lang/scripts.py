@@ -94,7 +94,7 @@ KANA_SHARE = 0.1  # kana at least this share of Han + kana letters: Japanese (Ch
 
 def char_script(char: str) -> str:
     """The script of one letter or combining mark (``"Unknown"`` for other characters or blocks not listed)."""
-    if not unicodedata.category(char)[0] in "LM":
+    if unicodedata.category(char)[0] not in "LM":
         return UNKNOWN
     code = ord(char)
     i = bisect.bisect_right(_FIRSTS, code) - 1
