@@ -14,10 +14,10 @@ import importlib
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .detect import spacy_code
+
 # Languages with a pinned POS-tagging pipeline (installed by scripts/install.sh), by ISO code.
 TAGGER_PIPELINES = {"en": "en_core_web_sm"}
-# Detector codes spaCy spells otherwise.
-_SPACY_CODES = {"no": "nb", "ku": "kmr"}
 
 Kind = Literal["tagger", "stop-words"]
 
@@ -43,15 +43,11 @@ class ContentWordMethod:
         """For the stop-word method: a token with a letter that is not a stop word or a number word."""
         if self.kind != "stop-words":
             raise ValueError(f"{self.name or self.language}: only the stop-word method decides one token alone")
-        stop, like_num = _stop_words(_spacy_code(self.language))
+        stop, like_num = _stop_words(spacy_code(self.language))
         if not any(c.isalpha() for c in token):
             return False  # punctuation, digits, symbols
         low = token.lower()
         return low not in stop and not (like_num is not None and like_num(low))
-
-
-def _spacy_code(language: str) -> str:
-    return _SPACY_CODES.get(language, language)
 
 
 @functools.lru_cache(maxsize=32)
@@ -74,7 +70,7 @@ def content_words_method(language: str) -> ContentWordMethod:
     if language in TAGGER_PIPELINES:
         pipeline = TAGGER_PIPELINES[language]
         return ContentWordMethod(language, "tagger", pipeline, f"content words from the POS tagger {pipeline}")
-    code = _spacy_code(language)
+    code = spacy_code(language)
     if code.isalpha() and code.isascii() and code not in ("xx", "und"):  # a code, never a path
         try:
             stop, _ = _stop_words(code)

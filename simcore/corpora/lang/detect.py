@@ -40,6 +40,14 @@ _DETECTOR_ALIASES = {"zxx": UNDETERMINED, "wuu": "zh", "yue": "zh"}
 
 Method = Literal["given", "detector", "script"]
 
+# Codes spaCy spells otherwise than the detector (its Norwegian Bokmål and Kurmanji Kurdish classes).
+_SPACY_CODES = {"no": "nb", "ku": "kmr"}
+
+
+def spacy_code(language: str) -> str:
+    """The name of spaCy's language class (``spacy.lang.<code>``) for an ISO code."""
+    return _SPACY_CODES.get(language, language)
+
 
 @dataclass(frozen=True)
 class LanguageGuess:

@@ -29,15 +29,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...tokenize import split_text
-from .detect import SCRIPT_DECIDES, UNDETERMINED
+from .detect import SCRIPT_DECIDES, UNDETERMINED, spacy_code
 from .scripts import NO_SPACE_SCRIPTS, char_script
 
 REGEX = "en-regex"
 NO_SPACE_LANGUAGES = frozenset({"zh", "ja", "th", "lo", "km", "my"})
 _NO_SPACE_LETTERS = NO_SPACE_SCRIPTS | {"Hiragana", "Katakana"}
-# spaCy spells some codes otherwise than the detector, or needs another tokenizer than its default
-# (Korean's and Vietnamese's need mecab-ko and pyvi; their rule-based ones need nothing).
-_SPACY_CODES = {"no": "nb", "ku": "kmr"}
+# Korean's and Vietnamese's default spaCy tokenizers need mecab-ko and pyvi; their rule-based ones need nothing.
 _SPACY_CONFIG: dict[str, dict[str, Any]] = {
     "ko": {"nlp": {"tokenizer": {"@tokenizers": "spacy.Tokenizer.v1"}}},
     "vi": {"nlp": {"tokenizer": {"@tokenizers": "spacy.Tokenizer.v1"}}},
@@ -86,7 +84,7 @@ def segmenter_for(language: str, script: str) -> Segmenter:
         return Segmenter(f"icu-{code}", _icu_version())
     if language == "en" or (language == UNDETERMINED and script in ("Latin", "Unknown")):
         return Segmenter(REGEX)
-    code = _SPACY_CODES.get(language, language) if language != UNDETERMINED else "xx"
+    code = spacy_code(language) if language != UNDETERMINED else "xx"
     try:
         _spacy_tokenizer(code)
     except (ImportError, ValueError, OSError, KeyError):  # no spaCy class, or one needing a package not here
