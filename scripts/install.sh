@@ -26,7 +26,8 @@ STAMP=$VENV/.requirements.sha256
 say() { printf '[install] %s\n' "$*" >&2; }
 
 apt_packages=(cmake g++ make libboost-program-options-dev libboost-system-dev
-  libboost-thread-dev libboost-test-dev zlib1g-dev libbz2-dev liblzma-dev chromium)
+  libboost-thread-dev libboost-test-dev zlib1g-dev libbz2-dev liblzma-dev chromium
+  libicu-dev pkg-config)  # ICU's headers: PyICU (word segmentation for zh/ja/th/lo/km/my) builds against them
 
 missing_apt() {
   local p

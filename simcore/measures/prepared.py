@@ -34,10 +34,11 @@ class PreparedSource:
     """A source (sub-)corpus with lazily built, stored artefacts."""
 
     def __init__(self, sample: TokenizedCorpus, store: ArtefactStore, options: MeasureOptions,
-                 progress: ProgressFn | None = None) -> None:
+                 progress: ProgressFn | None = None, language: str = "en") -> None:
         self.sample = sample
         self.store = store
         self.options = options
+        self.language = language  # ISO code or "und" (simcore.corpora.lang): chooses how content words are found
         self.progress = progress
         self._counts: NgramCounts | None = None
         self._cache: dict[str, Any] = {}
@@ -61,11 +62,12 @@ class PreparedTarget:
     """A target corpus held in memory (targets are small), with derived data cached."""
 
     def __init__(self, tokenized: TokenizedCorpus, store: ArtefactStore, options: MeasureOptions,
-                 raw: Any = None) -> None:
+                 raw: Any = None, language: str = "en") -> None:
         self.tokenized = tokenized
         self.store = store
         self.options = options
         self.raw = raw
+        self.language = language  # ISO code or "und" (simcore.corpora.lang): chooses how content words are found
         self.sentences: list[list[str]] = list(tokenized.sentences())
         self.hasher = TokenHasher()
         self._counts: NgramCounts | None = None

@@ -1,6 +1,9 @@
 """Target vocabulary covered, content words only (nouns, verbs, adjectives by default).
 
-The target is tagged with the spaCy English pipeline on its original-case tokens. The source side
+An English target is tagged with the spaCy English pipeline on its original-case tokens. A target in
+another language never is: its content words are its tokens that are not in spaCy's stop-word list for
+that language (nor punctuation or numbers), and where the language has neither a tagger nor a list the
+cell is left empty with the reason (:mod:`simcore.corpora.lang.content`). The source side
 is the source's whole vocabulary by default; with ``tvcc_tag_source`` it is the source's own content
 words, from tagging the (normalised) source sample once, which is slow (about 17k tokens/s) but
 stored.
@@ -14,9 +17,9 @@ from typing import Any
 import numpy as np
 
 from ..corpus import Corpus
-from ..errors import SimcoreError
+from ..errors import MeasureUnavailable, SimcoreError
 from ..store import ArtefactStore
-from ..tagging import content_words, content_words_parts, parts_of
+from ..tagging import content_words, content_words_parts, method_for, parts_of, stop_word_content_words
 from ..tokenize import TokenizerOptions, split_text
 from ..uncertainty import coverage_replicates
 from .prepared import PreparedSource, PreparedTarget, Score
@@ -53,7 +56,18 @@ def _raw(target: PreparedTarget) -> Corpus:
     return target.raw
 
 
+def _method(language: str):
+    try:
+        return method_for(language)
+    except MeasureUnavailable as exc:
+        raise MeasureUnavailable(f"TVcC not computed: {exc}") from None
+
+
 def target_content_words(target: PreparedTarget) -> list[str]:
+    method = _method(target.language)
+    if method.kind == "stop-words":  # the target's own tokens, as segmented and normalised for every measure
+        return target.cached(f"content_{method.name}", lambda: sorted(stop_word_content_words(
+            target.sentences, method, TokenizerOptions(**target.tokenized.meta.get("options", {})))))
     pos = tuple(target.options.tvcc_pos)
     options = target.tokenized.meta.get("options", {})
     return target.cached(
@@ -64,10 +78,11 @@ def target_content_words(target: PreparedTarget) -> list[str]:
 
 def source_content_words(source: PreparedSource) -> set[str]:
     """The source sample's content words (tagged once, stored)."""
+    method = _method(source.language)
     pos = tuple(source.options.tvcc_pos)
     options = TokenizerOptions(**source.sample.meta.get("options", {}))
-    return source.cached(f"content_{pos}", lambda: content_words(
-        source.sample.sentences, source.sample.fingerprint, source.store, pos, options))
+    return source.cached(f"content_{pos}_{method.name}", lambda: content_words(
+        source.sample.sentences, source.sample.fingerprint, source.store, pos, options, source.language))
 
 
 BACKGROUND_MIN_TOKENS = 20_000  # below this, starting a process costs more than tagging
@@ -94,7 +109,8 @@ class TargetContentVocabularyCovered:
         its parts (:func:`simcore.tagging.content_words_parts`) in up to ``processes`` jobs, so that several
         processes can tag one large target at once (each loads the pipeline: one job where there is no
         spare process); none for a small target."""
-        if not isinstance(target.raw, Corpus) or target.tokenized.n_tokens < BACKGROUND_MIN_TOKENS:
+        if (not isinstance(target.raw, Corpus) or target.tokenized.n_tokens < BACKGROUND_MIN_TOKENS
+                or target.language != "en"):  # only English is tagged; stop words cost one pass over the target
             return []
         args = (target.raw, target.fingerprint, str(target.store.root), tuple(target.options.tvcc_pos),
                 target.tokenized.meta.get("options", {}))
@@ -105,6 +121,13 @@ class TargetContentVocabularyCovered:
 
     def score(self, source: PreparedSource, target: PreparedTarget) -> Score:
         words = target_content_words(target)
+        score = self._score(source, target, words)
+        method = _method(target.language)
+        if method.fingerprint():  # said for every language but English, whose details stay as they were
+            score.details["content_words"] = method.name
+        return score
+
+    def _score(self, source: PreparedSource, target: PreparedTarget, words: list[str]) -> Score:
         if not target.options.tvcc_tag_source:
             return coverage(source, words, target)
         if not words:
