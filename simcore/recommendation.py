@@ -34,7 +34,7 @@ import pandas as pd
 
 from .errors import SimcoreError
 from .ladder import size_bias
-from .measures import get_measure
+from .measures import explained, get_measure
 from .pairwise import (
     NO_COMMON,
     MeasureCells,
@@ -347,12 +347,13 @@ def _reason(part: TargetRows, sources: list[str], measures: list[MeasureCells], 
             flags: list[str], *, beaten: np.ndarray | None = None, combined: np.ndarray | None = None,
             unequal: list[MeasureCells] | None = None) -> str:
     labels = {m.name: get_measure(m.name).label for m in measures}
+    plain = {m.name: explained(m.name) for m in measures}  # each measure said in words at its first mention
     sentences = []
     if len(set(firsts.values())) == 1:
         best = next(iter(firsts.values()))
         b = sources.index(best)
         both = "both " if len(measures) == 2 else ("all " if len(measures) > 2 else "")
-        text = f"{_join(list(labels.values()))} {both}rank{'s' if len(measures) == 1 else ''} {best} first"
+        text = f"{_join(list(plain.values()))} {both}rank{'s' if len(measures) == 1 else ''} {best} first"
         if beaten is not None and len(sources) > 1:
             close = []
             for k, m in enumerate(measures):
@@ -364,7 +365,7 @@ def _reason(part: TargetRows, sources: list[str], measures: list[MeasureCells], 
         values = [f"{labels[m.name]} {_fmt(m.points[b])}" for m in measures]
         sentences.append(text + f" ({', '.join(values)})")
     else:
-        named = "; ".join(f"{labels[m]} ranks {s} first" for m, s in firsts.items())
+        named = "; ".join(f"{plain[m]} ranks {s} first" for m, s in firsts.items())
         if level == "disagree":
             sentences.append("the measures that carry it disagree, each by more than its noise: " + named)
         else:
@@ -415,20 +416,33 @@ def _reason(part: TargetRows, sources: list[str], measures: list[MeasureCells], 
             continue
         top = sources[int(np.argmin(ranks(values, get_measure(name).direction)))]
         if top not in chosen:
-            others.append(f"{get_measure(name).label} prefers {top}")
+            others.append(f"{explained(name)} prefers {top}")
     if others:
         sentences.append(f"{_join(others)} (not used for {PRETRAINING_LABEL[pretraining]})")
     return "; ".join(sentences + flags)
 
 
+PAIR_COLUMNS = ["measure", "source_a", "source_b", "tokens", "value_a", "value_b", "better", "share_a_better"]
+
+
 def pairwise_table(long: pd.DataFrame, target: str, pretraining: str = "lm") -> pd.DataFrame:
     """Every pair of sources for one target under each carrying measure: the size they met at, both
     values there, and the share of replicates in which the first is more similar (the drill-down)."""
-    columns = ["measure", "source_a", "source_b", "tokens", "value_a", "value_b", "better", "share_a_better"]
     found = [p for t, p in TargetRows.split(long[long["target"].astype(str) == str(target)])]
     if not found or pretraining not in PRETRAINING:
-        return pd.DataFrame(columns=columns)
-    part = found[0]
+        return pd.DataFrame(columns=PAIR_COLUMNS)
+    return pd.DataFrame(_pair_rows(found[0], pretraining), columns=PAIR_COLUMNS)
+
+
+def pairwise_tables(long: pd.DataFrame, pretraining: str = "lm") -> pd.DataFrame:
+    """:func:`pairwise_table` for every target at once (the table split once), with a ``target`` column."""
+    if pretraining not in PRETRAINING:
+        raise SimcoreError(f"unknown pretraining {pretraining!r}; choose from {', '.join(PRETRAINING)}")
+    rows = [{"target": target, **row} for target, part in TargetRows.split(long) for row in _pair_rows(part, pretraining)]
+    return pd.DataFrame(rows, columns=["target", *PAIR_COLUMNS])
+
+
+def _pair_rows(part: TargetRows, pretraining: str) -> list[dict[str, Any]]:
     sources = part.sources
     rows = []
     for name in PRETRAINING[pretraining]:
@@ -445,7 +459,7 @@ def pairwise_table(long: pd.DataFrame, target: str, pretraining: str = "lm") -> 
                 rows.append({"measure": name, "source_a": sources[i], "source_b": sources[j],
                              "tokens": z if z > 0 else None, "value_a": va, "value_b": vb, "better": better,
                              "share_a_better": share})
-    return pd.DataFrame(rows, columns=columns)
+    return rows
 
 
 def _size_flags(part: TargetRows, sources: list[str], measures: list[str]) -> list[str]:

@@ -409,6 +409,20 @@ def test_ranking_page_offers_downloads_that_match_the_ranking(computed):
 
         assert any(md(rec.reason) in m.value for m in at.markdown), "the reason is shown in full, not cut"
     assert parts.html.index("Recommendation") < parts.html.index("Sources ranked per target")
+    # how each pair was compared: labelled, the answer's pairs by default, every pair on request and in the downloads
+    assert "dl_pairs" in {b.key for b in at.download_button}
+    target = at.selectbox(key="rank_pairs_target").value
+    rec = next(r for r in recommend(long, "lm") if r.target == target)
+    pairs = next(d.value for d in at.dataframe if "compared at" in d.value.columns)
+    assert len(pairs) and set(pairs["source A"]) <= set(rec.recommended)
+    assert set(pairs["measure"]) <= {"PPL (perplexity per word, lower is closer)", "JSD (bits, 0 to 1, lower is closer)"}
+    assert all(text.endswith(" tokens") and "," in text for text in pairs["compared at"])
+    at.toggle(key="rank_pairs_all").set_value(True).run()
+    every = next(d.value for d in at.dataframe if "compared at" in d.value.columns)
+    n = long["source"].nunique()
+    assert len(every) == len(parts.pairs[parts.pairs["target"] == target]) > len(pairs)
+    assert len(every) == n * (n - 1) // 2 * len(rec.measures)
+    assert '"pairs"' in parts.json and "How each pair of sources was compared" in parts.html
     at.radio(key="rank_pretraining").set_value("vectors").run()
     no_problems(at)
     assert set(at.dataframe[0].value["carried by"]) == {"TVcC, TVC"}  # WVV left out: sample sources are tiny

@@ -19,3 +19,27 @@ def test_markdown_rows_name_measures_by_label_not_id():
     labels = {get_measure(m).label for m in measures}
     assert labels and labels <= firsts
     assert not firsts & (measures - labels)  # no row is named by a measure's id
+
+
+def test_the_pairwise_comparisons_go_into_the_csv_and_json_downloads():
+    import json
+    import io
+
+    from simcore.evidence import pairs_evidence
+    from simcore.export import pairs_csv, ranking_json
+    from simcore.recommendation import pairwise_table, recommend
+
+    from .test_evidence import table
+
+    long, _ = table()
+    recs = recommend(long, "lm")
+    evidence = pairs_evidence(long, recs, "lm")
+    back = pd.read_csv(io.StringIO(pairs_csv(evidence)))
+    assert back["measure"].tolist() == ["PPL"] * 3 and back["tokens"].tolist() == [8_419] * 3
+    raw = pairwise_table(long, "conll", "lm")  # the drill-down's own numbers, before any relabelling
+    assert sorted(back["value_a"].tolist() + back["value_b"].tolist()) == sorted(
+        raw["value_a"].tolist() + raw["value_b"].tolist())
+    document = json.loads(ranking_json(rank_sources(long, ["ppl", "tvc"]), {}, recs, evidence))
+    assert [p["source_a"] for p in document["pairs"]] == evidence["source_a"].tolist()
+    assert document["pairs"][0]["involves_answer"] is True and document["pairs"][0]["tokens"] == 8_419
+    assert "pairs" not in json.loads(ranking_json(rank_sources(long, ["ppl"]), {}, recs))

@@ -18,7 +18,7 @@ from simcore.corpus import Corpus, sample_corpus
 from simcore.errors import SimcoreError
 from simcore.ladder import SIZE_DIRECTION, size_bias
 from simcore.matrix import Workbench, corpora_in, encode_replicates
-from simcore.measures import get_measure
+from simcore.measures import explained, get_measure
 from simcore.recommendation import pairwise_table, recommend, recommendation_table
 from simcore.store import ArtefactStore
 
@@ -52,7 +52,10 @@ def test_the_pretraining_decides_which_measures_carry_it():
     vectors = recommend(table, "vectors")[0]
     assert lm.recommended == ["alpha"] and lm.level == "high" and lm.measures == ["ppl", "jsd"]
     assert vectors.recommended == ["beta"] and vectors.level == "high" and vectors.measures == ["tvcc", "tvc", "wvv"]
-    assert "PPL and JSD both rank alpha first" in lm.reason and "TVC prefers beta" in lm.reason
+    assert f"{explained('ppl')} and {explained('jsd')} both rank alpha first" in lm.reason
+    # every measure said in words where the reason first names it: which way is closer, and what it is
+    assert "TVC (share of the target's words found in the source, higher is closer) prefers beta" in lm.reason
+    assert "PPL (how surprised a language model of the source is by the target's text, lower is closer)" in lm.reason
 
 
 def test_one_outlier_measure_cannot_flip_the_answer():
@@ -85,7 +88,7 @@ def test_measures_that_disagree_by_a_wide_margin_are_a_disagreement_never_high()
     assert rec.level == "disagree" and sorted(rec.recommended) == ["alpha", "beta"]
     assert rec.firsts == {"ppl": "alpha", "jsd": "beta"}
     assert max(rec.shares.values()) <= 0.5 and rec.confidence <= 0.5
-    assert "PPL ranks alpha first" in rec.reason and "JSD ranks beta first" in rec.reason
+    assert f"{explained('ppl')} ranks alpha first" in rec.reason and f"{explained('jsd')} ranks beta first" in rec.reason
     assert "disagree" in rec.headline() and "100%" not in rec.confidence_text()
 
 

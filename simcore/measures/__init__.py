@@ -143,6 +143,8 @@ class Measure(Protocol):
     direction: int
     option_names: tuple[str, ...]
     description: str
+    # The measure in a few plain words for a reader (shown beside its label; see explained()); optional.
+    gloss: str
     # Source size (tokens) below which the measure's rankings are not yet settled (bench/bench_recommendation.py).
     reliable_tokens: int
     # True when, below that size, the measure is noise and is left out of the recommendation.
@@ -174,6 +176,18 @@ def get_measure(name: str) -> Measure:
         return REGISTRY[name.lower()]
     except KeyError:
         raise SimcoreError(f"unknown measure {name!r}; choose from {', '.join(all_measures())}") from None
+
+
+def explained(name: str) -> str:
+    """'KL (divergence of word distributions, lower is closer)': a measure's label with one line saying
+    what it is and which way is more similar, wherever a reader meets it; an unknown name as given."""
+    _load_builtin()
+    measure = REGISTRY.get(str(name).lower())
+    if measure is None:
+        return str(name)
+    way = {1: "higher is closer", -1: "lower is closer"}.get(measure.direction)
+    words = [getattr(measure, "gloss", "") or measure.description] + ([way] if way else [])
+    return f"{measure.label} ({', '.join(words)})"
 
 
 def all_measures() -> list[str]:

@@ -129,6 +129,7 @@ class EncoderCentroidCosine:
     direction = HIGHER
     option_names = ("emb_sentences",)
     description = "cosine between the mean all-MiniLM-L6-v2 sentence embeddings of source and target"
+    gloss = "closeness of the mean sentence meanings"
     reliable_tokens = 100_000
     size_ladder = False  # at most emb_sentences sentences per side, whatever the source's size
     noise_when_small = False
