@@ -212,6 +212,15 @@ def test_the_newer_measures_are_offered_with_their_options(cache: Path):
     """KL and EMB were judged beside the others (issue 18) but the form offered neither, nor their options."""
     at = go(_sample_session(), "pages/2_Similarity.py")
     assert {"KL", "EMB"} <= set(at.multiselect(key="f_measures").options)  # shown by their labels
+    # EMB's time on a CPU is said before it runs: every loaded source and target at the default sentences per side
+    from dashboard.jobs import duration
+    from simcore.measures.emb import estimate
+
+    state = at.session_state["simcore_state"]
+    expected_time = estimate(ArtefactStore(cache), len(state.sources) + len(state.targets),
+                             MeasureOptions().emb_sentences)
+    assert any(cap.value.startswith("⏱ EMB on the CPU") and duration(expected_time.seconds) in cap.value
+               for cap in at.caption)
     s, sources, target, new = _compute_two_sources(at, "kl", lambda: at.number_input(key="f_kl").set_value(64))
     assert new.job.options["kl_buckets"] == 64 and "KL buckets 64" in new.name
     expected = Workbench(ArtefactStore(cache), options=MeasureOptions(kl_buckets=64)).matrix(
