@@ -143,8 +143,13 @@ def csv_text(table: pd.DataFrame, **options: Any) -> str:
 
 
 def ranking_csv(ranking: pd.DataFrame) -> str:
-    """The ranking as CSV text."""
-    return csv_text(_ranking(ranking))
+    """The ranking as CSV text; a source without a value (a measure not computed, such as WVV on small
+    sources) has an empty rank, not a shared first place."""
+    ranking = _ranking(ranking)
+    missing = pd.to_numeric(ranking["value"], errors="coerce").isna()
+    if missing.any():
+        ranking = ranking.assign(rank=pd.to_numeric(ranking["rank"]).astype("Int64").mask(missing))
+    return csv_text(ranking)
 
 
 def recommendations_csv(recommendations: list[Recommendation]) -> str:
@@ -171,7 +176,8 @@ def ranking_json(ranking: pd.DataFrame, options: dict[str, Any] | None = None,
     for target, measure, rank, source, value in zip(ranking["target"], ranking["measure"], ranking["rank"],
                                                     ranking["source"], values):
         targets.setdefault(target, {}).setdefault(measure, []).append(
-            {"rank": int(rank), "source": source, "value": None if value != value else float(value)})
+            {"rank": None if value != value else int(rank), "source": source,
+             "value": None if value != value else float(value)})
     recs = [{**r.as_dict(), "confidence": _number(r.confidence)} for r in recommendations or []]
     indent = 2 if len(ranking) <= 10_000 else None  # Python's JSON encoder is 10x slower with an indent
     document: dict[str, Any] = {"recommendations": recs, "targets": targets, "options": options}
