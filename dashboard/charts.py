@@ -18,6 +18,12 @@ def label(measure: str) -> str:
     return get_measure(measure).label if measure in all_measures() else measure
 
 
+def _gloss(measure: str) -> str:
+    """'how surprised a language model ... ': what the measure is, in a few words, for a chart's title."""
+    gloss = getattr(get_measure(measure), "gloss", "") if measure in all_measures() else ""
+    return f"{gloss} " if gloss else ""
+
+
 def heatmap(long: pd.DataFrame, measure: str) -> go.Figure:
     """Sources × targets; each target's column shaded on its own scale (darker = more similar for this
     target); cells show the value and, where known, ± half its 95% interval.
@@ -77,7 +83,8 @@ def heatmap(long: pd.DataFrame, measure: str) -> go.Figure:
                 + ("; grey: left out of its column's scale" if greyed.any() else "; every value of a column flagged: "
                    "shaded among themselves") + "</span>")
     fig.update_layout(
-        title={"text": f"{label(measure)} <span style='font-size:12px;color:#666'>({DIRECTION_NOTE[direction]}; "
+        title={"text": f"{label(measure)} <span style='font-size:12px;color:#666'>{_gloss(measure)}"
+                       f"({DIRECTION_NOTE[direction]}; "
                        f"each target's column on its own scale)</span>{note}"},
         height=160 + 44 * len(sources) + (16 if note else 0), margin={"l": 10, "r": 10, "t": 40 + (16 if note else 0),
                                                                       "b": 10},

@@ -11,7 +11,8 @@ import pandas as pd
 from simcore.analysis import agreement, correlate, rank_sources, regret
 from simcore.analysis.correlation import join
 from simcore.errors import SimcoreError
-from simcore.export import ranking_csv, ranking_json, recommendations_csv
+from simcore.evidence import pairs_evidence
+from simcore.export import pairs_csv, ranking_csv, ranking_json, recommendations_csv
 from simcore.recommendation import Recommendation, recommend
 from simcore.report import build_report
 
@@ -25,6 +26,8 @@ class ReportParts:
     ranking: pd.DataFrame | None = None
     recommendations: list[Recommendation] = field(default_factory=list)
     recommendations_csv: str = ""
+    pairs: pd.DataFrame | None = None  # simcore.evidence.pairs_evidence: how each pair of sources was compared
+    pairs_csv: str = ""
     csv: str = ""
     json: str = ""
     html: str = ""
@@ -58,13 +61,15 @@ def _build(state: AppState, measures: list[str], pretraining: str) -> ReportPart
     try:
         parts.ranking = rank_sources(long, measures, pretraining)
         parts.recommendations = recommend(long, pretraining)
+        parts.pairs = pairs_evidence(long, parts.recommendations, pretraining)
     except SimcoreError as exc:
         parts.error = str(exc)
         return parts
     options = {"measures": measures, "pretraining": pretraining, **state.matrix_options}
     parts.csv = ranking_csv(parts.ranking)
     parts.recommendations_csv = recommendations_csv(parts.recommendations)
-    parts.json = ranking_json(parts.ranking, options, parts.recommendations)
+    parts.pairs_csv = pairs_csv(parts.pairs)
+    parts.json = ranking_json(parts.ranking, options, parts.recommendations, parts.pairs)
     agree = corr = regrets = joined = None
     agreement_note = ""
     if len(measures) >= 2:
@@ -84,5 +89,6 @@ def _build(state: AppState, measures: list[str], pretraining: str) -> ReportPart
             parts.notes.append(f"The report has no NER-results section: {exc}")
     parts.html = build_report(long, parts.ranking, options, source_label=state.matrix_label, agreement=agree,
                               correlations=corr, regret=regrets, joined=joined,
-                              recommendations=parts.recommendations, agreement_note=agreement_note)
+                              recommendations=parts.recommendations, agreement_note=agreement_note,
+                              pairs=parts.pairs)
     return parts

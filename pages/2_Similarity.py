@@ -5,6 +5,7 @@ import streamlit as st
 
 from dashboard import common as c
 from dashboard import jobs
+from dashboard.common import get_store
 from dashboard.charts import heatmap, label
 from dashboard.compute import KIND, failures, partial_matrix, start_matrix
 from dashboard.drill import VIEWS, drill_down, pair_flags
@@ -12,6 +13,7 @@ from dashboard.tables import flag_summary, flagged_cells, size_notes
 from simcore.errors import SimcoreError
 from simcore.matrix import DEFAULT_MEASURES
 from simcore.measures import MeasureOptions, all_measures, get_measure
+from simcore.measures.emb import estimate as emb_estimate
 from simcore.option_checks import MAX_EMB_SENTENCES, MAX_KL_BUCKETS
 from simcore.report import values_with_intervals
 
@@ -59,6 +61,14 @@ if state.sources and state.targets:
                                   + ". KL and EMB are the newer measures, shown beside the others; they do not "
                                     "carry the recommendation, and EMB needs the optional encoder "
                                     "(scripts/install.sh --encoder)")
+        emb_time = emb_estimate(get_store(), len(st.session_state.get("f_sources") or state.sources)
+                                + len(st.session_state.get("f_targets") or state.targets),
+                                int(st.session_state.get("f_emb") or MeasureOptions().emb_sentences))
+        if emb_time.device == "cpu":
+            st.caption(f"⏱ {emb_time.text(jobs.duration)} (at {st.session_state.get('f_emb') or MeasureOptions().emb_sentences:,} "
+                       "sentences per side: fewer under Options go faster; embeddings are stored and reused).",
+                       help="EMB embeds sentences of every source and target with a transformer encoder, "
+                            "which is slow without a GPU; the other measures take seconds.")
         with st.expander("Options"):
             o1, o2, o3 = st.columns(3)
             samples = o1.number_input("Sub-corpora per source", 1, 20, key="f_samples",

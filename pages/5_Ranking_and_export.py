@@ -7,7 +7,8 @@ from dashboard import common as c
 from dashboard.charts import label
 from dashboard.report_cache import report_parts
 from dashboard.tables import ranking_grid, recommendation_frame
-from simcore.recommendation import pairwise_table
+from simcore.evidence import readable_pairs
+from simcore.measures import explained
 
 c.setup_page("Ranking and export", ":material/trophy:")
 state = c.get_state()
@@ -51,16 +52,22 @@ with st.expander("Why, in full", expanded=len(parts.recommendations) <= 3):
         st.markdown(f"**{c.md(rec.headline())}**  \n{c.md(rec.reason)}")
 with st.expander("How each pair of sources was compared (at the largest size both have)"):
     targets = [r.target for r in parts.recommendations]
-    shown = st.selectbox("Target", targets, key="rank_pairs_target") if targets else None
-    if shown is not None:
-        st.dataframe(pairwise_table(long, shown, pretraining), hide_index=True, width="stretch",
-                     column_config={"tokens": st.column_config.NumberColumn("tokens", format="%d",
-                                                                            help="sample size both sources met at"),
-                                    "share_a_better": st.column_config.NumberColumn(
-                                        "share A better", format="percent",
-                                        help="share of the bootstrap replicates in which source A is more similar")})
+    pick, every = st.columns([2, 1])
+    shown = pick.selectbox("Target", targets, key="rank_pairs_target") if targets else None
+    all_pairs = every.toggle("All pairs", key="rank_pairs_all",
+                             help="Off: only the pairs with the recommended source, which decide the answer. "
+                                  "On: every pair of sources.")
+    if shown is not None and parts.pairs is not None:
+        pairs = readable_pairs(parts.pairs[parts.pairs["target"].astype(str) == str(shown)], not all_pairs)
+        st.dataframe(pairs.drop(columns="target"), hide_index=True, width="stretch",
+                     column_config={"measure": st.column_config.TextColumn("measure", width="medium"),
+                                    "A more similar in": st.column_config.TextColumn(
+                                        "A more similar in", help="share of the bootstrap replicates of the target "
+                                                                  "in which source A is the more similar")})
+        st.caption("Each pair is compared at the largest sample size both sources have; the recommended source is "
+                   "source A. The downloads below include every pair (pairwise CSV, and 'pairs' in the JSON).")
 
-downloads = [*st.columns(2), *st.columns(2)]  # two a row: four in one row cut their labels
+downloads = [*st.columns(2), *st.columns(2), *st.columns(2)]  # two a row: four in one row cut their labels
 downloads[0].download_button("Download recommendation (CSV)", parts.recommendations_csv,
                              file_name="simcore-recommendation.csv", mime="text/csv", on_click="ignore",
                              key="dl_rec", type="primary")
@@ -70,12 +77,15 @@ downloads[2].download_button("Download ranking (JSON)", parts.json, file_name="s
                              mime="application/json", on_click="ignore", key="dl_json")
 downloads[3].download_button("Download report (HTML)", parts.html, file_name="simcore-report.html",
                              mime="text/html", on_click="ignore", key="dl_html")
+downloads[4].download_button("Download pairwise comparisons (CSV)", parts.pairs_csv,
+                             file_name="simcore-pairs.csv", mime="text/csv", on_click="ignore", key="dl_pairs")
 
 st.subheader("Sources ranked per target")
 st.caption("Rank 1 is the most similar source; ties share a rank. The 'recommended' column ranks the sources by "
            "its share of the votes (each carrying measure, each bootstrap replicate). ⚠ marks a source whose value for that measure is flagged "
            "(used whole, or below the size at which the measure is reliable; the Similarity page lists why); in the "
            "'recommended' column, flagged under a measure that carries the recommendation.")
+st.caption("; ".join(explained(m) for m in chosen) + ".")
 for target in sorted(ranking["target"].unique()):
     st.markdown(f"**{c.md(target)}**")
     carrying = next((r.measures for r in parts.recommendations if r.target == target), ())

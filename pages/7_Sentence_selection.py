@@ -16,7 +16,7 @@ from dashboard.state import unique_name
 from simcore.corpus import Corpus, display_name, save_upload
 from simcore.errors import SimcoreError
 from simcore.selection import DESCRIPTIONS, METHODS, SelectionOptions, jaccard, kept_indices
-from simcore.selection.choosing import MAX_MIN_TOKENS
+from simcore.selection.choosing import MAX_MIN_TOKENS, PER_TOKEN_MIN_TOKENS, default_min_tokens
 from simcore.selection.encoder_model import INSTALL_HINT, encoder_installed
 from simcore.selection.view import examples_table, selection_files
 
@@ -40,7 +40,7 @@ KIND = "selection"
 FORM_KEYS = {"sel_pool": None, "sel_target": None, "sel_target_tokens": 0, "sel_method": METHODS[0] if METHODS else None,
              "sel_amount": "top K sentences", "sel_top": 100, "sel_percent": 10, "sel_keep_dups": False,
              "sel_pool_sample": 100_000, "sel_order": 3, "sel_labels": "auto", "sel_seed": 13, "sel_path": "",
-             "sel_adapt": False, "sel_tagger": "target", "sel_min_tokens": 1}
+             "sel_adapt": False, "sel_tagger": "target", "sel_min_tokens": 0}
 pool_options = [*sorted(state.sources), POOL_UPLOAD, POOL_PATH]
 c.keep_choices(state, "selection", dict(FORM_KEYS, sel_pool=pool_options[0], sel_target=sorted(state.targets)[0]),
                allowed={"sel_pool": pool_options, "sel_target": state.targets, "sel_method": METHODS})
@@ -93,11 +93,14 @@ with st.form("selection_form"):
         tagger = o2.selectbox("Tagger (entities)", ["target", "generic"], key="sel_tagger",
                               help="target: trained on the target's own labels (generic when it has none); "
                                    "generic: the English pipeline's OntoNotes types")
-        min_tokens = o1.number_input("Shortest sentence kept (tokens)", 1, MAX_MIN_TOKENS, key="sel_min_tokens",
+        min_tokens = o1.number_input(f"Shortest sentence kept (tokens; 0: {PER_TOKEN_MIN_TOKENS} for ppl and xent, "
+                                     "1 for the others)", 0, MAX_MIN_TOKENS, key="sel_min_tokens",
                                      help="sentences with fewer tokens are never kept: under ppl and xent a score "
-                                          "per token over a few tokens is extreme, so one-liners crowd the top "
-                                          "(try 5 or so); the stored scores are reused")
+                                          "per token over a few tokens is extreme, so one-liners would crowd the "
+                                          f"top ('Source :'); their default, {PER_TOKEN_MIN_TOKENS}, keeps them out "
+                                          "(bench/bench_min_tokens.py); the stored scores are reused")
     submitted = st.form_submit_button("Select", type="primary", key="sel_run", disabled=task is not None)
+min_tokens = int(min_tokens) or default_min_tokens(method)
 
 if not encoder_installed():
     st.caption(f"The encoder method needs the transformer encoder: {INSTALL_HINT}.")

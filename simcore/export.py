@@ -18,7 +18,7 @@ from .recommendation import PRETRAINING_LABEL, Recommendation, recommendation_ta
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 RANKING_COLUMNS = ("target", "measure", "rank", "source", "value")
 
-__all__ = ["csv_text", "escape_formula", "escape_formulas", "ranking_csv", "ranking_html", "ranking_json",
+__all__ = ["csv_text", "escape_formula", "escape_formulas", "pairs_csv", "ranking_csv", "ranking_html", "ranking_json",
            "markdown_cell", "ranking_markdown", "recommendation_html", "recommendations_csv", "unescape_formula", "write_ranking",
            "write_recommendations"]
 
@@ -143,8 +143,13 @@ def csv_text(table: pd.DataFrame, **options: Any) -> str:
 
 
 def ranking_csv(ranking: pd.DataFrame) -> str:
-    """The ranking as CSV text."""
-    return csv_text(_ranking(ranking))
+    """The ranking as CSV text; a source without a value (a measure not computed, such as WVV on small
+    sources) has an empty rank, not a shared first place."""
+    ranking = _ranking(ranking)
+    missing = pd.to_numeric(ranking["value"], errors="coerce").isna()
+    if missing.any():
+        ranking = ranking.assign(rank=pd.to_numeric(ranking["rank"]).astype("Int64").mask(missing))
+    return csv_text(ranking)
 
 
 def recommendations_csv(recommendations: list[Recommendation]) -> str:
@@ -152,23 +157,41 @@ def recommendations_csv(recommendations: list[Recommendation]) -> str:
     return csv_text(recommendation_table(_recommendations(recommendations)))
 
 
+def pairs_csv(evidence: pd.DataFrame) -> str:
+    """The pairwise comparisons behind the answer (:func:`simcore.evidence.pairs_evidence`) as CSV text."""
+    return csv_text(_table(evidence, "the pairwise comparisons"))
+
+
 def _number(value: Any) -> float | None:
     return None if value is None or pd.isna(value) else float(value)
 
 
 def ranking_json(ranking: pd.DataFrame, options: dict[str, Any] | None = None,
-                 recommendations: list[Recommendation] | None = None) -> str:
-    """{"recommendations": [...], "targets": {target: {measure: [{"rank", "source", "value"}, ...]}}, "options"}."""
+                 recommendations: list[Recommendation] | None = None, pairs: pd.DataFrame | None = None) -> str:
+    """{"recommendations": [...], "targets": {target: {measure: [{"rank", "source", "value"}, ...]}}, "options"},
+    and "pairs" (one object per row of :func:`simcore.evidence.pairs_evidence`) when ``pairs`` is given."""
     ranking, options, recommendations = _ranking(ranking), _options(options), _recommendations(recommendations)
     targets: dict[str, dict[str, list[dict[str, Any]]]] = {}
     values = pd.to_numeric(ranking["value"], errors="coerce").astype(float) if len(ranking) else ranking["value"]
     for target, measure, rank, source, value in zip(ranking["target"], ranking["measure"], ranking["rank"],
                                                     ranking["source"], values):
         targets.setdefault(target, {}).setdefault(measure, []).append(
-            {"rank": int(rank), "source": source, "value": None if value != value else float(value)})
+            {"rank": None if value != value else int(rank), "source": source,
+             "value": None if value != value else float(value)})
     recs = [{**r.as_dict(), "confidence": _number(r.confidence)} for r in recommendations or []]
     indent = 2 if len(ranking) <= 10_000 else None  # Python's JSON encoder is 10x slower with an indent
-    return json.dumps({"recommendations": recs, "targets": targets, "options": options}, indent=indent, default=str)
+    document: dict[str, Any] = {"recommendations": recs, "targets": targets, "options": options}
+    if pairs is not None:
+        document["pairs"] = [{k: _json_cell(v) for k, v in row.items()}
+                             for row in _table(pairs, "the pairwise comparisons").to_dict("records")]
+    return json.dumps(document, indent=indent, default=str)
+
+
+def _json_cell(value: Any) -> Any:
+    """A cell as JSON: NaN and pandas' missing values as null, numpy numbers as Python's."""
+    if value is None or (not isinstance(value, (str, bool, np.bool_)) and pd.isna(value)):
+        return None
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _md(text: Any) -> str:
@@ -241,6 +264,12 @@ def measure_label(measure: str) -> str:
     return get_measure(measure).label if measure in all_measures() else measure
 
 
+def _explained(measure: str) -> str:
+    from .measures import explained  # here: the measures import heavy modules
+
+    return explained(measure)
+
+
 def _names_html(names: list[str]) -> str:
     """Sources sharing a cell (tied), one per line: a cell of seven names joined by commas was unreadable."""
     return "<br>".join(html.escape(n) for n in names)
@@ -279,6 +308,10 @@ def ranking_html(ranking: pd.DataFrame, options: dict[str, Any] | None = None, e
     if options and show_options:
         parts.append("<p>Options: " + html.escape(", ".join(f"{k}={v}" for k, v in sorted(options.items(), key=lambda kv: str(kv[0])))) + "</p>")
     parts.append("<h2>Sources ranked per target</h2>")
+    shown = [m for m in dict.fromkeys(ranking["measure"].astype(str))]
+    if shown:
+        parts.append("<p>Rank 1 is the most similar source. " + "; ".join(html.escape(_explained(m)) for m in shown)
+                     + ".</p>")
     for target, measures in _tied(ranking).items():
         ranks = sorted({r for cells in measures.values() for r in cells})
         parts.append(f"<h3>{html.escape(str(target))}</h3><div class='wide'><table><tr><th>measure</th>"

@@ -34,7 +34,7 @@ import pandas as pd
 
 from .errors import SimcoreError
 from .ladder import size_bias
-from .measures import get_measure
+from .measures import explained, get_measure
 from .pairwise import (
     NO_COMMON,
     MeasureCells,
@@ -180,10 +180,7 @@ def _decide(target: str, part: TargetRows, pretraining: str, sources: list[str],
         chosen = sorted(set(firsts.values()), key=lambda s: (-votes[sources.index(s)], s))
     elif combined[winner] >= WINNER_SHARE:
         chosen = [sources[winner]]
-        within_noise = all(b[:, winner].max() < SEPARATED for b in beaten)
-        settled = not _close_unsettled(measures, pairs, beaten, winner)
-        fair = not any(m in unequal for m in measures)
-        level = "high" if votes[winner] >= HIGH_SHARE and within_noise and settled and fair else "moderate"
+        level = "moderate" if _not_high(sources, measures, pairs, beaten, winner, votes[winner], unequal) else "high"
     else:
         cumulative = np.cumsum([combined[i] for i in order])
         count_tied = int(np.searchsorted(cumulative, TIE_MASS - 1e-9)) + 1
@@ -288,21 +285,56 @@ def _recommend_batch(parts: list[tuple[str, TargetRows]], pretraining: str) -> l
     return out
 
 
-def _close_unsettled(measures: list[MeasureCells], pairs: list[Pairs], beaten: np.ndarray,
-                     winner: int) -> list[tuple[str, int, int]]:
-    """(measure, source, size) for each comparison of the winner that was made below the size where the
-    measure's rankings settled and that the winner does not win by more than its noise: a decision
-    resting on such a cell is not "high". A far-apart comparison at a small size does not count."""
+def _below_settled(measures: list[MeasureCells], pairs: list[Pairs], winner: int) -> list[tuple[str, int, int]]:
+    """(measure, source, size) for each deciding comparison (the winner against another source under a
+    carrying measure) made below the size at which that measure's rankings settled, however far apart
+    the two are: a decision resting on such a comparison is not "high". A pair whose size the table
+    does not record counts as below when either cell is flagged unsettled."""
     out = []
-    for k, (m, p) in enumerate(zip(measures, pairs)):
+    for m, p in zip(measures, pairs):
         floor = get_measure(m.name).reliable_tokens
         for j in range(len(m.points)):
             if j == winner:
                 continue
             size = int(p.size[winner, j])
-            below = size < floor if size > 0 else not (m.settled[winner] and m.settled[j])
-            if below and beaten[k][winner, j] < SEPARATED:
+            if size < floor if size > 0 else not (m.settled[winner] and m.settled[j]):
                 out.append((m.name, j, max(size, 0)))
+    return out
+
+
+def _not_high(sources: list[str], measures: list[MeasureCells], pairs: list[Pairs], beaten: np.ndarray,
+              winner: int, share: float, unequal: list[MeasureCells]) -> list[str]:
+    """Each condition for "high" (README: at least ``HIGH_SHARE`` of the votes, no carrying measure
+    separating another source above it, every deciding comparison at or above the settled size, no
+    unfair comparison) that the winner misses, in words; empty when the answer is high. The level
+    and the reason both come from here, so they cannot disagree."""
+    labels = {m.name: get_measure(m.name).label for m in measures}
+    out = []
+    if share < HIGH_SHARE:
+        out.append(f"under {HIGH_SHARE:.0%} of the votes")
+    against = [f"{labels[m.name]} puts {sources[int(np.argmax(b[:, winner]))]} ahead"
+               for m, b in zip(measures, beaten) if b[:, winner].max() >= SEPARATED]
+    if against:
+        out.append(_join(against) + f" by more than its noise (in {SEPARATED:.0%} of the replicates)")
+    below = _below_settled(measures, pairs, winner)
+    if below:
+        groups: dict[int, tuple[list[str], list[str]]] = {}
+        for name, j, size in below:
+            names, others = groups.setdefault(size, ([], []))
+            names.extend([labels[name]] if labels[name] not in names else [])
+            others.extend([sources[j]] if sources[j] not in others else [])
+        floors = {labels[name]: get_measure(name).reliable_tokens for name, _, _ in below}
+        floor = (f"{next(iter(floors.values())):,} tokens" if len(set(floors.values())) == 1
+                 else _join([f"{z:,} for {label}" for label, z in floors.items()]) + " tokens")
+        parts = []
+        for size, (names, others) in sorted(groups.items()):
+            who = _join(others) if len(others) <= 3 else f"{len(others)} other sources"
+            at = f"at {size:,} tokens" if size > 0 else "at a size flagged below it"
+            parts.append(f"with {who} under {_join(names)} {at}")
+        out.append(f"{sources[winner]} was compared " + "; ".join(parts)
+                   + f", below the {floor} at which rankings settled")
+    if unequal:
+        out.append(f"{_join([labels[m.name] for m in unequal])} compared some sources at no common size")
     return out
 
 
@@ -315,12 +347,13 @@ def _reason(part: TargetRows, sources: list[str], measures: list[MeasureCells], 
             flags: list[str], *, beaten: np.ndarray | None = None, combined: np.ndarray | None = None,
             unequal: list[MeasureCells] | None = None) -> str:
     labels = {m.name: get_measure(m.name).label for m in measures}
+    plain = {m.name: explained(m.name) for m in measures}  # each measure said in words at its first mention
     sentences = []
     if len(set(firsts.values())) == 1:
         best = next(iter(firsts.values()))
         b = sources.index(best)
         both = "both " if len(measures) == 2 else ("all " if len(measures) > 2 else "")
-        text = f"{_join(list(labels.values()))} {both}rank{'s' if len(measures) == 1 else ''} {best} first"
+        text = f"{_join(list(plain.values()))} {both}rank{'s' if len(measures) == 1 else ''} {best} first"
         if beaten is not None and len(sources) > 1:
             close = []
             for k, m in enumerate(measures):
@@ -332,7 +365,7 @@ def _reason(part: TargetRows, sources: list[str], measures: list[MeasureCells], 
         values = [f"{labels[m.name]} {_fmt(m.points[b])}" for m in measures]
         sentences.append(text + f" ({', '.join(values)})")
     else:
-        named = "; ".join(f"{labels[m]} ranks {s} first" for m, s in firsts.items())
+        named = "; ".join(f"{plain[m]} ranks {s} first" for m, s in firsts.items())
         if level == "disagree":
             sentences.append("the measures that carry it disagree, each by more than its noise: " + named)
         else:
@@ -349,19 +382,15 @@ def _reason(part: TargetRows, sources: list[str], measures: list[MeasureCells], 
     if level in ("high", "moderate"):
         sentences.append(f"{shares[chosen[0]]:.0%} of the votes (each carrying measure, each bootstrap replicate "
                          "of the target and sample of the source) put it first")
+        w = sources.index(chosen[0])
         if level == "moderate" and measures and beaten is not None:
-            w = sources.index(chosen[0])
-            against = [f"{labels[m.name]} puts {sources[int(np.argmax(b[:, w]))]} ahead"
-                       for m, b in zip(measures, beaten) if b[:, w].max() >= SEPARATED]
-            unsettled = _close_unsettled(measures, pairs, beaten, w)
-            if against:
-                sentences.append("not high: " + _join(against) + " by more than its noise")
-            elif unsettled:
-                sentences.append("not high: it is within noise of " + _join(
-                    [f"{sources[j]} under {labels[m]} at {size:,} tokens" for m, j, size in unsettled])
-                    + ", below the size at which rankings settled")
-            elif shares[chosen[0]] < HIGH_SHARE:
-                sentences.append(f"not high: under {HIGH_SHARE:.0%} of the votes")
+            missed = _not_high(sources, measures, pairs, beaten, w, shares[chosen[0]], unequal or [])
+            sentences.append("not high: " + "; ".join(missed))
+        elif level == "high":
+            met = [int(p.size[w, j]) for p in pairs for j in range(len(sources)) if j != w and p.size[w, j] > 0]
+            if met:
+                sentences.append(f"every comparison of {chosen[0]} met at {min(met):,} tokens or more, at or above "
+                                 "the size at which rankings settled")
     elif level in ("tie", "disagree"):
         rank_of = {m.name: ranks(m.points, m.direction) for m in measures}
         why = []
@@ -387,20 +416,33 @@ def _reason(part: TargetRows, sources: list[str], measures: list[MeasureCells], 
             continue
         top = sources[int(np.argmin(ranks(values, get_measure(name).direction)))]
         if top not in chosen:
-            others.append(f"{get_measure(name).label} prefers {top}")
+            others.append(f"{explained(name)} prefers {top}")
     if others:
         sentences.append(f"{_join(others)} (not used for {PRETRAINING_LABEL[pretraining]})")
     return "; ".join(sentences + flags)
 
 
+PAIR_COLUMNS = ["measure", "source_a", "source_b", "tokens", "value_a", "value_b", "better", "share_a_better"]
+
+
 def pairwise_table(long: pd.DataFrame, target: str, pretraining: str = "lm") -> pd.DataFrame:
     """Every pair of sources for one target under each carrying measure: the size they met at, both
     values there, and the share of replicates in which the first is more similar (the drill-down)."""
-    columns = ["measure", "source_a", "source_b", "tokens", "value_a", "value_b", "better", "share_a_better"]
     found = [p for t, p in TargetRows.split(long[long["target"].astype(str) == str(target)])]
     if not found or pretraining not in PRETRAINING:
-        return pd.DataFrame(columns=columns)
-    part = found[0]
+        return pd.DataFrame(columns=PAIR_COLUMNS)
+    return pd.DataFrame(_pair_rows(found[0], pretraining), columns=PAIR_COLUMNS)
+
+
+def pairwise_tables(long: pd.DataFrame, pretraining: str = "lm") -> pd.DataFrame:
+    """:func:`pairwise_table` for every target at once (the table split once), with a ``target`` column."""
+    if pretraining not in PRETRAINING:
+        raise SimcoreError(f"unknown pretraining {pretraining!r}; choose from {', '.join(PRETRAINING)}")
+    rows = [{"target": target, **row} for target, part in TargetRows.split(long) for row in _pair_rows(part, pretraining)]
+    return pd.DataFrame(rows, columns=["target", *PAIR_COLUMNS])
+
+
+def _pair_rows(part: TargetRows, pretraining: str) -> list[dict[str, Any]]:
     sources = part.sources
     rows = []
     for name in PRETRAINING[pretraining]:
@@ -417,7 +459,7 @@ def pairwise_table(long: pd.DataFrame, target: str, pretraining: str = "lm") -> 
                 rows.append({"measure": name, "source_a": sources[i], "source_b": sources[j],
                              "tokens": z if z > 0 else None, "value_a": va, "value_b": vb, "better": better,
                              "share_a_better": share})
-    return pd.DataFrame(rows, columns=columns)
+    return rows
 
 
 def _size_flags(part: TargetRows, sources: list[str], measures: list[str]) -> list[str]:

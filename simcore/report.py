@@ -20,7 +20,10 @@ import numpy as np
 import pandas as pd
 
 from . import flags
+from .errors import InvalidArgument
+from .evidence import EVIDENCE_COLUMNS, readable_pairs
 from .export import measure_label, ranking_html
+from .measures import explained
 
 LIGHT = (247, 251, 255)
 DARK = (8, 48, 107)
@@ -32,6 +35,7 @@ OUTLINE = "#c05621"  # the dashed outline of a flagged cell
 UNITS = {"tvc": "% of the target's vocabulary", "tvcc": "% of the target's content words", "ppl": "perplexity per word",
          "wvv": "no unit: mean squared change of vector coordinates", "jsd": "bits, 0 to 1", "ttr": "ratio, 0 to 1"}
 PERCENT = frozenset({"tvc", "tvcc"})
+PAIR_TARGETS = 100  # targets whose pairs the report lists (the downloads have them all)
 CHAR_W = 7  # about the width of one character of the 12 px sans-serif text, for sizing an SVG to its text
 
 
@@ -141,7 +145,7 @@ def heatmap_svg(long: pd.DataFrame, measure: str) -> str:
     note = {1: "higher is more similar; darker = more similar", -1: "lower is more similar; darker = more similar",
             0: "not a similarity; darker = higher"}[direction]
     unit = f" ({UNITS[measure]})" if measure in UNITS else ""
-    legend = [f"{_label(measure)}{unit}: {note}", "each target column on its own scale"]
+    legend = [f"{_label(measure)}{unit}: {note}", explained(measure), "each target column on its own scale"]
     if marks.any():
         legend.append(f"{MARK} flagged (dashed outline; grey: left out of its column's scale): see the size flags")
     # wide enough for the grid and for every line of the legend under it (a fixed width cut them off)
@@ -238,26 +242,41 @@ def _table(frame: pd.DataFrame, floats: str = "{:.3f}") -> str:
 def build_report(long: pd.DataFrame, ranking: pd.DataFrame, options: dict[str, Any] | None = None, *,
                  source_label: str = "", agreement: Any = None, correlations: pd.DataFrame | None = None,
                  regret: pd.DataFrame | None = None, joined: pd.DataFrame | None = None,
-                 recommendations: list[Any] | None = None, agreement_note: str = "") -> str:
+                 recommendations: list[Any] | None = None, agreement_note: str = "",
+                 pairs: pd.DataFrame | None = None) -> str:
     """The whole report as one HTML string.
 
     ``agreement`` is a :class:`simcore.analysis.AgreementResult`; ``correlations`` and ``regret`` are
     the tables of :func:`simcore.analysis.correlate` and :func:`simcore.analysis.regret`; ``joined``
     holds measure values next to the NER improvement (columns measure, value, improvement) for scatters.
     ``agreement_note`` says why there is no agreement (for example every comparison rests on an
-    unreliable value) when ``agreement`` is None.
+    unreliable value) when ``agreement`` is None. ``pairs`` (:func:`simcore.evidence.pairs_evidence`)
+    adds how each pair of sources with the recommended one was compared.
     """
     from .report_checks import check_report_arguments  # arguments checked before anything is rendered
 
     long = check_report_arguments(long, ranking, options, source_label, agreement, correlations, regret, joined,
                                   recommendations, agreement_note)
+    if pairs is not None and (not isinstance(pairs, pd.DataFrame) or not set(EVIDENCE_COLUMNS) <= set(pairs.columns)):
+        raise InvalidArgument("pairs must be the table of simcore.evidence.pairs_evidence (or None)")
     parts: list[str] = []
+    if pairs is not None and len(pairs):
+        shown = readable_pairs(pairs)
+        targets = list(dict.fromkeys(shown["target"]))
+        cut = (f" Pairs for the first {PAIR_TARGETS} of {len(targets)} targets." if len(targets) > PAIR_TARGETS else "")
+        shown = shown[shown["target"].isin(targets[:PAIR_TARGETS])]
+        parts.append("<h2>How each pair of sources was compared</h2><p>The recommended source against every other "
+                     "source under each measure that carries the answer, at the largest sample size both have; "
+                     "'A more similar in' is the share of bootstrap replicates in which A is the more similar. "
+                     f"{len(shown)} of {len(pairs)} pairs (every pair is in the pairwise CSV and the JSON "
+                     f"downloads).{cut}</p><div class='wide'>" + _table(shown) + "</div>")
     if source_label:
         parts.append(f"<p>Similarity values: {html.escape(source_label)}</p>")
     measures = list(dict.fromkeys(long["measure"]))
     parts.append("<h2>Similarity heatmaps</h2><p>Darker cells are more similar, whatever the measure's "
                  "direction (TTR, not a similarity: darker is higher); each target's column has its own scale; "
                  "the numbers are the measures' own values.</p>")
+    parts.append("<ul>" + "".join(f"<li>{html.escape(explained(m))}</li>" for m in measures) + "</ul>")
     parts.extend(f"<div class='wide'>{heatmap_svg(long, m)}</div>" for m in measures)
     parts.append("<h2>Values</h2><p>With the 95% interval from the bootstrap over the target's sentences "
                  "(and the source samples, when there are several). TVC and TVcC are shown as percentages "
@@ -274,9 +293,15 @@ def build_report(long: pd.DataFrame, ranking: pd.DataFrame, options: dict[str, A
                          + _table(errors[["source", "target", "measure", "error"]].drop_duplicates()))
     if agreement is not None:
         left_out = getattr(agreement, "left_out_note", "")
+        cohen = agreement.cohen.copy()
+        for column in ("measure_a", "measure_b"):
+            if column in cohen:
+                cohen[column] = cohen[column].map(lambda m: _label(str(m)))
+        cohen = cohen.rename(columns={"measure_a": "measure A", "measure_b": "measure B", "kappa": "Cohen's kappa"})
         parts.append(f"<h2>Agreement between measures</h2><p>Fleiss' kappa over {len(agreement.items)} comparisons "
-                     f"({html.escape(', '.join(agreement.measures))}): <b>{agreement.fleiss:.3f}</b></p>"
-                     + (f"<p>{MARK} {html.escape(left_out)}.</p>" if left_out else "") + _table(agreement.cohen))
+                     f"({html.escape(', '.join(_label(m) for m in agreement.measures))}): "
+                     f"<b>{agreement.fleiss:.3f}</b></p>"
+                     + (f"<p>{MARK} {html.escape(left_out)}.</p>" if left_out else "") + _table(cohen))
     elif agreement_note:
         parts.append(f"<h2>Agreement between measures</h2><p>No Fleiss' kappa: {html.escape(agreement_note)}.</p>")
     if correlations is not None and len(correlations):
@@ -284,19 +309,26 @@ def build_report(long: pd.DataFrame, ranking: pd.DataFrame, options: dict[str, A
         note = "" if left is None or left.empty else (
             f"<p>{MARK} {len(left)} result(s) left out: runs cut short by the probe's time cap ("
             + html.escape(", ".join(f"{t}/{s}" for t, s in zip(left["target"], left["source"]))) + ").</p>")
-        parts.append("<h2>Correlation with NER improvement</h2>" + note + _table(correlations))
+        parts.append("<h2>Correlation with NER improvement</h2>" + note + _table(_labelled(correlations)))
     if joined is not None and len(joined):
         parts.append("<div>" + "".join(
             scatter_svg(joined[joined["measure"] == m].rename(columns={"value": _label(m)}), _label(m), "improvement",
                         f"{_label(m)} vs improvement")
             for m in dict.fromkeys(joined["measure"])) + "</div>")
     if regret is not None and len(regret):
-        parts.append("<h2>Regret of choosing by each measure</h2>" + _table(regret))
+        parts.append("<h2>Regret of choosing by each measure</h2>" + _table(_labelled(regret)))
     if options:
         parts.append("<h2>Options used</h2><pre>" + html.escape(json.dumps(options, indent=2, sort_keys=True,
                                                                          default=str)) + "</pre>")
     return ranking_html(marked_ranking(ranking, long), options, extra_html="\n".join(parts),
                         recommendations=recommendations, show_options=False)
+
+
+def _labelled(frame: pd.DataFrame) -> pd.DataFrame:
+    """A table with its measure ids (``ppl``) shown as their labels (PPL)."""
+    if "measure" not in frame:
+        return frame
+    return frame.assign(measure=frame["measure"].map(lambda m: _label(str(m))))
 
 
 def marked_ranking(ranking: pd.DataFrame, long: pd.DataFrame) -> pd.DataFrame:

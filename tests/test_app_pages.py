@@ -212,6 +212,15 @@ def test_the_newer_measures_are_offered_with_their_options(cache: Path):
     """KL and EMB were judged beside the others (issue 18) but the form offered neither, nor their options."""
     at = go(_sample_session(), "pages/2_Similarity.py")
     assert {"KL", "EMB"} <= set(at.multiselect(key="f_measures").options)  # shown by their labels
+    # EMB's time on a CPU is said before it runs: every loaded source and target at the default sentences per side
+    from dashboard.jobs import duration
+    from simcore.measures.emb import estimate
+
+    state = at.session_state["simcore_state"]
+    expected_time = estimate(ArtefactStore(cache), len(state.sources) + len(state.targets),
+                             MeasureOptions().emb_sentences)
+    assert any(cap.value.startswith("⏱ EMB on the CPU") and duration(expected_time.seconds) in cap.value
+               for cap in at.caption)
     s, sources, target, new = _compute_two_sources(at, "kl", lambda: at.number_input(key="f_kl").set_value(64))
     assert new.job.options["kl_buckets"] == 64 and "KL buckets 64" in new.name
     expected = Workbench(ArtefactStore(cache), options=MeasureOptions(kl_buckets=64)).matrix(
@@ -431,6 +440,20 @@ def test_ranking_page_offers_downloads_that_match_the_ranking(computed):
 
         assert any(md(rec.reason) in m.value for m in at.markdown), "the reason is shown in full, not cut"
     assert parts.html.index("Recommendation") < parts.html.index("Sources ranked per target")
+    # how each pair was compared: labelled, the answer's pairs by default, every pair on request and in the downloads
+    assert "dl_pairs" in {b.key for b in at.download_button}
+    target = at.selectbox(key="rank_pairs_target").value
+    rec = next(r for r in recommend(long, "lm") if r.target == target)
+    pairs = next(d.value for d in at.dataframe if "compared at" in d.value.columns)
+    assert len(pairs) and set(pairs["source A"]) <= set(rec.recommended)
+    assert set(pairs["measure"]) <= {"PPL (perplexity per word, lower is closer)", "JSD (bits, 0 to 1, lower is closer)"}
+    assert all(text.endswith(" tokens") and "," in text for text in pairs["compared at"])
+    at.toggle(key="rank_pairs_all").set_value(True).run()
+    every = next(d.value for d in at.dataframe if "compared at" in d.value.columns)
+    n = long["source"].nunique()
+    assert len(every) == len(parts.pairs[parts.pairs["target"] == target]) > len(pairs)
+    assert len(every) == n * (n - 1) // 2 * len(rec.measures)
+    assert '"pairs"' in parts.json and "How each pair of sources was compared" in parts.html
     at.radio(key="rank_pretraining").set_value("vectors").run()
     no_problems(at)
     assert set(at.dataframe[0].value["carried by"]) == {"TVcC, TVC"}  # WVV left out: sample sources are tiny

@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from simcore.corpus import Corpus
 from simcore.selection import SelectionOptions, choose, kept_indices, score_pool
+from simcore.selection.choosing import default_min_tokens
 from simcore.store import ArtefactStore
 from simcore.tokenize import tokenize
 
@@ -58,8 +59,10 @@ def test_selection_on_the_sample_matches_the_library(cache):
     news = Corpus.from_path(SAMPLE_DATA / "sources" / "news.txt")
     target = Corpus.from_path(SAMPLE_DATA / "targets" / "news_ner.conll")
     scores = score_pool(news, target, SelectionOptions(method="xent"), ArtefactStore(cache / "direct"))
-    expected = kept_indices(scores, choose(scores, top=40))
+    # xent's own shortest sentence (the form's 0): one-liners are not kept
+    expected = kept_indices(scores, choose(scores, top=40, min_tokens=default_min_tokens("xent")))
     assert np.array_equal(kept_indices(run["scores"], run["cutoff"]), expected)
+    assert run["cutoff"].min_tokens == default_min_tokens("xent") > 1 and f"{run['cutoff'].min_tokens}+ tokens" in label
     assert {"best kept", "first dropped"} <= set(run["examples"]["group"])
     assert not any("<" in str(md.value) and "script" in str(md.value) for md in at.markdown)
     # the page says what xent rewards (everyday words the target shares; short sentences at both ends)
@@ -106,7 +109,7 @@ def test_a_minimum_length_on_the_page_leaves_short_sentences_out(cache):
     at.run()
     at.button(key="load_sample").click().run()
     at.switch_page(str(ROOT / PAGE)).run()
-    assert at.number_input(key="sel_min_tokens").value == 1   # no minimum unless asked: runs reproduce
+    assert at.number_input(key="sel_min_tokens").value == 0   # the method's own default unless asked
     at.selectbox(key="sel_pool").set_value("news")
     at.selectbox(key="sel_target").set_value("news_ner")
     at.selectbox(key="sel_method").set_value("ppl")

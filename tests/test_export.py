@@ -19,3 +19,47 @@ def test_markdown_rows_name_measures_by_label_not_id():
     labels = {get_measure(m).label for m in measures}
     assert labels and labels <= firsts
     assert not firsts & (measures - labels)  # no row is named by a measure's id
+
+
+def test_the_pairwise_comparisons_go_into_the_csv_and_json_downloads():
+    import json
+    import io
+
+    from simcore.evidence import pairs_evidence
+    from simcore.export import pairs_csv, ranking_json
+    from simcore.recommendation import pairwise_table, recommend
+
+    from .test_evidence import table
+
+    long, _ = table()
+    recs = recommend(long, "lm")
+    evidence = pairs_evidence(long, recs, "lm")
+    back = pd.read_csv(io.StringIO(pairs_csv(evidence)))
+    assert back["measure"].tolist() == ["PPL"] * 3 and back["tokens"].tolist() == [8_419] * 3
+    raw = pairwise_table(long, "conll", "lm")  # the drill-down's own numbers, before any relabelling
+    assert sorted(back["value_a"].tolist() + back["value_b"].tolist()) == sorted(
+        raw["value_a"].tolist() + raw["value_b"].tolist())
+    document = json.loads(ranking_json(rank_sources(long, ["ppl", "tvc"]), {}, recs, evidence))
+    assert [p["source_a"] for p in document["pairs"]] == evidence["source_a"].tolist()
+    assert document["pairs"][0]["involves_answer"] is True and document["pairs"][0]["tokens"] == 8_419
+    assert "pairs" not in json.loads(ranking_json(rank_sources(long, ["ppl"]), {}, recs))
+
+
+def test_a_measure_not_computed_gets_no_rank_in_the_csv():
+    import io
+
+    import numpy as np
+
+    from simcore.export import ranking_csv
+
+    long = pd.DataFrame({"source": ["a", "b", "a", "b"], "target": "t", "measure": ["ppl", "ppl", "wvv", "wvv"],
+                         "value": [100.0, 200.0, np.nan, np.nan], "direction": [-1, -1, -1, -1]})
+    back = pd.read_csv(io.StringIO(ranking_csv(rank_sources(long, ["ppl", "wvv"], pretraining=None))))
+    assert back[back.measure == "ppl"].set_index("source")["rank"].to_dict() == {"a": 1, "b": 2}
+    assert back[back.measure == "wvv"]["rank"].isna().all() and len(back[back.measure == "wvv"]) == 2
+    import json
+
+    from simcore.export import ranking_json
+
+    targets = json.loads(ranking_json(rank_sources(long, ["ppl", "wvv"], pretraining=None)))["targets"]
+    assert [r["rank"] for r in targets["t"]["wvv"]] == [None, None] and targets["t"]["ppl"][0]["rank"] == 1

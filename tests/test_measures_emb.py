@@ -74,3 +74,34 @@ def test_at_most_emb_sentences_per_side_and_stored(tmp_path, store):
     score = get_measure("emb").score(src, bench.target(corpus(tmp_path, "t", TARGET)))
     assert score.details["source_sentences"] == 2 and score.details["target_sentences"] == 2
     assert len(list((store.root / "emb-source").iterdir())) == 1
+
+
+def test_the_estimate_before_emb_runs_uses_this_machines_pace_once_it_has_one(tmp_path, store):
+    from simcore.measures.emb import DEFAULT_CPU_RATE, MODEL_LOAD_SECONDS, estimate
+
+    before = estimate(store, corpora=9, sentences=2_000)
+    assert (before.device, before.rate, before.measured) == ("cpu", DEFAULT_CPU_RATE, False)
+    assert before.seconds_per_corpus == pytest.approx(2_000 / DEFAULT_CPU_RATE)
+    assert before.seconds == pytest.approx(9 * 2_000 / DEFAULT_CPU_RATE + MODEL_LOAD_SECONDS)
+    assert "2-core machine" in before.text()
+    # two embedding runs stored by this machine: 300 sentences in 12 s and 100 in 4 s -> 25 a second
+    for key, (n, s) in {"a": (300, 12.0), "b": (100, 4.0), "tiny": (3, 9.0)}.items():
+        store.build("emb-source", key, lambda _out, n=n, s=s: {"sentences": n, "device": "cpu", "seconds": s})
+    after = estimate(store, corpora=2, sentences=500)
+    assert (after.rate, after.measured) == (25.0, True) and after.seconds_per_corpus == 20.0
+    assert "this machine's pace" in after.text()
+
+
+@needs_encoder
+def test_an_embedding_run_records_its_pace(tmp_path, store):
+    from simcore.measures.emb import recorded_rate
+
+    lines = [f"{w} cells were washed {k} times with buffer ." for k in range(8) for w in
+             ("hela", "liver", "kidney", "yeast", "mouse", "tumour", "stem", "blood")]
+    bench = Workbench(store)
+    src = bench.source(corpus(tmp_path, "s", lines), 10**9, 1)[0]
+    get_measure("emb").prepare(src)
+    (built,) = list((store.root / "emb-source").iterdir())
+    meta = store.meta(built)
+    assert meta["sentences"] == 64 and meta["seconds"] > 0
+    assert recorded_rate(store) == (meta["device"], pytest.approx(64 / meta["seconds"]))

@@ -171,3 +171,27 @@ def test_report_reads_as_a_reader_expects_labels_units_wide_tables_and_ties():
         assert any("darker = more similar" in line for line in legend)
         assert all(10 + 7 * len(line) <= width for line in legend)
     assert "no unit" in heatmap_svg(long, "wvv") and "% of the target" in heatmap_svg(long, "tvc")
+
+
+def test_the_report_names_measures_by_label_explains_them_and_lists_the_answers_pairs():
+    from simcore.evidence import pairs_evidence
+    from simcore.measures import explained
+
+    long = to_long(_table3())
+    measures = ["ppl", "wvv", "tvc"]
+    recs = recommend(long, "lm")
+    pairs = pairs_evidence(long, recs, "lm")
+    html = build_report(long, rank_sources(long, measures), agreement=agreement(long, measures),
+                        recommendations=recs, pairs=pairs)
+    agree = html[html.index("<h2>Agreement between measures"):]
+    agree = agree[:agree.index("</table>")]
+    assert "(PPL, WVV, TVC)" in agree and "<td>PPL</td><td>WVV</td>" in agree
+    assert not re.search(r"<td>(ppl|wvv|tvc)</td>", agree) and "measure_a" not in agree
+    # each measure said in words in the rankings and beside the heatmaps
+    for m in measures:
+        assert html.count(explained(m).replace("'", "&#x27;")) >= 2, m
+    section = html[html.index("<h2>How each pair of sources was compared"):]
+    section = section[:section.index("</table>")]
+    answer_rows = int(pairs["involves_answer"].sum())
+    assert section.count("<tr>") == 1 + answer_rows and f"{answer_rows} of {len(pairs)} pairs" in section
+    assert "<td>PPL (perplexity per word, lower is closer)</td>" in section and "<td>ppl</td>" not in section

@@ -14,11 +14,11 @@ and the measure modules.
 
 from __future__ import annotations
 
-from .lookup import all_measures, get_measure, parse_measures
+from .lookup import all_measures, explained, get_measure, parse_measures
 from .options import DEFAULT_REPLICATES, MeasureOptions
 from .prepared import PreparedSource, PreparedTarget, ProgressFn, Score
 from .registry import HIGHER, LOWER, NOT_SIMILARITY, REGISTRY, Measure, register
 
 __all__ = ["DEFAULT_REPLICATES", "HIGHER", "LOWER", "NOT_SIMILARITY", "REGISTRY", "Measure", "MeasureOptions",
-           "PreparedSource", "PreparedTarget", "ProgressFn", "Score", "all_measures", "get_measure",
+           "PreparedSource", "PreparedTarget", "ProgressFn", "Score", "all_measures", "explained", "get_measure",
            "parse_measures", "register"]

@@ -86,6 +86,7 @@ class JensenShannonDivergence:
     direction = LOWER
     option_names = ("jsd_max_n",)
     description = "Jensen-Shannon divergence of 1..3-gram distributions (0 same, 1 disjoint)"
+    gloss = "divergence of word and phrase distributions"
     reliable_tokens = 100_000
     size_ladder = True  # pairs of sources also meet at larger common sizes (simcore.ladder)
     noise_when_small = False

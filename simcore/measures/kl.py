@@ -191,6 +191,7 @@ class HashedNgramKL:
     direction = LOWER
     option_names = ("kl_buckets",)
     description = "KL(target‖source) of hashed 1-2-gram distributions (DSIR's featurizer; 0 = same)"
+    gloss = "divergence of word distributions"
     reliable_tokens = 100_000
     size_ladder = True  # a smaller source leaves more target buckets empty: pairs also meet at larger sizes
     noise_when_small = False

@@ -44,3 +44,15 @@ def _load_builtin() -> None:
     for newer in ("kl", "emb"):  # the newer measures, listed after the seed papers' ones
         importlib.import_module(f"{__package__}.{newer}")
     _LOADED = True
+
+
+def explained(name: str) -> str:
+    """'KL (divergence of word distributions, lower is closer)': a measure's label with one line saying
+    what it is and which way is more similar, wherever a reader meets it; an unknown name as given."""
+    _load_builtin()
+    measure = REGISTRY.get(str(name).lower())
+    if measure is None:
+        return str(name)
+    way = {1: "higher is closer", -1: "lower is closer"}.get(measure.direction)
+    words = [getattr(measure, "gloss", "") or measure.description] + ([way] if way else [])
+    return f"{measure.label} ({', '.join(words)})"

@@ -58,6 +58,7 @@ class Perplexity:
     direction = LOWER
     option_names = ("ppl_order", "ppl_per_sentence")
     description = "perplexity of the target under a KenLM model of the source"
+    gloss = "how surprised a language model of the source is by the target's text"
     reliable_tokens = 100_000
     size_ladder = True  # pairs of sources also meet at larger common sizes (simcore.ladder)
     noise_when_small = False

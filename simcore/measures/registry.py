@@ -18,6 +18,8 @@ class Measure(Protocol):
     direction: int
     option_names: tuple[str, ...]
     description: str
+    # The measure in a few plain words for a reader (shown beside its label; see explained()); optional.
+    gloss: str
     # Source size (tokens) below which the measure's rankings are not yet settled (bench/bench_recommendation.py).
     reliable_tokens: int
     # True when, below that size, the measure is noise and is left out of the recommendation.

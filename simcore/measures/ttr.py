@@ -12,6 +12,7 @@ class TypeTokenRatio:
     direction = NOT_SIMILARITY
     option_names: tuple[str, ...] = ()
     description = "types / tokens of the source sample (diversity; compare at equal size)"
+    gloss = "word diversity of the source sample, not a similarity"
     reliable_tokens = 0
     noise_when_small = False
 

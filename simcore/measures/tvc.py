@@ -35,6 +35,7 @@ class TargetVocabularyCovered:
     direction = HIGHER
     option_names: tuple[str, ...] = ()
     description = "share of the target's word types that occur in the source"
+    gloss = "share of the target's words found in the source"
     reliable_tokens = 100_000
     size_ladder = True  # pairs of sources also meet at larger common sizes (simcore.ladder)
     noise_when_small = False

@@ -94,6 +94,7 @@ class TargetContentVocabularyCovered:
     direction = HIGHER
     option_names = ("tvcc_pos", "tvcc_tag_source")
     description = "share of the target's content words (spaCy NOUN/VERB/ADJ) found in the source"
+    gloss = "share of the target's content words found in the source"
     reliable_tokens = 100_000
     size_ladder = True  # pairs of sources also meet at larger common sizes (simcore.ladder)
     noise_when_small = False

@@ -112,6 +112,7 @@ class WordVectorVariance:
     direction = LOWER
     option_names = OPTION_NAMES
     description = "mean squared change of skip-gram vectors trained further on the target"
+    gloss = "how far word vectors move when trained on the target"
     reliable_tokens = 1_000_000
     noise_when_small = True
 

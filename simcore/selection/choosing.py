@@ -25,6 +25,11 @@ CHUNK = 1 << 20          # scores read per chunk when choosing and writing
 IN_MEMORY = 1 << 21      # candidates gathered in memory once the cut-off range is this small
 BINS = 4096
 MAX_MIN_TOKENS = 10_000
+# ppl and xent score a unit per token, so a unit of a few tokens gets an extreme score and crowds the top
+# ("Source :", "N / A =", "Wrapped in tissue ."). 5 keeps every unit of 4 tokens or fewer out and drops
+# 5.5% of a pool of raw lines from ../shared/data (bench/bench_min_tokens.py).
+PER_TOKEN_MIN_TOKENS = 5
+PER_TOKEN_METHODS = frozenset({"ppl", "xent"})
 _MAX_COUNT = 2**62   # sentences, ranks and chunk sizes: far beyond any pool
 
 
@@ -45,6 +50,12 @@ def check_flag(name: str, value: Any) -> bool:
     if not isinstance(value, bool | np.bool_):
         raise InvalidArgument(f"{name} must be True or False, not {value!r}"[:300])
     return bool(value)
+
+
+def default_min_tokens(method: str) -> int:
+    """The shortest unit a method keeps unless told otherwise: PER_TOKEN_MIN_TOKENS for the methods
+    that score per token (ppl, xent), 1 for the others."""
+    return PER_TOKEN_MIN_TOKENS if str(method) in PER_TOKEN_METHODS else 1
 
 
 def check_min_tokens(min_tokens: Any) -> int:

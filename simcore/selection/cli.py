@@ -13,7 +13,7 @@ from ..corpus import Corpus
 from ..errors import SimcoreError
 from ..store import ArtefactStore
 from ..terminal import terminal_text
-from .choosing import MAX_MIN_TOKENS
+from .choosing import MAX_MIN_TOKENS, PER_TOKEN_MIN_TOKENS
 from .driver import select
 from .options import (
     DESCRIPTIONS,
@@ -117,10 +117,10 @@ def add_select_command(subparsers: Any) -> None:
                         "(stored; a few minutes on a CPU)")
     s.add_argument("--adapt-steps", type=_steps, default=None,
                    help="--adapt: training steps of 16 target sentences (default 100)")
-    s.add_argument("--min-tokens", type=_min_tokens, default=1, metavar="N",
-                   help="never keep sentences of fewer than N tokens (default 1): under ppl and xent a score per "
-                        "token over a few tokens is extreme, so one-liners crowd the top; the stored scores are "
-                        "reused")
+    s.add_argument("--min-tokens", type=_min_tokens, default=None, metavar="N",
+                   help=f"never keep sentences of fewer than N tokens (default {PER_TOKEN_MIN_TOKENS} for ppl and "
+                        "xent, whose score per token over a few tokens is extreme, so one-liners would crowd the "
+                        "top; 1 for the other methods); the stored scores are reused")
     s.add_argument("--keep-duplicates", action="store_true",
                    help="allow pool sentences identical to a target sentence to be kept")
     s.add_argument("--pool-sample", type=_pool_sample, default=100_000,

@@ -18,7 +18,7 @@ import numpy as np
 from ..corpus import Corpus
 from ..errors import InvalidArgument, SimcoreError
 from ..store import ArtefactStore, digest
-from .choosing import ScoreSet, check_min_tokens, choose, count_to_keep
+from .choosing import ScoreSet, check_min_tokens, choose, count_to_keep, default_min_tokens
 from .methods.factory import input_identity, make_scorer
 from .options import HIGHER_KEPT, Progress, SelectionOptions, quiet
 from .output import SelectionResult, check_outputs, write_selection
@@ -98,12 +98,15 @@ def score_pool(pool: Corpus, target: Corpus, options: SelectionOptions, store: A
 def select(pool: Corpus, target: Corpus, options: SelectionOptions, store: ArtefactStore,
            top: int | None = None, fraction: float | None = None, out: Path | str | None = None,
            scores_csv: Path | str | None = None, keep_duplicates: bool = False,
-           progress: Progress = quiet, min_tokens: int = 1) -> SelectionResult:
+           progress: Progress = quiet, min_tokens: int | None = None) -> SelectionResult:
     """Score, choose and write: what ``python -m simcore select`` does.
 
-    Units with fewer than ``min_tokens`` tokens are never kept (short units get extreme per-token scores).
+    Units with fewer than ``min_tokens`` tokens are never kept (short units get extreme per-token scores);
+    None: the method's default (:func:`simcore.selection.choosing.default_min_tokens`: 5 for ppl and xent).
     """
     _check_inputs(pool, target, options, store, progress)
+    if min_tokens is None:
+        min_tokens = default_min_tokens(options.method)
     if not isinstance(keep_duplicates, bool):
         raise InvalidArgument(f"keep_duplicates must be True or False, not {keep_duplicates!r}"[:200])
     check_min_tokens(min_tokens)

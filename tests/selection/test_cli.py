@@ -60,15 +60,24 @@ def test_cli_bad_amount_is_a_usage_error(tmp_path, bio_target, capsys, amount):
 
 
 def test_cli_min_tokens_keeps_only_long_enough_sentences(tmp_path, capsys):
-    """Protocol steps in the target: under ppl the pool's one-liners score best unless --min-tokens."""
+    """Protocol steps in the target: under ppl the pool's one-liners score best unless a minimum keeps them
+    out, which ppl and xent have by default (PER_TOKEN_MIN_TOKENS); --min-tokens 1 lets them back in."""
+    from simcore.selection.choosing import PER_TOKEN_MIN_TOKENS, default_min_tokens
+
+    assert default_min_tokens("ppl") == default_min_tokens("xent") == PER_TOKEN_MIN_TOKENS > 3
+    assert default_min_tokens("cosine") == default_min_tokens("entities") == 1
     target = write_conll(tmp_path / "steps.conll", biology(60, seed=1) + ["Mix well .", "Spin down briefly ."] * 10)
     long_lines = chat(6, seed=30) + football(6, seed=31)
     pool = write_lines(tmp_path / "pool.txt", ["Mix briefly .", "Spin down ."] + long_lines + ["Mix ."])
     out = tmp_path / "SELECTED.txt"
     base = ["select", "--pool", str(pool), "--target", str(target), "--method", "ppl", "--top", "4",
             "--out", str(out), "--cache", str(tmp_path / "c")]
-    assert main([*base, "--quiet"]) == 0
+    assert main([*base, "--quiet", "--min-tokens", "1"]) == 0
     assert {"Mix briefly .", "Spin down .", "Mix ."} <= set(out.read_text(encoding="utf-8").splitlines())
+    assert main([*base, "--quiet"]) == 0  # the default
+    kept = out.read_text(encoding="utf-8").splitlines()
+    assert len(kept) == 4 and set(kept) <= set(long_lines)
+    assert all(len(line.split()) >= PER_TOKEN_MIN_TOKENS for line in kept)
     capsys.readouterr()
     assert main([*base, "--min-tokens", "4"]) == 0
     kept = out.read_text(encoding="utf-8").splitlines()
