@@ -149,6 +149,7 @@ class AdaptResult:
     tokens: int
     seconds: float
     losses: list[float]  # the masked-LM loss of each step
+    step_seconds: list[float]
 
 
 def adapt(base: Path, table: np.ndarray, out: Path, caps: LMCaps, progress: Progress = _quiet,
@@ -169,8 +170,10 @@ def adapt(base: Path, table: np.ndarray, out: Path, caps: LMCaps, progress: Prog
     schedule = transformers.get_linear_schedule_with_warmup(optimizer, max(1, steps // 10), max(1, steps))
     data = torch.from_numpy(table)
     losses: list[float] = []
+    times: list[float] = []
     start = time.monotonic()
     for step in range(steps):
+        began = time.monotonic()
         ids = data[order[step * caps.lm_batch:(step + 1) * caps.lm_batch]]
         inputs, labels = mask_batch(torch, ids, tokenizer, generator)
         with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=where == "cuda"):
@@ -181,12 +184,13 @@ def adapt(base: Path, table: np.ndarray, out: Path, caps: LMCaps, progress: Prog
         schedule.step()
         optimizer.zero_grad(set_to_none=True)
         losses.append(float(loss.detach()))
+        times.append(time.monotonic() - began)
         progress(f"masked-LM step {step + 1}/{steps}, loss {losses[-1]:.2f}", (step + 1) / steps)
     seconds = time.monotonic() - start
     if save:
         model.save_pretrained(str(out))
         tokenizer.save_pretrained(str(out))
-    return AdaptResult(steps, int(min(len(table), steps * caps.lm_batch) * table.shape[1]), seconds, losses)
+    return AdaptResult(steps, int(min(len(table), steps * caps.lm_batch) * table.shape[1]), seconds, losses, times)
 
 
 @dataclass
@@ -252,11 +256,15 @@ class TagResult:
     steps: int
     seconds: float
     stopped_by: str = "epochs"
+    pieces_per_second: float = float("nan")  # of the timed steps (all but the first)
 
 
-def finetune_and_score(weights: Path, train: Sentences, test: Sentences, seed: int, caps: LMCaps,
-                       progress: Progress = _quiet) -> TagResult:
-    """Fine-tune token classification from ``weights`` on ``train``; entity F1 (in points) on ``test``."""
+def finetune_and_score(weights: Path, train: Sentences, test: Sentences | None, seed: int, caps: LMCaps,
+                       progress: Progress = _quiet, max_steps: int | None = None) -> TagResult:
+    """Fine-tune token classification from ``weights`` on ``train``; entity F1 (in points) on ``test``.
+
+    ``max_steps`` stops early (to time the steps; F1 is then NaN unless ``test`` is given).
+    """
     torch, transformers = libraries()
     tokenizer = load_tokenizer(weights)
     labels = label_names(train)
@@ -274,9 +282,13 @@ def finetune_and_score(weights: Path, train: Sentences, test: Sentences, seed: i
     pad = tokenizer.pad_token_id or 0
     start = time.monotonic()
     step = 0
+    timed_pieces, timed_seconds = 0, 0.0
     for epoch in range(caps.epochs):
         order = torch.randperm(len(train), generator=generator).tolist()
         for b in range(per_epoch):
+            if max_steps is not None and step >= max_steps:
+                break
+            began = time.monotonic()
             ids, mask, gold = _batches(torch, data, order[b * caps.batch:(b + 1) * caps.batch], pad)
             with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=where == "cuda"):
                 loss = model(input_ids=ids.to(where), attention_mask=mask.to(where), labels=gold.to(where)).loss
@@ -285,11 +297,17 @@ def finetune_and_score(weights: Path, train: Sentences, test: Sentences, seed: i
             optimizer.step()
             schedule.step()
             optimizer.zero_grad(set_to_none=True)
+            if step > 0:
+                timed_pieces += int(mask.sum())
+                timed_seconds += time.monotonic() - began
             step += 1
             progress(f"epoch {epoch + 1}/{caps.epochs}, step {step}/{steps}", step / (steps + 1))
+    rate = timed_pieces / timed_seconds if timed_seconds > 0 else float("nan")
+    if test is None:
+        return TagResult(float("nan"), float("nan"), float("nan"), step, time.monotonic() - start, "steps", rate)
     predicted = predict(model, tokenizer, test, labels, caps, where)
     score = entity_score([tags for _, tags in test], predicted)
-    return TagResult(score.f1, score.precision, score.recall, step, time.monotonic() - start)
+    return TagResult(score.f1, score.precision, score.recall, step, time.monotonic() - start, "epochs", rate)
 
 
 def predict(model: Any, tokenizer: Any, sentences: Sentences, labels: list[str], caps: LMCaps,
