@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -187,6 +187,20 @@ def _blocks_artefact(store: ArtefactStore, model: EncoderSource, tokenizer: Any,
     return path / "blocks.npy", key, int(store.meta(path)["pieces"])
 
 
+def _fit_positions(folder: Path, caps: LMCaps) -> tuple[LMCaps, list[str]]:
+    """Caps whose sequence lengths fit the model's position embeddings, and a note when they were cut."""
+    _, transformers = libraries()
+    try:
+        config = transformers.AutoConfig.from_pretrained(str(folder), local_files_only=True)
+    except Exception as exc:
+        raise SimcoreError(f"cannot read the model's config in {folder}: {str(exc).splitlines()[0][:200]}") from None
+    limit = getattr(config, "max_position_embeddings", None)
+    if not isinstance(limit, int) or limit >= max(caps.block, caps.max_length):
+        return caps, []
+    fitted = replace(caps, block=min(caps.block, limit), max_length=min(caps.max_length, limit))
+    return fitted, [f"the model has {limit} positions: sequences cut to {limit} word pieces"]
+
+
 def plan_lm_probe(sources: Sequence[Corpus], targets: Sequence[TargetSplits], *, workbench: Workbench | None = None,
                   caps: LMCaps = LMCaps(), seeds: Sequence[int] = (0,), model: str | None = None,
                   progress: Progress = _quiet) -> LMProbe:
@@ -202,6 +216,7 @@ def plan_lm_probe(sources: Sequence[Corpus], targets: Sequence[TargetSplits], *,
     encoder = resolve_encoder(model, store)
     folder = transformer_directory(encoder.path)
     tokenizer = load_tokenizer(folder)
+    caps, notes = _fit_positions(folder, caps)
     seeds = list(seeds)
     prepared: list[_Source] = []
     for corpus in sources:
@@ -223,7 +238,7 @@ def plan_lm_probe(sources: Sequence[Corpus], targets: Sequence[TargetSplits], *,
     tagging: list[Tagging] = []
     weight_keys = [encoder.identity, *[s.weights_key for s in prepared if s.error is None]]
     probe = LMProbe(store, encoder, folder, caps, seeds, prepared, readied, LMPlan(
-        device(), encoder.name, caps.lm_tokens, adaptations, tagging, caps.epochs))
+        device(), encoder.name, caps.lm_tokens, adaptations, tagging, caps.epochs, notes=notes))
     for splits in targets:
         target = _Target(splits)
         try:
