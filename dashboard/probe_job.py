@@ -16,6 +16,7 @@ import pandas as pd
 from simcore.corpus import display_name, save_upload
 from simcore.errors import SimcoreError
 from simcore.probe import ProbeCaps, TargetSplits, seed_list
+from simcore.probe.lm_train import LMCaps
 from simcore.store import ArtefactStore
 
 from . import jobs, work
@@ -26,6 +27,8 @@ from .state import AppState
 KIND = "probe"
 RESULTS, LABEL = "probe_results", "probe_label"  # keys in state.extra
 RUN_COLUMNS = ["target", "source", "seed", "f1", "epochs", "seconds", "stopped_by"]
+VECTORS_KIND, LM_KIND = "word vectors (spaCy)", "language model (masked-LM training)"
+PLAN = "probe_lm_plan"  # key in state.extra: the last LM plan's text
 # Where the target's splits come from (the page's radio shows these words).
 LOADED, SERVER, UPLOAD = "a loaded target (a directory of splits)", "a directory on the server", "files I upload"
 
@@ -48,6 +51,41 @@ class ProbeRequest:
     def runs(self) -> int:
         """Training runs this probe asks for: the baseline and each source, per seed."""
         return (1 + len(self.sources)) * self.seeds
+
+
+@dataclass(frozen=True)
+class LMProbeRequest:
+    """The checked choices of one LM probe (or of its plan only)."""
+
+    sources: tuple[str, ...]
+    target: TargetSplits
+    caps: LMCaps
+    seeds: int = 1
+    model: str | None = None
+    max_minutes: float = 30.0
+    force: bool = False
+    plan_only: bool = False
+
+    @property
+    def label(self) -> str:
+        return f"LM probe: {self.target.name}, {len(self.sources)} sources, {self.seeds} seed(s)"
+
+    @property
+    def runs(self) -> int:
+        return (1 + len(self.sources)) * self.seeds
+
+
+def start_lm_probe(state: AppState, request: LMProbeRequest) -> jobs.BackgroundJob:
+    """Plan the LM probe in the background and, unless ``plan_only``, run it (refused over the time limit)."""
+    check_sources(state, request.sources)
+    bench = get_bench()
+    task = partial(work.probe_lm, root=str(get_store().root),
+                   sources=[state.sources[n].corpus for n in request.sources], target=request.target,
+                   caps=request.caps, seeds=seed_list(request.seeds), model=request.model,
+                   max_minutes=request.max_minutes, force=request.force, plan_only=request.plan_only,
+                   columns=RUN_COLUMNS)
+    title = "LM probe plan" if request.plan_only else f"LM probe ({request.runs} fine-tuning runs)"
+    return jobs.start(state, KIND, title, task, _finished, params=request, lock=bench.lock)
 
 
 def weak_caps(caps: ProbeCaps) -> list[str]:
@@ -131,7 +169,11 @@ def start_probe(state: AppState, request: ProbeRequest) -> jobs.BackgroundJob:
 
 
 def _finished(state: AppState, task: jobs.BackgroundJob) -> None:
-    request: ProbeRequest = task.params
+    request: ProbeRequest | LMProbeRequest = task.params
+    if isinstance(task.result, str):  # an LM plan only
+        state.extra[PLAN] = task.result
+        state.say("info", "LM probe planned: the plan is on the NER probe page.")
+        return
     state.extra[RESULTS] = task.result
     state.extra[LABEL] = request.label
     state.say("success", f"{request.label}: {len(task.partial)} training runs done.")

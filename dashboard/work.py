@@ -57,3 +57,22 @@ def probe(task: Any, root: str, sources: list[Corpus], target: TargetSplits, cap
 
     return run_probe(sources, [target], workbench=Workbench(ArtefactStore(root)), caps=caps, seeds=seeds,
                      source_tokens=source_tokens, progress=task.progress, on_run=on_run)
+
+
+def probe_lm(task: Any, root: str, sources: list[Corpus], target: TargetSplits, caps: Any, seeds: list[int],
+             model: str | None, max_minutes: float, force: bool, plan_only: bool, columns: list[str]) -> Any:
+    """The LM probe: planned first (the plan is the result when ``plan_only``), refused over ``max_minutes``
+    unless ``force``, then run; each finished fine-tuning run is reported as a row (``columns``)."""
+    from simcore.probe.lm import plan_lm_probe
+
+    planned = plan_lm_probe(sources, [target], workbench=Workbench(ArtefactStore(root)), caps=caps, seeds=seeds,
+                            model=model, progress=task.progress)
+    if plan_only:
+        return planned.plan.describe()
+    planned.plan.check(max_minutes, force)
+
+    def on_run(run: dict[str, Any]) -> None:
+        task.partial.append({k: run[k] for k in columns})
+        task.check()
+
+    return planned.run(task.progress, on_run=on_run)

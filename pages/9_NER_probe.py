@@ -30,7 +30,8 @@ defaults = ProbeCaps()
 FORM_KEYS = {"probe_sources": sorted(state.sources), "probe_where": where_options[0], "probe_server": "",
              "probe_up_name": "my_target", "probe_train_n": defaults.train_sentences or 0, "probe_test_n": 0,
              "probe_epochs": defaults.epochs, "probe_seconds": int(defaults.seconds), "probe_seeds": 1,
-             "probe_source_tokens": 0, **({"probe_loaded": loaded_dirs[0]} if loaded_dirs else {})}
+             "probe_source_tokens": 0, "probe_kind": pj.VECTORS_KIND, "probe_lm_tokens": 100_000,
+             "probe_model": "", "probe_max_minutes": 30, **({"probe_loaded": loaded_dirs[0]} if loaded_dirs else {})}
 # sources loaded since the form was last run are chosen too (the kept choice predates them)
 forms = state.extra.setdefault("forms", {})
 added = [n for n in sorted(state.sources) if n not in forms.get("probe_known", state.sources)]
@@ -39,9 +40,14 @@ if added and "probe" in forms:
     st.session_state.pop("probe_sources", None)
 forms["probe_known"] = list(state.sources)
 c.keep_choices(state, "probe", FORM_KEYS, allowed={"probe_sources": state.sources, "probe_where": where_options,
-                                                   "probe_loaded": loaded_dirs})
+                                                   "probe_loaded": loaded_dirs,
+                                                   "probe_kind": [pj.VECTORS_KIND, pj.LM_KIND]})
 
 with st.form("probe_form"):
+    kind = st.radio("What to probe", [pj.VECTORS_KIND, pj.LM_KIND], key="probe_kind", horizontal=True,
+                    help="language model: each source continues masked-LM training of an encoder on the same "
+                         "number of tokens, then a token classifier is fine-tuned (GPU when present; a CPU is "
+                         "about 400 times slower, so the run is planned and timed first)")
     left, right = st.columns(2)
     sources = left.multiselect("Sources (their word vectors are probed)", sorted(state.sources), key="probe_sources")
     caps_rows = [left.columns(3), left.columns(3)]
@@ -54,6 +60,10 @@ with st.form("probe_form"):
                                                  key="probe_source_tokens",
                                                  help="the sample each source's vectors are trained on; by default "
                                                       "the size the matrix trains WVV's vectors at")
+    lm_row = left.columns(3)
+    lm_tokens = lm_row[0].number_input("LM tokens per source", 1, 10**10, step=100_000, key="probe_lm_tokens")
+    model_dir = lm_row[1].text_input("Model directory (empty = bundled MiniLM)", key="probe_model")
+    max_minutes = lm_row[2].number_input("Refuse plans over (min)", 1, 7 * 24 * 60, key="probe_max_minutes")
     where = right.radio("Target with train and test splits (dev optional)", where_options, key="probe_where")
     loaded = right.selectbox("Loaded target", loaded_dirs, key="probe_loaded") if loaded_dirs else None
     server = right.text_input("Directory on the server", key="probe_server",
@@ -65,15 +75,20 @@ with st.form("probe_form"):
     upload_name = right.text_input("Target name (for uploads; match the matrix's target name)", key="probe_up_name")
     small_ok = st.checkbox("Run even with caps this small", key="probe_small_ok",
                            help="Caps under 3 epochs, 30 s per run or 1,000 train sentences make every F1 meaningless")
+    long_ok = st.checkbox("Language model: run even if the plan is longer than the limit", key="probe_long_ok")
     submitted = st.form_submit_button("Run the probe", type="primary", key="probe_run", disabled=task is not None,
                                       help="Runs in the background: you can open other pages meanwhile")
+    plan_only = st.form_submit_button("Plan the language-model probe (train nothing)", key="probe_plan",
+                                      disabled=task is not None)
+if state.extra.get(pj.PLAN):
+    st.code(state.extra[pj.PLAN], language=None)
 shown_caps = ProbeCaps(train_sentences=int(st.session_state.get("probe_train_n") or 0) or None,
                        epochs=int(st.session_state.get("probe_epochs") or 1),
                        seconds=float(st.session_state.get("probe_seconds") or 5))
 st.caption("With these caps: " + pj.time_bound(shown_caps, len(st.session_state.get("probe_sources") or []),
                                                 int(st.session_state.get("probe_seeds") or 1)) + ".")
 
-if submitted:
+if submitted or plan_only:
     c.save_choices(state, "probe", FORM_KEYS)
     try:
         pj.check_sources(state, sources)
@@ -84,10 +99,18 @@ if submitted:
         caps = ProbeCaps(train_sentences=int(train_n) or None, test_sentences=int(test_n) or None,
                          epochs=int(epochs), seconds=float(seconds))
         weak = pj.weak_caps(caps)
-        if weak and not small_ok:  # said before the run, not in a column off-screen after it
+        if kind == pj.LM_KIND or plan_only:
+            lm_caps = pj.LMCaps(lm_tokens=int(lm_tokens), train_sentences=int(train_n) or None,
+                                test_sentences=int(test_n) or None)
+            pj.start_lm_probe(state, pj.LMProbeRequest(tuple(sources), target, lm_caps, int(seeds),
+                                                       model_dir.strip() or None, float(max_minutes), long_ok,
+                                                       plan_only))
+        elif weak and not small_ok:  # said before the run, not in a column off-screen after it
             raise SimcoreError("these caps would make every F1 meaningless: " + "; ".join(weak) + ". Raise them, "
                                "or tick “Run even with caps this small” and press Run again")
-        pj.start_probe(state, pj.ProbeRequest(tuple(sources), target, caps, int(seeds), int(source_tokens) or None))
+        else:
+            pj.start_probe(state, pj.ProbeRequest(tuple(sources), target, caps, int(seeds),
+                                                  int(source_tokens) or None))
         c.changed(state)
     except SimcoreError as exc:
         st.error(str(exc))

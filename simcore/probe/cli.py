@@ -16,6 +16,8 @@ from ..cli_progress import ProgressBar
 from ..errors import SimcoreError
 from ..terminal import terminal_text
 from .config import ProbeCaps
+from .lm_cli import add_lm_arguments
+from .lm_train import LMCaps
 
 MAX_SENTENCES = 10**9
 MAX_EPOCHS = 10_000
@@ -54,6 +56,10 @@ def cmd_probe(args: argparse.Namespace) -> int:
     from .data import TargetSplits
     from .run import probe, seed_list
 
+    if args.kind == "lm":
+        from .lm_cli import cmd_probe_lm
+
+        return cmd_probe_lm(args)
     if not args.out.lower().endswith(".csv"):
         raise SimcoreError(f"--out {args.out}: give a .csv file name")
     out = opt.check_out(args.out, (".csv",))
@@ -70,8 +76,10 @@ def cmd_probe(args: argparse.Namespace) -> int:
     names = [t.name for t in targets]
     if len(set(names)) != len(names):
         raise SimcoreError("two --target directories have the same name; results are matched by name")
+    defaults = ProbeCaps()
     caps = ProbeCaps(train_sentences=args.max_train_sentences, dev_sentences=args.max_dev_sentences,
-                     test_sentences=args.max_test_sentences, epochs=args.max_epochs, seconds=args.max_seconds)
+                     test_sentences=args.max_test_sentences, epochs=args.max_epochs or defaults.epochs,
+                     seconds=args.max_seconds)
     options = MeasureOptions(seed=args.vector_seed)
     bench = Workbench(ArtefactStore(args.cache), options=options)
     bar = ProgressBar(not args.quiet)
@@ -127,7 +135,8 @@ def add_probe_command(commands: Any) -> None:
                    help=f"dev sentences used to pick the best checkpoint (default {defaults.dev_sentences})")
     p.add_argument("--max-test-sentences", type=_cap, default=defaults.test_sentences,
                    help="test sentences scored, drawn at random (default: all)")
-    p.add_argument("--max-epochs", type=_epochs, default=defaults.epochs, help=f"default {defaults.epochs}")
+    p.add_argument("--max-epochs", type=_epochs, default=None,
+                   help=f"default {defaults.epochs} (--kind lm: {LMCaps().epochs} fine-tuning epochs)")
     p.add_argument("--max-seconds", type=_seconds, default=defaults.seconds,
                    help=f"time cap of one training run (default {defaults.seconds:g})")
     p.add_argument("--seeds", type=_seeds, default=1,
@@ -141,4 +150,5 @@ def add_probe_command(commands: Any) -> None:
     p.add_argument("--text-field", type=opt.field_name, default="text", help="JSONL field or CSV column holding a source's text")
     p.add_argument("--cache", type=opt.path_text, default=None, help="artefact store (default $SIMCORE_CACHE or ~/.cache/simcore)")
     p.add_argument("--quiet", action="store_true")
+    add_lm_arguments(p)
     p.set_defaults(run=cmd_probe)
