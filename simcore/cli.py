@@ -65,6 +65,8 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     reader = {"text_field": args.text_field, "encoding": args.encoding, "labels": args.labels}
     sources, targets = corpora_in(args.sources, **reader), corpora_in(args.targets, **reader)
     sources = with_glob_sources(sources, args.source_glob, **reader)
+    both = opt.with_languages([*sources, *targets], args.language)
+    sources, targets = both[:len(sources)], both[len(sources):]
     opt.check_names([*sources, *targets])
     bar = opt.Bar(not args.quiet)
     try:
@@ -88,6 +90,10 @@ def cmd_matrix(args: argparse.Namespace) -> int:
             notes = bench.read_notes(corpus) if is_source else bench.tokenize(corpus).read_notes
             if notes:
                 print(terminal_text(f"simcore: note: {corpus.name}: {notes.summary()}"), file=sys.stderr)
+            if not args.quiet:
+                print(terminal_text(f"simcore: note: {corpus.name}: {language_note(corpus)}"), file=sys.stderr)
+    for target, tokens in _cross_language(table):
+        print(terminal_text(f"simcore: note: {target}: {tokens}"), file=sys.stderr)
     if not args.quiet:
         wide = table.pivot_table(index=["target", "source"], columns="measure", values="value", aggfunc="first")
         _print_table(wide.reset_index())
@@ -99,6 +105,38 @@ def cmd_matrix(args: argparse.Namespace) -> int:
                             f"{listed}"), file=sys.stderr)
         return 2
     return 0
+
+
+def language_note(corpus: Any) -> str:
+    """'German (de), Latin script, detected (py3langid, 99% sure); words cut by spacy-de': what a corpus was read as."""
+    from .corpora.lang import language_name
+
+    guess = corpus.language_guess()
+    how = {"given": "given (--language)", "script": "told by its script",
+           "detector": f"detected (py3langid, {guess.confidence:.0%} sure)"}.get(guess.method, guess.method)
+    cut = corpus.segmenter().name
+    return f"{language_name(guess.language)}, {guess.script} script, {how}; words cut by {cut}"
+
+
+def _cross_language(table: pd.DataFrame) -> list[tuple[str, str]]:
+    """Targets with a source in another language, and which (the cells are allowed, and said)."""
+    from .corpora.lang import UNDETERMINED, language_name
+
+    if "source_language" not in table or "target_language" not in table:
+        return []
+    out = []
+    pairs = table[["target", "source", "target_language", "source_language"]].drop_duplicates()
+    for target, rows in pairs.groupby("target", sort=False):
+        language = rows["target_language"].dropna()
+        if language.empty or language.iat[0] == UNDETERMINED:
+            continue
+        other = rows[rows["source_language"].notna() & (rows["source_language"] != language.iat[0])
+                     & (rows["source_language"] != UNDETERMINED)]
+        if len(other):
+            listed = ", ".join(f"{s} ({language_name(lang)})" for s, lang in zip(other["source"], other["source_language"]))
+            out.append((str(target), f"in {language_name(language.iat[0])}; compared with sources in another "
+                                     f"language: {listed}"))
+    return out
 
 
 MAX_PRINTED_TARGETS = 10  # more targets: the first ones and a summary line, unless --all
@@ -327,6 +365,9 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--labels", type=_labels, default=None, metavar="O,B-PER,...",
                    help="names of the integer tags of Hub-style NER targets, in order (default: the data set's "
                         "own, from dataset_info.json or the file's features)")
+    m.add_argument("--language", type=opt.language_choice, action="append", default=None, metavar="[NAME=]CODE",
+                   help="the language of every corpus (CODE, e.g. de) or of one (NAME=CODE), instead of detecting it "
+                        "from the text; repeat for several corpora")
     m.add_argument("--cache", type=opt.path_text, default=None,
                    help="artefact store (default $SIMCORE_CACHE or ~/.cache/simcore)")
     m.add_argument("--quiet", action="store_true")

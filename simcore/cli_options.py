@@ -155,3 +155,39 @@ def check_names(corpora: Any) -> None:
 def no_clobber(outputs: dict[str, str | Path | None], inputs: dict[str, Any], globs: dict[str, Any] | None = None) -> None:
     """Refuse an output that is one of the command's inputs (see simcore.output_paths)."""
     refuse_overwriting_inputs(outputs, inputs, globs)
+
+
+def language_choice(text: str) -> tuple[str | None, str]:
+    """An argparse type for ``--language``: ``CODE`` (every corpus) or ``NAME=CODE`` (one corpus), the code
+    checked against the languages simcore knows (ISO 639-1, or 639-3 where there is no shorter one)."""
+    from .corpora.lang import validate_language
+    from .errors import InvalidArgument
+
+    name, _, code = text.rpartition("=")
+    try:
+        return (name or None), validate_language(code)
+    except InvalidArgument as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def with_languages(corpora: list[Any], choices: list[tuple[str | None, str]] | None) -> list[Any]:
+    """The corpora with ``--language`` applied: a named corpus's choice wins over one for every corpus."""
+    import dataclasses
+
+    from .errors import InvalidArgument
+
+    if not choices:
+        return corpora
+    names = {c.name for c in corpora}
+    unknown = sorted({n for n, _ in choices if n is not None and n not in names})
+    if unknown:
+        raise InvalidArgument(f"--language names no corpus called {', '.join(map(repr, unknown))}; "
+                              f"the corpora are {', '.join(sorted(names))}"[:400])
+    every = [code for n, code in choices if n is None]
+    named = {n: code for n, code in choices if n is not None}
+    out = []
+    for corpus in corpora:
+        code = named.get(corpus.name, every[-1] if every else None)
+        out.append(corpus if code is None or corpus.problem is not None
+                   else dataclasses.replace(corpus, language=code, _guess=[]))
+    return out

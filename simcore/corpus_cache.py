@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .corpora.lang import NO_SPACE_SCRIPTS, is_char_tokenized
 from .corpora.sampling import StreamSamples, sample_source
 from .corpus import Corpus, TokenizedCorpus, corpus_name, refuse_system_path, sample_corpus, tokenize_corpus
 from .errors import CorpusError, InvalidArgument, SimcoreError, StoreError
@@ -30,6 +31,7 @@ from .uncertainty import centred, interval, pool_samples
 
 MEMORY_SOURCES = 16  # prepared sources (their loaded models) kept in memory per workbench
 MEMORY_TARGETS = 32  # targets (their sentences) kept in memory per workbench
+CHARACTER_SCRIPTS = NO_SPACE_SCRIPTS  # a target in these scripts may be tokenized one character a token
 CELL_VERSION = 2  # 2: bootstrap replicates stored with each cell
 
 Progress = Callable[[str, float], None]
@@ -192,7 +194,8 @@ class CorpusCache:
         def prepare() -> list[PreparedSource]:
             chosen = drawn or [sample_corpus(tokenized, sample_tokens, i, self.store, self.options.seed)
                                for i in range(samples)]
-            return [PreparedSource(s, self.store, self.options, progress) for s in chosen]
+            language = corpus.language_guess().working_language
+            return [PreparedSource(s, self.store, self.options, progress, language=language) for s in chosen]
 
         prepared = _remember(self._sources, key, prepare, limit=MEMORY_SOURCES)
         for p in prepared:
@@ -202,7 +205,15 @@ class CorpusCache:
     def target(self, corpus: Corpus, progress: Progress = quiet) -> PreparedTarget:
         tokenized = self.tokenize(corpus, progress)
         return _remember(self._targets, (corpus.name, tokenized.fingerprint),
-                         lambda: PreparedTarget(tokenized, self.store, self.options, raw=corpus), limit=MEMORY_TARGETS)
+                         lambda: PreparedTarget(tokenized, self.store, self.options, raw=corpus,
+                                                language=corpus.language_guess().working_language), limit=MEMORY_TARGETS)
+
+    def cut_into_characters(self, corpus: Corpus, progress: Progress = quiet) -> bool:
+        """Whether a target's own tokens are characters of a script written without spaces (a Chinese
+        NER set tokenized one character a token): then its sources are cut into characters too."""
+        if self.tokenizer.chars or corpus.language_guess().script not in CHARACTER_SCRIPTS:
+            return False
+        return is_char_tokenized(self.tokenize(corpus, progress).sentences())
 
     def default_sample_tokens(self, sources: Sequence[Corpus], measure: str = "ppl",
                               progress: Progress = quiet) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -55,7 +56,7 @@ from .schedule import (  # noqa: F401 - likewise
 DEFAULT_MEASURES = ("tvc", "tvcc", "ppl", "wvv", "jsd", "ttr")
 COLUMNS = ["source", "target", "measure", "value", "std", "ci_low", "ci_high", "n_samples", "sample_tokens",
            "source_tokens", "used_whole", "reliable", "flag", "direction", "oov_rate", "error", "options",
-           "replicates", "ladder"]
+           "replicates", "ladder", "source_language", "target_language"]
 
 
 class Workbench(CorpusCache):
@@ -117,6 +118,7 @@ class Workbench(CorpusCache):
                     sort_keys=True),
                 "replicates": encode_replicates(result.replicates),
                 "ladder": json.dumps(ladder, sort_keys=True) if ladder else None,
+                "source_language": language_of(corpus), "target_language": language_of(target_corpus),
             })
         return rows
 
@@ -150,6 +152,11 @@ class Workbench(CorpusCache):
         names = parse_measures(measures)
         if not sources or not targets:
             raise SimcoreError("give at least one source and one target")
+        by_characters = [t for t in targets if self._cut_into_characters(t, progress)]
+        if by_characters:
+            return self._with_character_targets(sources, targets, by_characters, names, samples=samples,
+                                                sample_tokens=sample_tokens, progress=progress, on_row=on_row,
+                                                jobs=jobs, compute_noise=compute_noise)
         if not whole(samples) or samples < 1:
             raise InvalidArgument("samples must be a whole number of at least 1")
         if sample_tokens is not None and (not whole(sample_tokens) or sample_tokens < 1):
@@ -252,6 +259,51 @@ class Workbench(CorpusCache):
         table = pd.DataFrame(rows, columns=COLUMNS)
         table.attrs["failed_corpora"] = dict(failed)  # "source NAME" / "target NAME" -> why it could not be read
         return table
+
+
+    def _cut_into_characters(self, target: Corpus, progress: Progress) -> bool:
+        try:
+            return self.cut_into_characters(target, progress)
+        except StoreError:
+            raise
+        except SimcoreError:
+            return False  # the target cannot be read: the table says so in its cells
+
+    def _with_character_targets(self, sources: list[Corpus], targets: list[Corpus], by_characters: list[Corpus],
+                                names: list[str], *, progress: Progress, **run: Any) -> pd.DataFrame:
+        """The table when some targets are tokenized one character a token (Chinese, Japanese ... NER data):
+        their sources are cut into characters too (the same store; every artefact keyed by the cut), the
+        other targets are scored as usual, and the two tables are one, in the targets' order."""
+        words = [t for t in targets if t not in by_characters]
+        chars = Workbench(self.store, replace(self.tokenizer, chars=True), self.options)
+        share = len(words) / len(targets)
+        tables = []
+        if words:
+            tables.append(self.matrix(sources, words, names, progress=lambda m, f: progress(m, f * share), **run))
+        tables.append(chars.matrix(sources, by_characters, names,
+                                   progress=lambda m, f: progress(m, share + f * (1 - share)), **run))
+        failed: dict[str, str] = {}
+        for table in tables:
+            failed.update(table.attrs.get("failed_corpora", {}))
+        order = {t.name: i for i, t in enumerate(targets)}
+        position = {(c.name, n): i for i, (c, n) in enumerate((c, n) for c in sources for n in names)}
+        table = pd.concat(tables, ignore_index=True)
+        table = table.iloc[sorted(range(len(table)), key=lambda i: (position[(table["source"].iat[i], table["measure"].iat[i])],
+                                                                     order[table["target"].iat[i]]))]
+        table = table.reset_index(drop=True)
+        table.attrs["failed_corpora"] = failed
+        table.attrs["character_targets"] = [t.name for t in by_characters]
+        return table
+
+
+def language_of(corpus: Corpus) -> str | None:
+    """The corpus's language code for the table (None when it cannot be read: its cells say why)."""
+    try:
+        return corpus.language_guess().language
+    except StoreError:
+        raise
+    except SimcoreError:
+        return None
 
 
 def size_flag(measure: str, source_tokens: int, comparison: int, used: int) -> str:

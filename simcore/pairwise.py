@@ -21,6 +21,11 @@ from .measures import get_measure
 _NUMERIC = ("value", "std", "sample_tokens", "source_tokens")
 
 
+def _text(column: pd.Series) -> np.ndarray:
+    """A column as Python strings, a missing value included ('nan'): pandas' string dtype keeps it a float."""
+    return np.array([str(v) for v in column.tolist()], dtype=object)
+
+
 class TargetRows:
     """One target's rows of the long table as plain arrays (pandas per target is too slow for
     10,000 targets): numeric columns converted once, text columns as objects."""
@@ -39,9 +44,9 @@ class TargetRows:
         for c in _NUMERIC:
             if c in long:
                 columns[c] = pd.to_numeric(long[c], errors="coerce").to_numpy(float)
-        columns["source"] = long["source"].astype(str).to_numpy(dtype=object)
-        columns["measure"] = long["measure"].astype(str).to_numpy(dtype=object)
-        targets = long["target"].astype(str).to_numpy(dtype=object)
+        columns["source"] = _text(long["source"])
+        columns["measure"] = _text(long["measure"])
+        targets = _text(long["target"])
         order = np.argsort(targets, kind="stable")
         names, starts = np.unique(targets[order], return_index=True)
         bounds = list(starts) + [len(order)]

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .corpora.lang import UNDETERMINED, language_name
 from .errors import SimcoreError
 from .ladder import size_bias
 from .measures import explained, get_measure
@@ -138,7 +139,7 @@ def _recommend_target(target: str, part: TargetRows, pretraining: str) -> Recomm
         cells = measure_cells(part, name, sources)
         (measures if isinstance(cells, MeasureCells) else left_out).append(cells)
     flags = list(left_out) + _size_flags(part, sources, [m.name for m in measures])
-    flags += _unsettled(part, [m.name for m in measures])
+    flags += _unsettled(part, [m.name for m in measures]) + language_flags(part, sources)
     if not measures:
         wanted = ", ".join(get_measure(m).label for m in PRETRAINING[pretraining])
         reason = "; ".join(left_out) or f"the table has none of the measures for {PRETRAINING_LABEL[pretraining]} ({wanted})"
@@ -279,7 +280,7 @@ def _recommend_batch(parts: list[tuple[str, TargetRows]], pretraining: str) -> l
                                  settled[m][g], True) for m, d in zip(names, directions)]
             pairs = [Pairs(p[k], None, size) for p in points]
             firsts = {m: sources[int(np.argmax(f[k]))] for m, f in zip(names, point_first)}
-            flags = _size_flags(part, sources, names) + _unsettled(part, names)
+            flags = _size_flags(part, sources, names) + _unsettled(part, names) + language_flags(part, sources)
             out.append(_decide(target, part, pretraining, sources, measures, pairs, flags, firsts, [],
                                combined[k], votes[k], beaten[:, k]))
     return out
@@ -482,6 +483,30 @@ def _size_flags(part: TargetRows, sources: list[str], measures: list[str]) -> li
     return [f"{listed} {'is' if one else 'are'} smaller than the table's sample size and "
             f"{'was' if one else 'were'} used whole; pairs with {'it' if one else 'them'} "
             f"are compared at {'its' if one else 'their'} size where the table has it ({bias})"]
+
+
+def language_flags(part: TargetRows, sources: list[str]) -> list[str]:
+    """What the reader must know of the languages (the table's ``source_language`` and ``target_language``):
+    nothing when every corpus is English (or the table does not say), else the target's language and the
+    sources in another one (allowed: an English corpus may be asked about for German NER)."""
+    if not part.has("source_language") or not part.has("target_language"):
+        return []
+    known = lambda v: isinstance(v, str) and v != "" and v != UNDETERMINED  # noqa: E731
+    targets = [v for v in part.columns["target_language"] if known(v)]
+    if not targets:
+        return []
+    target = targets[0]
+    of: dict[str, str] = {}
+    for source, language in zip(part.source, part.columns["source_language"]):
+        if known(language):
+            of.setdefault(source, language)
+    others = {s: lang for s, lang in of.items() if lang != target and s in sources}
+    if not others:
+        return [] if target == "en" else [f"the target and its sources are in {language_name(target)}"]
+    listed = _join([f"{s} ({language_name(lang)})" for s, lang in sorted(others.items())])
+    one = len(others) == 1
+    return [f"the target is in {language_name(target)}; {listed} {'is' if one else 'are'} in another language, "
+            f"so {'its' if one else 'their'} values compare texts across languages"]
 
 
 def _unsettled(part: TargetRows, measures: list[str]) -> list[str]:

@@ -41,13 +41,19 @@ class TokenizerOptions:
     """How raw text becomes tokens; part of every fingerprint."""
 
     lowercase: bool = True
+    # Cut words of scripts written without spaces into characters: how a source is tokenized for a
+    # target whose own tokens are characters (simcore.corpora.lang.char_tokens), so both sides match.
+    chars: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.lowercase, bool):
             raise InvalidArgument(f"TokenizerOptions.lowercase must be True or False, not {self.lowercase!r}"[:200])
+        if not isinstance(self.chars, bool):
+            raise InvalidArgument(f"TokenizerOptions.chars must be True or False, not {self.chars!r}"[:200])
 
     def as_dict(self) -> dict[str, object]:
-        return {"lowercase": self.lowercase}
+        """The options in fingerprints: ``chars`` only when set, so earlier fingerprints stay valid."""
+        return {"lowercase": self.lowercase, **({"chars": True} if self.chars else {})}
 
 
 def split_text(text: str) -> list[str]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import codecs
 import hashlib
+import itertools
 import os
 import re
 import stat
@@ -40,6 +41,8 @@ from .formats import COLUMNAR, FORMATS, format_of, is_dataset_metadata, split_su
 from .formats import SUFFIX_FORMAT as _SUFFIX_FORMAT
 from .hub_ner import bad_label_name
 from .jsonl import jsonl_units as _jsonl_units
+from .lang import LanguageGuess, Segmenter, char_tokens, detect_language, segmenter_for, validate_language
+from .lang.segment import REGEX
 from .notes import ReadNotes
 from .tagged import file_tagged_sentences
 from .text import guard as _guard
@@ -117,8 +120,10 @@ class Corpus:
     labels: tuple[str, ...] | None = None  # names of integer NER tags (Hub-style rows); default: the data set's own
     tokens_field: str = "tokens"           # Hub-style NER rows: the token list ...
     tags_field: str = "ner_tags"           # ... and its tags
+    language: str | None = None            # ISO code (de, zh, ...): overrides detection from the text
 
     problem: str | None = field(default=None, compare=False)
+    _guess: list[LanguageGuess] = field(default_factory=list, compare=False, repr=False)  # found once, then kept
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
@@ -140,6 +145,8 @@ class Corpus:
             object.__setattr__(self, "labels", tuple(self.labels))
         if self.encoding is not None:
             check_encoding(self.encoding)
+        if self.language is not None:
+            object.__setattr__(self, "language", validate_language(self.language))
         for label, limit in (("max_bytes", self.max_bytes), ("max_decompressed_bytes", self.max_decompressed_bytes)):
             if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
                 raise InvalidArgument(f"{self.name}: {label} must be a positive whole number of bytes")
@@ -222,7 +229,7 @@ class Corpus:
             h.update(b"\0" + (self.fmt or format_of(f.name) or "?").encode())
         hub = ([] if (self.labels, self.tokens_field, self.tags_field) == (None, "tokens", "ner_tags")
                else [self.labels, self.tokens_field, self.tags_field])  # older corpora keep their keys
-        return digest(h.hexdigest(), self.text_field, self.encoding, options.as_dict(), *hub)
+        return digest(h.hexdigest(), self.text_field, self.encoding, options.as_dict(), *hub, *self.segmentation_key())
 
     def units(self, progress: Progress = _noop_progress,
               notes: ReadNotes | None = None) -> Iterator[str | list[str]]:
@@ -261,14 +268,50 @@ class Corpus:
 
     def token_units(self, options: TokenizerOptions = TokenizerOptions(),
                     progress: Progress = _noop_progress, notes: ReadNotes | None = None) -> Iterator[list[str]]:
-        """Normalised tokens of every non-empty unit (raw text split, pre-tokenized input kept)."""
+        """Normalised tokens of every non-empty unit: raw text cut by the corpus's language's segmenter,
+        pre-tokenized input kept; with ``options.chars``, words of scripts without spaces as characters."""
+        tokens_of = unit_tokenizer(self.segmenter(), options)
         for unit in self.units(progress, notes):
-            tokens = normalise_all(split_text(unit) if isinstance(unit, str) else unit, options)
+            tokens = tokens_of(unit)
             if tokens:
                 yield tokens
 
+    def language_guess(self) -> LanguageGuess:
+        """The corpus's language and script: ``language`` when given, else detected from its first units
+        (a bounded read, whatever the corpus's size); found once per corpus object."""
+        if not self._guess:
+            self.check_readable()
+            self._guess.append(detect_language(itertools.islice(self.units(), DETECT_UNITS), given=self.language))
+        return self._guess[0]
+
+    def segmenter(self) -> Segmenter:
+        """How this corpus's raw text is cut into words (see :mod:`simcore.corpora.lang.segment`)."""
+        guess = self.language_guess()
+        return segmenter_for(guess.language, guess.script)
+
+    def segmentation_key(self) -> list[dict[str, str]]:
+        """What the segmenter adds to fingerprints: nothing for the English regex (keys made before
+        languages existed stay valid), else its name and its library's version."""
+        found = self.segmenter().fingerprint()
+        return [found] if found else []
+
     def _format(self, f: Path) -> str:
         return self.fmt or format_of(f.name) or _sniff_format(f, self)
+
+
+DETECT_UNITS = 1_000  # units read to tell a corpus's language (detect_language reads at most 20,000 characters)
+
+
+def unit_tokenizer(segmenter: Segmenter, options: TokenizerOptions) -> Callable[[str | list[str] | tuple[str, ...]], list[str]]:
+    """The tokens of one unit: raw text cut by ``segmenter``, a token list kept; normalised; with
+    ``options.chars``, words of scripts written without spaces cut into characters."""
+    split = split_text if segmenter.name == REGEX else segmenter.split
+
+    def tokens_of(unit: str | list[str] | tuple[str, ...]) -> list[str]:
+        tokens = normalise_all(split(unit) if isinstance(unit, str) else list(unit), options)
+        return char_tokens(tokens) if options.chars else tokens
+
+    return tokens_of
 
 
 def _read_file(path: Path, corpus: Corpus,
@@ -475,7 +518,7 @@ def sample_units(lengths: np.ndarray, n_tokens: int, index: int, seed: int) -> n
 
 def part_corpus(corpus: Corpus, file: Path) -> Corpus:
     """One file of a corpus as a corpus of its own, read with the same options."""
-    return replace(corpus, path=file, files=(file,))
+    return replace(corpus, path=file, files=(file,), _guess=list(corpus._guess) or [corpus.language_guess()])
 
 
 def tokenize_part(corpus: Corpus, file: Path, store: ArtefactStore,

@@ -25,8 +25,8 @@ from typing import Any
 
 from ..errors import CorpusError, InvalidArgument
 from ..store import ArtefactStore, digest, file_sha256
-from ..tokenize import TokenizerOptions, normalise_all, split_text
-from .corpus import Corpus, TokenizedCorpus, _from_artefact, _write_tokens, part_corpus
+from ..tokenize import TokenizerOptions
+from .corpus import Corpus, TokenizedCorpus, _from_artefact, _write_tokens, part_corpus, unit_tokenizer
 from .notes import ReadNotes
 from .text import line_starts, range_text
 
@@ -46,9 +46,17 @@ def _unit_bytes(unit: Unit) -> bytes:
     return b"\x1f".join(t.encode("utf-8", "surrogatepass") for t in unit) + b"\x1e"  # never equal to a line
 
 
-def _words(unit: Unit) -> int:
-    """The size proxy: whitespace words (simcore's tokenizer never makes fewer tokens of the same text)."""
-    return len(unit.split()) if isinstance(unit, str) else len(unit)
+DENSE_CHARS_PER_TOKEN = 8  # scripts without spaces: no segmenter's words average longer than this
+
+
+def _words(unit: Unit, dense: bool = False) -> int:
+    """The size proxy: whitespace words (simcore's tokenizer never makes fewer tokens of the same text);
+    for text of a script written without spaces (``dense``), at least its characters over
+    DENSE_CHARS_PER_TOKEN, since a clause without spaces is one whitespace word but many tokens."""
+    if not isinstance(unit, str):
+        return len(unit)
+    words = len(unit.split())
+    return max(words, (len(unit) - unit.count(" ")) // DENSE_CHARS_PER_TOKEN) if dense else words
 
 
 @dataclass
@@ -65,6 +73,7 @@ class Candidates:
     units: int = 0
     file_hashes: list[str] = field(default_factory=list)
     notes: ReadNotes = field(default_factory=ReadNotes)
+    dense: bool = False  # units in a script written without spaces: sized by characters too (see _words)
 
     def __post_init__(self) -> None:
         if not self.heaps:
@@ -92,7 +101,7 @@ class Candidates:
         if words is None:
             if isinstance(unit, str):
                 unit = unit.strip()
-            words = _words(unit)
+            words = _words(unit, self.dense)
             self.words += words
             self.units += 1
         if words == 0:
@@ -105,7 +114,7 @@ class Candidates:
 
     def offer(self, units: Iterable[str | list[str]]) -> None:
         """:meth:`add` for a stream of units, with the per-unit work inlined (the pass's hot loop)."""
-        if self.samples > _KEYS_PER_HASH:
+        if self.samples > _KEYS_PER_HASH or self.dense:
             for unit in units:
                 self.add(unit if isinstance(unit, str) else tuple(unit))
             return
@@ -241,7 +250,7 @@ def shard_candidates(corpus: Corpus, file: Path, target: int, samples: int, seed
     what it may need: a task of its own."""
     from .columnar import MissingColumn
 
-    found = Candidates(target, samples, seed)
+    found = Candidates(target, samples, seed, dense=corpus.segmenter().kind == "icu")
     start, end = span
     try:
         if end >= 0:
@@ -291,12 +300,13 @@ def content_fingerprint(corpus: Corpus, file_hashes: Sequence[str], options: Tok
     """The source's content: every file's bytes (in any order of the files) and the options that shape units."""
     hub = ([] if (corpus.labels, corpus.tokens_field, corpus.tags_field) == (None, "tokens", "ner_tags")
            else [corpus.labels, corpus.tokens_field, corpus.tags_field])
-    return digest("stream-source", sorted(file_hashes), corpus.text_field, corpus.encoding, options.as_dict(), *hub)
+    return digest("stream-source", sorted(file_hashes), corpus.text_field, corpus.encoding, options.as_dict(), *hub,
+                  *corpus.segmentation_key())
 
 
-def _tokens_in_order(units: Iterable[Unit], options: TokenizerOptions) -> Iterator[list[str]]:
+def _tokens_in_order(units: Iterable[Unit], tokens_of: Callable[[Unit], list[str]]) -> Iterator[list[str]]:
     for unit in units:
-        tokens = normalise_all(split_text(unit) if isinstance(unit, str) else list(unit), options)
+        tokens = tokens_of(unit)
         if tokens:
             yield tokens
 
@@ -332,7 +342,8 @@ def draw_samples(corpus: Corpus, found: Candidates, sizes: Sequence[int], store:
         top_key = digest("stream-sample", fingerprint, top_size, i, found.seed)
 
         def build_top(path: Path, i: int = i, size: int = top_size, key: str = top_key) -> dict[str, Any]:
-            _, count, units = _write_tokens(_cut(_tokens_in_order(found.ordered(i), options), size), path)
+            tokens_of = unit_tokenizer(corpus.segmenter(), options)
+            _, count, units = _write_tokens(_cut(_tokens_in_order(found.ordered(i), tokens_of), size), path)
             return record(key, count, units, size, i)
 
         top = _from_artefact(corpus.name, store.build("sample", top_key, build_top), store)

@@ -63,6 +63,14 @@ class LanguageGuess:
         return {"language": self.language, "script": self.script,
                 "confidence": round(self.confidence, 3), "method": self.method}
 
+    @property
+    def working_language(self) -> str:
+        """The language the corpus is processed as: an undetermined Latin-script (or letterless) text
+        as English, the way it is segmented (English was simcore's only language before), else its own."""
+        if self.language == UNDETERMINED and self.script in ("Latin", "Unknown"):
+            return "en"
+        return self.language
+
 
 @functools.lru_cache(maxsize=1)
 def _identifier() -> Any:
@@ -131,3 +139,18 @@ def detect_language(units: Iterable[str | list[str]], given: str | None = None) 
     if script in SCRIPT_FALLBACK:
         return LanguageGuess(SCRIPT_FALLBACK[script], script, share, "script")
     return LanguageGuess(UNDETERMINED, script, float(confidence), "detector")
+
+
+@functools.lru_cache(maxsize=256)
+def language_name(code: str) -> str:
+    """'German (de)': a language code with its English name from ICU's locale data (the code alone
+    where ICU has no name for it, and 'undetermined' for ``"und"``)."""
+    if code == UNDETERMINED:
+        return "undetermined language (und)"
+    try:
+        import icu
+
+        name = str(icu.Locale(code).getDisplayLanguage(icu.Locale("en")))
+    except Exception:  # noqa: BLE001 - a name is a courtesy; the code is the fact
+        name = ""
+    return f"{name} ({code})" if name and name != code else code
