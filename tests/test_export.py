@@ -22,8 +22,8 @@ def test_markdown_rows_name_measures_by_label_not_id():
 
 
 def test_the_pairwise_comparisons_go_into_the_csv_and_json_downloads():
-    import json
     import io
+    import json
 
     from simcore.evidence import pairs_evidence
     from simcore.export import pairs_csv, ranking_json
