@@ -2,8 +2,10 @@
 
 Every command names its outputs and inputs to :func:`refuse_overwriting_inputs` before any work:
 an output that is an input (the same path, a symbolic link to it, a hard link to it), or that lies
-inside an input folder read as corpora, is refused with one line. Comparing both resolved paths and
-(device, inode) catches every kind of link; folders are walked (bounded) for hard links.
+inside an input folder read as corpora, or that is one of the files an input pattern (``--source-glob``)
+matches, is refused with one line. Comparing both resolved paths and (device, inode) catches every kind
+of link; folders are walked (bounded) for hard links, and patterns are expanded as the readers expand
+them (:mod:`simcore.corpora.globbing`), so ``**``, links to folders and character classes are covered.
 """
 
 from __future__ import annotations
@@ -11,15 +13,18 @@ from __future__ import annotations
 import contextlib
 import errno
 import fnmatch
+import glob
 import os
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from .corpora.globbing import glob_files
 from .errors import DiskFull, OutputError, SimcoreError
 
 MAX_WALK = 100_000  # entries of an input folder looked at for hard links (a bigger folder: paths only)
+MAX_GLOB_FILES = 20_000  # files one input pattern may match (as many as one corpus folder may hold)
 
 PathLike = str | os.PathLike
 
@@ -92,11 +97,14 @@ def refuse_overwriting_inputs(outputs: Mapping[str, PathLike | None],
     """Raise OutputError when an output is an input, a link to one, or lies inside an input folder.
 
     ``outputs`` and ``inputs`` map an option's flag (``--out``) to its path(s); ``globs`` maps a flag
-    to shell patterns of input files (``--source-glob``). Two outputs naming one file are refused too.
+    to shell patterns of input files (``--source-glob``, ``NAME=PATTERN`` or a bare pattern): an output that
+    is one of the files a pattern matches, or that a pattern would match once written, is refused. Two
+    outputs naming one file are refused too.
     """
     outs = [(flag, os.fspath(p)) for flag, p in outputs.items()
             if p is not None and str(p).strip() and "\0" not in str(p)]
     walked: dict[str, tuple[set[Path], set[tuple[int, int]]]] = {}
+    patterns_matched = _patterns(globs)
     for i, (flag, out) in enumerate(outs):
         out_path, out_id = _resolved(out), _identity(out)
         for other_flag, other in outs[:i]:
@@ -118,13 +126,35 @@ def refuse_overwriting_inputs(outputs: Mapping[str, PathLike | None],
             if any(_inside(out_path, folder) for folder in folders) or (out_id is not None and out_id in files):
                 raise OutputError(f"{flag} {out} is (or is inside) a file read from the input folder {in_flag} "
                                   f"{given}; write it elsewhere")
-        for in_flag, patterns in (globs or {}).items():
-            for pattern in patterns:
-                pattern = pattern.partition("=")[2].strip() if "=" in pattern else pattern
-                absolute = os.path.abspath(os.path.expanduser(pattern)) if pattern else ""
-                if pattern and (fnmatch.fnmatch(str(out_path), absolute) or fnmatch.fnmatch(os.path.abspath(out),
-                                                                                         absolute)):
-                    raise OutputError(f"{flag} {out} matches the input {in_flag} {pattern}; write it elsewhere")
+        for in_flag, pattern, matched in patterns_matched:
+            for file in matched:
+                if _resolved(file) == out_path or (out_id is not None and _identity(file) == out_id):
+                    raise OutputError(f"{flag} {out} is the file {file} matched by the input {in_flag} {pattern}; "
+                                      "writing it would destroy that file, write it elsewhere")
+            if _would_match(out, pattern):
+                raise OutputError(f"{flag} {out} matches the input {in_flag} {pattern}; write it elsewhere")
+
+
+def _patterns(globs: Mapping[str, Iterable[str]] | None) -> list[tuple[str, str, list[Path]]]:
+    """(flag, pattern, every file it matches now) for each ``NAME=PATTERN`` or bare pattern given."""
+    found = []
+    for in_flag, patterns in (globs or {}).items():
+        for given in patterns:
+            pattern = given.partition("=")[2].strip() if "=" in given else given
+            if pattern and "\0" not in pattern:
+                found.append((in_flag, pattern, glob_files(pattern, MAX_GLOB_FILES)))
+    return found
+
+
+def _would_match(out: str, pattern: str) -> bool:
+    """Whether a file written at ``out`` would be matched by ``pattern`` (its literal folder resolved too)."""
+    absolute = os.path.abspath(os.path.expanduser(pattern))
+    parts = absolute.split("/")
+    first = next((i for i, p in enumerate(parts) if glob.has_magic(p)), len(parts))
+    literal_root = _resolved("/".join(parts[:first]) or "/")
+    resolved_pattern = os.path.join(str(literal_root), *parts[first:])
+    names = {str(_resolved(out)), os.path.abspath(os.path.expanduser(out))}
+    return any(fnmatch.fnmatch(name, p) for name in names for p in (absolute, resolved_pattern))
 
 
 def normal_mode() -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -40,3 +41,18 @@ def shared_data() -> Path:
     if not (SHARED_DATA / "sources").is_dir():
         pytest.skip("../shared/data is not present")
     return SHARED_DATA
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ARG001 (pytest's hook names)
+    """How many tests were skipped, counted by reason, as the last lines of every run."""
+    reasons: Counter[str] = Counter()
+    for report in terminalreporter.stats.get("skipped", []):
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+        reasons[reason.removeprefix("Skipped: ")] += 1
+    if not reasons:
+        return
+    total = sum(reasons.values())
+    terminalreporter.section(f"{total} test{'s' if total != 1 else ''} skipped, by reason", sep="-")
+    for reason, count in reasons.most_common():
+        terminalreporter.write_line(f"{count:5d}  {reason}")

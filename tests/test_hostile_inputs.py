@@ -271,3 +271,34 @@ def test_names_that_look_missing_or_like_formulas_stay_names(tmp_path, capsys):
     assert set(corr["scope"]) == {"all", *map(escape_formula, MISSING_LOOKING)}
     assert "'-2+3" in set(corr["scope"]) and "''+1+1" in set(corr["scope"])
     assert corr[corr["scope"] == "all"]["n"].astype(int).max() == 3 * len(MISSING_LOOKING) - 1, "every pair joins"
+
+
+@pytest.mark.parametrize("suffix", [".zst", ".gz"])
+def test_a_bomb_of_short_lines_is_refused_before_the_first_unit(tmp_path, suffix):
+    """Counted in decompressed bytes before any line is tokenized (no unit comes out first)."""
+    import zstandard
+
+    data = b"a b\n" * (8 * 1024 * 1024)  # 32 MB of short lines
+    packed = zstandard.ZstdCompressor(level=19).compress(data) if suffix == ".zst" else gzip.compress(data, 9)
+    p = write(tmp_path, f"bomb.txt{suffix}", packed)
+    assert p.stat().st_size < 200_000
+    units = Corpus.from_path(p, max_decompressed_bytes=16 * 1024 * 1024).units()
+    with pytest.raises(CorpusError, match="decompression bomb"):
+        next(units)
+
+
+def test_a_parquet_bomb_is_refused_from_its_footer(tmp_path):
+    """Text that compresses a thousandfold in one row group: refused before a row is decoded, like gz/zst."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    p = tmp_path / "bomb.parquet"
+    pq.write_table(pa.table({"text": ["a " * 1_000_000] * 20}), p, compression="zstd", row_group_size=20,
+                   use_dictionary=False)
+    assert p.stat().st_size < 100_000
+    metadata = pq.ParquetFile(p).metadata
+    expanded = metadata.row_group(0).column(0).total_uncompressed_size
+    assert expanded > 40_000_000  # the footer says what decoding would cost
+    with pytest.raises(CorpusError, match="decodes to more than 10 MB"):
+        next(Corpus.from_path(p, max_decompressed_bytes=10_000_000).units())
+    assert sum(1 for _ in Corpus.from_path(p, max_decompressed_bytes=expanded + 1).units()) >= 20

@@ -176,3 +176,43 @@ def test_a_good_matrix_reads_back_and_duplicates_are_handled(tmp_path):
         read_matrix(_write(tmp_path / "conflict.csv", rows + [other]))
     code, err = _run(["rank", "--matrix", str(tmp_path / "conflict.csv")])
     assert code == 2 and err.count("\n") == 1 and "two different values" in err
+
+
+def _with_ladder(tmp_path: Path, cell: str, replicates: str = "") -> Path:
+    rows = _rows(7)
+    header = rows[0]
+    rows[1][header.index("ladder")] = cell
+    rows[1][header.index("replicates")] = replicates
+    return _write(tmp_path / "m.csv", rows)
+
+
+@pytest.mark.parametrize("command", ["recommend", "rank"])
+def test_a_deeply_nested_ladder_is_refused_in_one_line(tmp_path, command):
+    path = _with_ladder(tmp_path, '{"1000": ' * 100_000 + "1" + "}" * 100_000)
+    with pytest.raises(TableError, match="row 1: the JSON is nested too deeply"):
+        read_matrix(path)
+    code, err = _run([command, "--matrix", str(path)])
+    assert code == 2 and err.startswith("simcore: error: ") and len(err.strip().splitlines()) == 1, err
+    assert "nested too deeply" in err and "internal error" not in err
+
+
+@pytest.mark.parametrize("column", ["ladder", "replicates"])
+def test_a_cell_of_millions_of_replicates_is_refused_on_the_way_in(tmp_path, column):
+    many = " ".join(["0.5"] * 3_000_000)
+    path = (_with_ladder(tmp_path, json.dumps({"1000": {"value": 0.5, "replicates": many}})) if column == "ladder"
+            else _with_ladder(tmp_path, "", many))
+    with pytest.raises(TableError, match=f"column {column}, row 1: 3,000,000 replicates in one cell, more than"):
+        read_matrix(path)
+
+
+def test_a_matrix_with_one_ladder_cell_in_many_rows_reads_without_a_warning(tmp_path):
+    import warnings
+
+    rows = [["source", "target", "measure", "value", "ladder"]]
+    rows += [[s, f"t{t}", "tvc", "0.5", ""] for t in range(10_000) for s in SOURCES[:2]]
+    rows[-1][-1] = json.dumps({"1000": {"value": 0.4, "replicates": None}})
+    path = _write(tmp_path / "big.csv", rows)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        long = read_matrix(path)
+    assert len(long) == 20_000

@@ -154,3 +154,45 @@ def test_outputs_are_written_whole_with_normal_permissions(tmp_path):
     write_text_atomic(path, "c\n")
     assert path.read_text() == "c\n" and stat.S_IMODE(path.stat().st_mode) == 0o666 & ~old
     assert [p.name for p in tmp_path.iterdir()] == ["out.csv"]  # no temporary file left
+
+
+def _glob_world(tmp_path: Path) -> tuple[Path, Path, Path, bytes]:
+    """A folder of CSV shards, a symbolic link to it, and a target folder."""
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    shard = shards / "shard.csv"
+    shard.write_text("text\n" + "".join(f"review number {i} was fine .\n" for i in range(200)), encoding="utf-8")
+    (tmp_path / "link").symlink_to(shards)
+    targets = tmp_path / "targets"
+    targets.mkdir()
+    (targets / "news_ner.conll").write_bytes((SAMPLE_DATA / "targets" / "news_ner.conll").read_bytes())
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    (sources / "news.txt").write_bytes((SAMPLE_DATA / "sources" / "news.txt").read_bytes())
+    return sources, shard, targets, shard.read_bytes()
+
+
+@pytest.mark.parametrize("form", ["star through a link", "double star", "folder wildcard reaching the link",
+                                  "character class through a link"])
+def test_an_output_matched_by_a_source_glob_is_refused_and_the_shard_kept(tmp_path, form):
+    sources, shard, targets, before = _glob_world(tmp_path)
+    pattern = {"star through a link": f"{tmp_path}/link/*.csv",
+               "double star": f"{tmp_path}/shards/**/*.csv",  # ** matching no folder
+               "folder wildcard reaching the link": f"{tmp_path}/l*/shard.csv",
+               "character class through a link": f"{tmp_path}/link/[s]hard.csv"}[form]
+    code, err = _run(["matrix", "--sources", str(sources), "--source-glob", f"g={pattern}", "--targets", str(targets), "--measures", "ttr",
+                      "--cache", str(tmp_path / "cache"), "--quiet", "--out", str(shard)])
+    assert shard.read_bytes() == before
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("simcore: error: --out ") and "--source-glob" in lines[0], err
+    assert not (tmp_path / "cache").exists()  # refused before any work
+
+
+def test_an_output_the_glob_does_not_match_is_written(tmp_path):
+    sources, shard, targets, before = _glob_world(tmp_path)
+    out = tmp_path / "m.csv"
+    code, err = _run(["matrix", "--sources", str(sources), "--source-glob", f"g={tmp_path}/link/*.csv", "--targets", str(targets),
+                      "--measures", "ttr", "--cache", str(tmp_path / "cache"), "--quiet", "--out", str(out)])
+    assert code == 0, err
+    assert shard.read_bytes() == before and "g" in out.read_text()

@@ -26,6 +26,7 @@ from ..measures import all_measures, get_measure
 LONG = ["source", "target", "measure", "value"]
 NAME_COLUMNS = {"source", "target", "measure", "chosen", "best", "first", "second", "scope", "corpus", "name"}
 MAX_TABLE_BYTES = 2 << 30
+MAX_REPLICATES = 100_000  # bootstrap replicates one cell may hold (simcore writes a few hundred)
 _MISSING = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>",
             "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"]
 _MISSING_LOWER = {m.lower() for m in _MISSING}
@@ -243,6 +244,10 @@ def _check_replicates(column: pd.Series, where: str) -> None:
     widths = text.str.count(r"[^ \t]+") if plain.all() else None
     if widths is not None and (widths.empty or widths.max() == 0):
         return
+    if widths is not None and widths.max() > MAX_REPLICATES:
+        row = int(column.index.get_loc(widths.idxmax()))
+        raise TableError(f"{where}: column replicates, row {row + 1}: {int(widths.max()):,} replicates in one cell, "
+                         f"more than the {MAX_REPLICATES:,} simcore reads (a bootstrap draws a few hundred)")
     if widths is not None:
         try:  # pandas' C parser reads the numbers of every cell at once; shorter rows are padded with NaN
             numbers = pd.read_csv(io.StringIO("\n".join(text)), sep=r"\s+", header=None,
@@ -276,13 +281,21 @@ def _check_ladder(column: pd.Series, where: str) -> None:
                 and math.isfinite(entry["value"])
                 and (entry.get("replicates") is None or isinstance(entry["replicates"], str))
                 for size, entry in data.items())
+        except RecursionError:
+            row = int(column.index.get_loc(label))
+            raise TableError(f"{where}: column ladder, row {row + 1}: the JSON is nested too deeply to be a sample "
+                             "size ladder") from None
         except (ValueError, TypeError, OverflowError):
             ok = False
         if ok:
             replicates = pd.Series([e["replicates"] for e in data.values() if e.get("replicates")], dtype=object)
             try:
                 _check_replicates(replicates, where)
-            except TableError:
+            except TableError as exc:
+                if "more than the" in str(exc):  # too many replicates: said as such, not as a malformed ladder
+                    row = int(column.index.get_loc(label))
+                    raise TableError(f"{where}: column ladder, row {row + 1}: "
+                                     f"{str(exc).partition('row 1: ')[2]}") from None
                 ok = False
         if not ok:
             row = int(column.index.get_loc(label))
@@ -357,6 +370,7 @@ def read_csv_table(path: Path | str) -> pd.DataFrame:
         columns = list(header.columns)
         names = [c for c in columns if str(c).strip().lower() in NAME_COLUMNS]
         return pd.read_csv(path, encoding="utf-8-sig", dtype={c: str for c in names}, keep_default_na=False,
+                           low_memory=False,  # one pass over each column: no DtypeWarning on a mixed column
                            na_values={c: _MISSING for c in columns if c not in names})
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError, OverflowError) as exc:
         raise SimcoreError(f"{path} is not a readable CSV table ({_first_line(exc)})") from None

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import CorpusError
 from . import text as _text
+from .compression import BOMB_FLOOR, BOMB_RATIO
 from .hub_ner import clean_tokens, label_names, tagged_row
 from .notes import ReadNotes
 
@@ -43,6 +44,7 @@ def _batches(path: Path, fmt: str, corpus: Corpus, columns: list[str] | None,
             empty = [i for i in range(parquet.num_row_groups) if parquet.metadata.row_group(i).num_rows == 0]
             if empty and notes is not None:
                 notes.note("skipped", f"{path.name} row group {empty[0]}: empty", "empty row group", len(empty))
+            _check_expanded_size(parquet.metadata, columns, path, corpus)
             return schema, parquet.iter_batches(batch_size=BATCH_ROWS, columns=columns, use_threads=False)
         source = pa.memory_map(str(path))
         try:
@@ -54,6 +56,26 @@ def _batches(path: Path, fmt: str, corpus: Corpus, columns: list[str] | None,
     except (pa.ArrowException, OSError) as exc:
         kind = "Parquet" if fmt == "parquet" else "Arrow"
         raise CorpusError(f"{corpus.name}: {path.name} is not a readable {kind} file ({str(exc)[:200]})") from exc
+
+
+def _check_expanded_size(metadata: Any, columns: list[str], path: Path, corpus: Corpus) -> None:
+    """Refuse, from the footer alone, a Parquet file whose columns decode past the bomb limit of the
+    compressed formats (:mod:`.compression`), or one row group (decoded at once) past :data:`BOMB_FLOOR`."""
+    limit = max(BOMB_FLOOR, BOMB_RATIO * path.stat().st_size)
+    if corpus.max_decompressed_bytes is not None:
+        limit = corpus.max_decompressed_bytes
+    group_limit = min(limit, BOMB_FLOOR)
+    wanted = set(columns)
+    total = 0
+    for i in range(metadata.num_row_groups):
+        group = metadata.row_group(i)
+        size = sum(group.column(j).total_uncompressed_size for j in range(group.num_columns)
+                   if group.column(j).path_in_schema.split(".")[0] in wanted)
+        total += size
+        if size > group_limit or total > limit:
+            what, bound = (f"row group {i} decodes", group_limit) if size > group_limit else ("its text decodes", limit)
+            raise CorpusError(f"{corpus.name}: {path.name}: {what} to more than {bound / 1e6:,.0f} MB; refusing it "
+                              "(a decompression bomb, or raise the limit; a row group is decoded at once)")
 
 
 def _select(batches: Iterator[Any], columns: list[str] | None) -> Iterator[Any]:

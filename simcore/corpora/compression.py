@@ -24,7 +24,9 @@ if TYPE_CHECKING:
 
 BOMB_RATIO = 200             # decompressed / compressed size beyond this, past BOMB_FLOOR, is refused
 BOMB_FLOOR = 1 << 30
+PREFLIGHT_BYTES = 8 << 20    # compressed bytes decompressed (and only counted) before reading: a bomb ends here
 _BUFFER = 1 << 16
+_FEED = 1 << 10  # compressed bytes given to the zstd decompressor at once
 
 
 class ZstdError(OSError):
@@ -44,7 +46,9 @@ class _ZstdStream(io.RawIOBase):
         self.raw, self._zstd = raw, zstandard
         self._dctx = zstandard.ZstdDecompressor()
         self._obj = self._dctx.decompressobj()
+        self._input = b""  # compressed bytes read from the file, not yet fed
         self._pending = b""
+        self._at = 0  # how much of _pending was handed out
         self._in_frame = False
         self._eof = False
 
@@ -52,17 +56,20 @@ class _ZstdStream(io.RawIOBase):
         return True
 
     def readinto(self, buffer: Any) -> int:
-        while not self._pending and not self._eof:
-            chunk = self.raw.read(_BUFFER)
-            if not chunk:
-                self._eof = True
-                if self._in_frame:
-                    raise ZstdError("the zstd stream ends inside a frame (the file is truncated)")
-                break
-            self._pending = self._feed(chunk)
-        n = min(len(buffer), len(self._pending))
-        buffer[:n] = self._pending[:n]
-        self._pending = self._pending[n:]
+        while self._at >= len(self._pending) and not self._eof:
+            if not self._input:
+                self._input = self.raw.read(_BUFFER)
+                if not self._input:
+                    self._eof = True
+                    if self._in_frame:
+                        raise ZstdError("the zstd stream ends inside a frame (the file is truncated)")
+                    break
+            # A little input at a time: one kilobyte of a bomb expands to tens of MB, not gigabytes.
+            feed, self._input = self._input[:_FEED], self._input[_FEED:]
+            self._pending, self._at = self._feed(feed), 0
+        n = min(len(buffer), len(self._pending) - self._at)
+        buffer[:n] = self._pending[self._at:self._at + n]
+        self._at += n
         return n
 
     def _feed(self, chunk: bytes) -> bytes:
@@ -129,5 +136,34 @@ def open_binary(path: Path, corpus: Corpus | None = None) -> tuple[IO[bytes], IO
     if corpus is not None and corpus.max_decompressed_bytes is not None:
         limit = corpus.max_decompressed_bytes
     label = f"{corpus.name}: {path.name}" if corpus else path.name
+    _preflight(path, compression, limit, label)
     limited = LimitedStream(COMPRESSIONS[compression](raw), limit, label)
     return io.BufferedReader(limited, _BUFFER), raw
+
+
+def _preflight(path: Path, compression: str, limit: int, label: str) -> None:
+    """Decompress the first :data:`PREFLIGHT_BYTES` of the file, counting bytes and keeping none.
+
+    A bomb (a few hundred KB that expand past the limit) is refused here at decompression speed, in
+    seconds, instead of at tokenizer speed minutes later; a normal file costs the decompression of
+    its first 8 MB. Corrupt data is left for the real read to report with its place.
+    """
+    with open(path, "rb") as raw:
+        stream = COMPRESSIONS[compression](raw)
+        count = 0
+        try:
+            while raw.tell() <= PREFLIGHT_BYTES:
+                chunk = stream.read(_PREFLIGHT_CHUNK)
+                if not chunk:
+                    return
+                count += len(chunk)
+                if count > limit:
+                    raise CorpusError(f"{label} decompresses to more than {limit / 1e6:,.0f} MB; "
+                                      "refusing it (a decompression bomb, or raise the limit)")
+        except DECOMPRESSION_ERRORS:
+            return
+        finally:
+            stream.close()
+
+
+_PREFLIGHT_CHUNK = 1 << 20
