@@ -18,6 +18,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import CorpusError
 from .formats import split_suffixes
+from .remote import RemoteFile, open_raw
 
 if TYPE_CHECKING:
     from .options import ReadOptions as Corpus  # what a reader reads of a Corpus
@@ -119,9 +120,9 @@ class LimitedStream(io.RawIOBase):
         super().close()
 
 
-def open_binary(path: Path, corpus: Corpus | None = None) -> tuple[IO[bytes], IO[bytes]]:
-    """(decompressed stream, the raw file under it, whose position tells progress)."""
-    raw = open(path, "rb")
+def open_binary(path: Path | RemoteFile, corpus: Corpus | None = None) -> tuple[IO[bytes], IO[bytes]]:
+    """(decompressed stream, the raw file under it, whose position tells progress); a remote object streamed."""
+    raw = open_raw(path, corpus.name if corpus else "")
     _, compression = split_suffixes(path.name)
     if not compression:
         return raw, raw
