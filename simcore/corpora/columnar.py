@@ -45,7 +45,7 @@ def _batches(path: Path, fmt: str, corpus: Corpus, columns: list[str] | None,
             if empty and notes is not None:
                 notes.note("skipped", f"{path.name} row group {empty[0]}: empty", "empty row group", len(empty))
             return schema, parquet.iter_batches(batch_size=BATCH_ROWS, columns=columns, use_threads=False)
-        source = pa.memory_map(str(path)) if isinstance(path, Path) else pa.PythonFile(path.open(label=corpus.name))
+        source = pa.memory_map(str(path)) if isinstance(path, Path) else pa.PythonFile(path.open("rb", label=corpus.name))
         try:
             reader: Any = pa.ipc.open_stream(source)
             return reader.schema, _select(iter(reader), columns)

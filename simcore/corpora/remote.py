@@ -285,7 +285,7 @@ class RemoteFile:
         """What the store keys this object by: its URL (as displayed), size and version, nothing read."""
         return f"{self.display}\0{self.size}\0{self.version}"
 
-    def open(self, mode: str = "rb", encoding: str | None = None, errors: str | None = None,
+    def open(self, mode: str = "r", encoding: str | None = None, errors: str | None = None,
              label: str = "") -> IO[Any]:
         """The object as a stream read ahead :data:`BLOCK_BYTES` at a time (never all of it at once).
 
@@ -319,20 +319,36 @@ def version_of(info: Mapping[str, Any]) -> str:
     return ""
 
 
+def _status(exc: BaseException) -> int | None:
+    """The HTTP status an fsspec back end's error carries (aiohttp's ``status``, botocore's response), if any."""
+    seen = 0
+    while exc is not None and seen < 5:  # fsspec's http raises FileNotFoundError from the server's 403
+        status = getattr(exc, "status", None) or getattr(exc, "code", None)
+        response = getattr(exc, "response", None)
+        if status is None and isinstance(response, Mapping):
+            status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        if isinstance(status, int) and status >= 400:
+            return status
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1  # type: ignore[assignment]
+    return None
+
+
 def _call(function: Any, where: RemoteFile, what: str, label: str = "") -> Any:
-    prefix = f"{label}: " if label else ""
+    prefix = f"{label}: " if label and label != where.display else ""
     try:
         return function()
     except CorpusError:
         raise
-    except FileNotFoundError:
-        raise CorpusError(f"{prefix}{where.display} does not exist") from None
-    except PermissionError:
-        raise CorpusError(f"{prefix}{where.display}: access denied (403); check the credentials") from None
-    except ImportError as exc:
-        package = _PACKAGES.get(where.protocol, "the fsspec back end for it")
-        raise CorpusError(f"{where.protocol}:// needs {package} (pip install {package})") from exc
     except Exception as exc:  # noqa: BLE001 - every back end has its own errors; one line each, scrubbed
+        status = _status(exc)
+        if isinstance(exc, PermissionError) or status in (401, 403):
+            raise CorpusError(f"{prefix}{where.display}: access denied ({status or 403}); check the credentials"
+                              ) from None
+        if isinstance(exc, ImportError):
+            package = _PACKAGES.get(where.protocol, "the fsspec back end for it")
+            raise CorpusError(f"{where.protocol}:// needs {package} (pip install {package})") from exc
+        if isinstance(exc, FileNotFoundError) or status == 404:
+            raise CorpusError(f"{prefix}{where.display} does not exist") from None
         raise CorpusError(f"{prefix}cannot {what} {where.display} ({_one_line(exc, where.options)})") from None
 
 
@@ -359,11 +375,15 @@ class _Guarded(io.RawIOBase):
         where = f"{self.label}: {self.where.name}" if self.label else self.where.display
         try:
             data = self.handle.read(len(buffer))
-        except FileNotFoundError:
-            raise CorpusError(f"{where} vanished while it was read ({self.where.display})") from None
-        except PermissionError:
-            raise CorpusError(f"{where}: access denied (403) while it was read") from None
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - every back end has its own errors; one line each, scrubbed
+            status = _status(exc)
+            if isinstance(exc, PermissionError) or status in (401, 403):
+                raise CorpusError(f"{where}: access denied ({status or 403}) while it was read") from None
+            if isinstance(exc, FileNotFoundError) or status == 404:
+                raise CorpusError(f"{where} vanished while it was read ({self.where.display})") from None
+            if any(n in type(exc).__name__ for n in ("Payload", "IncompleteRead", "ContentLength")):
+                raise CorpusError(f"{where}: the response was cut short (truncated; {_one_line(exc, self.where.options)})"
+                                  ) from None
             raise CorpusError(f"{where}: the read failed ({_one_line(exc, self.where.options)})") from None
         if not data and len(buffer) and self.size is not None and self.handle.tell() < self.size:
             raise CorpusError(f"{where}: the response ended after {self.handle.tell():,} of {self.size:,} bytes "
