@@ -372,3 +372,39 @@ def test_http_sources_and_their_faults_cost_only_their_own_cells(web, tmp_path, 
     for name in ("vanishing", "cut", "forbidden"):
         assert "\n" not in errors[name] and table[table["source"] == name]["value"].isna().all()
     assert _Handler.gets["good.txt"] == 2  # 118 kB in blocks of 4 kB and the reader's 64 kB: each byte fetched once
+
+
+@pytest.fixture
+def client(s3):
+    """A Dask LocalCluster of 1 worker process, started after the credentials left the environment."""
+    import concurrent.futures
+
+    import distributed.utils
+
+    from simcore.distributed import cluster
+
+    with cluster.open_client(local_workers=1) as c:
+        yield c
+    distributed.utils._offload_executor.shutdown(wait=True)  # as tests/test_distributed.py leaves the process
+    distributed.utils._offload_executor = concurrent.futures.ThreadPoolExecutor(
+        max_workers=1, thread_name_prefix="Dask-Offload")
+
+
+def test_dask_workers_open_the_objects_themselves_with_the_same_options(s3, tmp_path, client):
+    """The worker processes have no credentials in their environment: the options travel with the corpus."""
+    from simcore.distributed.shards import Settings, corpus_from_glob, sample_source_on_cluster
+    from simcore.store import ArtefactStore
+
+    fs, options = s3
+    lines = [f"document {i} says {i % 13} things about {i % 5} topics\n" for i in range(2400)]
+    for part in range(3):
+        fs.pipe(f"bkt/crawl/part-{part}.txt.gz", gzip.compress("".join(lines[part::3]).encode()))
+    corpus = corpus_from_glob("s3://bkt/crawl/part-*.txt.gz", name="crawl", storage_options=options)
+    assert [f.name for f in corpus.files] == ["part-0.txt.gz", "part-1.txt.gz", "part-2.txt.gz"]
+    assert corpus.path.url == "s3://bkt/crawl"
+    settings = Settings(str(ArtefactStore(tmp_path / "cluster").root.resolve()))
+    here = sample_source(corpus, [3000], 2, settings.options.seed, ArtefactStore(tmp_path / "here"))
+    there = sample_source_on_cluster(client, settings, corpus, [3000], 2)
+    assert (there.fingerprint, there.words, there.units) == (here.fingerprint, here.words, here.units)
+    for mine, theirs in zip(here.samples[3000], there.samples[3000]):
+        assert mine.tokens_file.read_bytes() == theirs.tokens_file.read_bytes()
