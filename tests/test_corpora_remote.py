@@ -408,3 +408,25 @@ def test_dask_workers_open_the_objects_themselves_with_the_same_options(s3, tmp_
     assert (there.fingerprint, there.words, there.units) == (here.fingerprint, here.words, here.units)
     for mine, theirs in zip(here.samples[3000], there.samples[3000]):
         assert mine.tokens_file.read_bytes() == theirs.tokens_file.read_bytes()
+
+
+def test_the_dashboard_adds_urls_only_inside_the_remote_locations(memory, app_environment, monkeypatch):
+    from dashboard.loading import add_server_path
+    from dashboard.state import AppState
+    from simcore.errors import SimcoreError
+
+    memory.pipe("/bkt/corpora/clinic/a.txt", b"the patient has a fever\n")
+    memory.pipe("/bkt/corpora/clinic/b.txt", b"the patient has a cough\n")
+    memory.pipe("/bkt/private/x.txt", b"not for visitors\n")
+    state = AppState()
+    monkeypatch.delenv("SIMCORE_REMOTE_ROOTS", raising=False)
+    with pytest.raises(SimcoreError, match="SIMCORE_REMOTE_ROOTS"):
+        add_server_path(state, "source", "memory://bkt/corpora/clinic")
+    monkeypatch.setenv("SIMCORE_REMOTE_ROOTS", "memory://bkt/corpora/")
+    for outside in ("memory://bkt/private/x.txt", "memory://bkt/corpora/../private/x.txt", "s3://bkt/corpora/a"):
+        with pytest.raises(SimcoreError, match="outside|plain URL"):
+            add_server_path(state, "source", outside)
+    assert add_server_path(state, "source", "memory://bkt/corpora/clinic") == ["clinic"]
+    assert add_server_path(state, "target", "memory://bkt/corpora/clinic", per_file=True) == ["a", "b"]
+    assert [f.name for f in state.sources["clinic"].corpus.files] == ["a.txt", "b.txt"]
+    assert state.targets["b"].origin == "server URL: memory://bkt/corpora/clinic/b.txt"

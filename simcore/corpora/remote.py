@@ -250,6 +250,10 @@ class RemoteFile:
         except CorpusError:
             return False
 
+    def is_dir(self) -> bool:
+        """False: a remote folder is never a local directory (the NER probe reads its splits from local folders)."""
+        return False
+
     def exists(self) -> bool:
         try:
             fs, path = self.filesystem()
