@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gzip
 import http.server
-import io
 import json
 import logging
 import pickle
@@ -20,8 +19,8 @@ from simcore.corpora import remote
 from simcore.corpora.remote import RemoteFile, StorageOptions, display_url, scrub
 from simcore.corpora.sampling import sample_source
 from simcore.corpus import Corpus, tokenize_corpus
-from simcore.matrix import corpora_in
 from simcore.errors import CorpusError
+from simcore.matrix import corpora_in
 from simcore.tokenize import TokenizerOptions
 
 fsspec = pytest.importorskip("fsspec")
@@ -180,7 +179,7 @@ def _targets(shared: Path, folder: Path) -> Path:
     return folder
 
 
-def _matrix(args: list[str], out: Path) -> "object":
+def _matrix(args: list[str], out: Path) -> object:
     import pandas as pd
 
     assert main(["matrix", *args, "--out", str(out), "--measures", "tvc,jsd,ttr,kl", "--samples", "2",

@@ -109,7 +109,7 @@ def _secret_values(value: Any, secret: bool = False) -> Iterable[str]:
     elif isinstance(value, (list, tuple)):
         for item in value:
             yield from _secret_values(item, secret)
-    elif secret and isinstance(value, str) and len(value) >= 4:
+    elif secret and isinstance(value, str) and len(value) >= 8:
         yield value
 
 
@@ -125,7 +125,7 @@ def _known_secrets(options: StorageOptions | None = None) -> list[str]:
         found.extend(_secret_values(fsspec.config.conf, True))
     except ImportError:
         pass
-    found.extend(v for k, v in os.environ.items() if _SECRET_NAME.search(k) and len(v) >= 4
+    found.extend(v for k, v in os.environ.items() if _SECRET_NAME.search(k) and len(v) >= 8
                  and (k.startswith(("AWS_", "GOOGLE_", "GCS", "HF_", "HUGGING", "AZURE_", "FSSPEC_", "S3_"))))
     return sorted(set(found), key=len, reverse=True)
 
