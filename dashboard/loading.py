@@ -9,13 +9,14 @@ from pathlib import Path
 import pandas as pd
 
 from simcore.corpora.formats import DATASET_METADATA
-from simcore.corpus import Corpus, display_name, format_of, save_upload
+from simcore.corpora.remote import is_url
+from simcore.corpus import Corpus, corpus_name, display_name, format_of, save_upload
 from simcore.errors import SimcoreError
 from simcore.export import unescape_formula
 from simcore.matrix import corpora_in
 from simcore.measures import all_measures
 
-from .paths import SAMPLE_DATA, TABLE3, resolve_server_path
+from .paths import SAMPLE_DATA, TABLE3, resolve_server_path, resolve_server_url
 from .resources import get_store, get_workbench
 from .state import AppState, LoadedCorpus, NamedMatrix, unique_name
 
@@ -95,6 +96,8 @@ def add_server_path(state: AppState, role: str, text: str, fmt: str | None = Non
     Returns the names added; a file that cannot be read costs only itself (its message is raised after
     the others were added, as one SimcoreError listing the failures).
     """
+    if is_url(text):
+        return _add_server_url(state, role, text, fmt, text_field, per_file)
     path = resolve_server_path(text)
     if path.is_file():
         return [add_corpus(state, role, Corpus.from_path(path, fmt=fmt, text_field=text_field or "text"),
@@ -112,6 +115,28 @@ def add_server_path(state: AppState, role: str, text: str, fmt: str | None = Non
         try:
             added.append(add_corpus(state, role, Corpus.from_path(f, fmt=fmt, text_field=text_field or "text"),
                                     f"server path: {f}"))
+        except SimcoreError as exc:
+            failed.append(str(exc))
+    if failed and not added:
+        raise SimcoreError("; ".join(failed))
+    if failed:
+        state.say("warning", "Not added: " + "; ".join(failed))
+    return added
+
+
+def _add_server_url(state: AppState, role: str, text: str, fmt: str | None, text_field: str,
+                    per_file: bool) -> list[str]:
+    """An object, a folder or a glob under one of the server's remote locations (listed once, streamed)."""
+    url = resolve_server_url(text)
+    corpus = Corpus.from_path(url, fmt=fmt, text_field=text_field or "text")
+    if not per_file or len(corpus.files) == 1:
+        return [add_corpus(state, role, corpus, f"server URL: {corpus.path}")]
+    added, failed = [], []
+    for f in corpus.files:
+        try:
+            added.append(add_corpus(state, role, Corpus(name=corpus_name(f), path=f, fmt=fmt,
+                                                         text_field=text_field or "text", files=(f,)),
+                                    f"server URL: {f}"))
         except SimcoreError as exc:
             failed.append(str(exc))
     if failed and not added:

@@ -17,6 +17,33 @@ SAMPLE_DATA = REPO / "sample_data"
 TABLE3 = SAMPLE_DATA / "results" / "dai2019_table3.csv"
 
 
+def remote_roots() -> list[str]:
+    """URL prefixes (``$SIMCORE_REMOTE_ROOTS``, separated by spaces) corpora may be added from; none by default.
+
+    A shared dashboard reads with the server's credentials (its environment and config files), so only
+    the prefixes its operator lists are offered, never any URL a visitor types.
+    """
+    from simcore.corpora.remote import is_url
+
+    return [p.rstrip("/") + "/" for p in os.environ.get("SIMCORE_REMOTE_ROOTS", "").split() if is_url(p)]
+
+
+def resolve_server_url(text: str, roots: list[str] | None = None) -> str:
+    """``text`` when it is a URL under one of the remote roots, or a SimcoreError saying why not."""
+    from simcore.corpora.remote import display_url
+
+    roots = remote_roots() if roots is None else roots
+    url = text.strip()
+    shown = display_url(url)
+    if not roots:
+        raise SimcoreError("no remote location is configured on this server (set SIMCORE_REMOTE_ROOTS)")
+    if "/../" in url + "/" or "/./" in url + "/" or "\\" in url or any(c.isspace() or c == "\0" for c in url):
+        raise SimcoreError(f"{shown}: give a plain URL inside one of the remote locations")
+    if not any(url == root.rstrip("/") or url.startswith(root) for root in roots):
+        raise SimcoreError(f"{shown} is outside the remote locations this server allows ({', '.join(roots)})")
+    return url
+
+
 def data_roots() -> list[Path]:
     """The directories server-side paths may point into (resolved, existing ones only)."""
     env = os.environ.get("SIMCORE_DATA_ROOTS")

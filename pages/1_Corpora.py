@@ -16,7 +16,7 @@ from dashboard.loading import (
     says_little,
     suggest_name,
 )
-from dashboard.paths import data_roots
+from dashboard.paths import data_roots, remote_roots
 from simcore.corpus import ReadNotes
 from simcore.errors import SimcoreError
 
@@ -56,16 +56,17 @@ with add_tab:
             c.changed(state)
 
 with path_tab:
-    roots = data_roots()
-    if not roots:
+    roots, urls = data_roots(), remote_roots()
+    if not roots and not urls:
         st.info("No data directory is configured on this server (set SIMCORE_DATA_ROOTS).")
     else:
-        st.caption("Only inside: " + ", ".join(f"`{r}`" for r in roots))
+        st.caption("Only inside: " + ", ".join(f"`{r}`" for r in [*roots, *urls]))
         with st.form("path_form"):
             picked = st.selectbox("Pick a corpus file or a directory", [""] + corpus_choices(roots), key="path_pick",
                                   help="Only files in a format simcore reads (plain text, JSONL, CSV, CoNLL, "
                                        "also compressed) and directories are listed")
-            typed = st.text_input("…or type a path inside a data directory", key="path_text")
+            typed = st.text_input("…or type a path inside a data directory (or a URL inside a remote location)",
+                                  key="path_text")
             prole, pfmt, pfield = corpus_options("path", ["source", "target"])
             split = st.radio("A directory becomes", ["one corpus (its files together)", "one corpus per file"],
                              key="path_split", horizontal=True)

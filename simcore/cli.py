@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from . import cli_options as opt
+from .corpora.remote import scrub
 from .distributed.cluster import add_cluster_options, scheduler_address
 from .distributed.prepare import matrix_runner
 from .distributed.shards import add_source_glob_option, with_glob_sources
@@ -62,7 +63,8 @@ def cmd_matrix(args: argparse.Namespace) -> int:
                              emb_sentences=args.emb_sentences,
                              **({"wvv_workers": args.workers} if args.workers else {}))
     bench = Workbench(ArtefactStore(args.cache), TokenizerOptions(lowercase=not args.keep_case), options)
-    reader = {"text_field": args.text_field, "encoding": args.encoding, "labels": args.labels}
+    reader = {"text_field": args.text_field, "encoding": args.encoding, "labels": args.labels,
+              "storage_options": args.storage_options}
     sources, targets = corpora_in(args.sources, **reader), corpora_in(args.targets, **reader)
     sources = with_glob_sources(sources, args.source_glob, **reader)
     both = opt.with_languages([*sources, *targets], args.language)
@@ -324,9 +326,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     m = commands.add_parser("matrix", help="score every source against every target")
     m.add_argument("--sources", required=True, type=opt.path_text,
-                   help="directory: each file or subdirectory is one source")
+                   help="directory or URL (s3://, gs://, https://, hf://, ...): each file or subdirectory is one "
+                        "source")
     m.add_argument("--targets", required=True, type=opt.path_text,
-                   help="directory: each file or subdirectory is one target")
+                   help="directory or URL: each file or subdirectory is one target")
     m.add_argument("--out", required=True, type=opt.path_text, help="CSV file for the long table")
     m.add_argument("--measures", type=opt.measures, default=",".join(DEFAULT_MEASURES))
     m.add_argument("--samples", type=opt.whole_number(1, MAX_SAMPLES), default=1,
@@ -373,6 +376,10 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--quiet", action="store_true")
     add_cluster_options(m)
     add_source_glob_option(m)
+    m.add_argument("--storage-options", type=opt.storage_options, default=None, metavar="JSON",
+                   help="fsspec options for URL sources and targets, e.g. '{\"endpoint_url\": \"https://...\"}' "
+                        "(default: credentials and endpoints from the environment and config files; never written "
+                        "anywhere)")
     m.set_defaults(run=cmd_matrix)
 
     r = commands.add_parser("rank", help="rank sources per target by each measure and by the recommendation")
@@ -488,4 +495,4 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())[:2000] or type(exc).__name__
+    return scrub(" ".join(str(exc).split())[:2000] or type(exc).__name__)  # no credential ever printed

@@ -21,7 +21,7 @@ from .measures import parse_measures
 from .output_paths import output_error, refuse_overwriting_inputs, write_text_atomic
 
 __all__ = ["Bar", "Parser", "check_names", "check_out", "encoding", "field_name", "fraction", "measures", "no_clobber",
-           "output_error", "path_text", "whole_number", "write_text"]
+           "output_error", "path_text", "storage_options", "whole_number", "write_text"]
 
 
 class Parser(argparse.ArgumentParser):
@@ -98,6 +98,16 @@ def field_name(text: str) -> str:
     if not text.strip() or "\0" in text or len(text) > 1000:
         raise argparse.ArgumentTypeError("give the name of the field or column holding the text")
     return text
+
+
+def storage_options(text: str) -> Any:
+    """An argparse type: fsspec storage options as a JSON object (never echoed: it may hold credentials)."""
+    from .corpora.remote import parse_storage_options
+
+    try:
+        return parse_storage_options(text)
+    except SimcoreError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def path_text(text: str) -> str:

@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 
 from .corpora.lang import NO_SPACE_SCRIPTS, is_char_tokenized
+from .corpora.remote import RemoteFile, is_url, location
+from .corpora.remote_corpora import corpora_in_url
 from .corpora.sampling import StreamSamples, sample_source
 from .corpus import Corpus, TokenizedCorpus, corpus_name, refuse_system_path, sample_corpus, tokenize_corpus
 from .errors import CorpusError, InvalidArgument, SimcoreError, StoreError
@@ -51,6 +53,12 @@ def corpora_in(directory: Path | str, **options: Any) -> list[Corpus]:
     """
     if not isinstance(directory, (str, os.PathLike)):
         raise InvalidArgument(f"corpora_in needs a directory path, not {type(directory).__name__}")
+    if is_url(directory):  # s3://, https://, hf://, ...: listed once (simcore.corpora.remote_corpora)
+        where = location(directory, options.get("storage_options"))
+        if isinstance(where, RemoteFile):
+            return corpora_in_url(where.url, where.options, **{k: v for k, v in options.items()
+                                                                if k != "storage_options"})
+        directory = where
     directory = Path(directory)
     refuse_system_path(directory)
     if not directory.is_dir():

@@ -18,6 +18,7 @@ from . import text as _text
 from .compression import BOMB_FLOOR, BOMB_RATIO
 from .hub_ner import clean_tokens, label_names, tagged_row
 from .notes import ReadNotes
+from .remote import columnar_source
 
 if TYPE_CHECKING:
     from .options import ReadOptions as Corpus  # what a reader reads of a Corpus
@@ -37,7 +38,7 @@ def _batches(path: Path, fmt: str, corpus: Corpus, columns: list[str] | None,
 
     try:
         if fmt == "parquet":
-            parquet = pq.ParquetFile(str(path), memory_map=True)
+            parquet = pq.ParquetFile(columnar_source(path, corpus.name), memory_map=isinstance(path, Path))
             schema = parquet.schema_arrow
             if columns is None:
                 return schema, iter(())
@@ -46,7 +47,7 @@ def _batches(path: Path, fmt: str, corpus: Corpus, columns: list[str] | None,
                 notes.note("skipped", f"{path.name} row group {empty[0]}: empty", "empty row group", len(empty))
             _check_expanded_size(parquet.metadata, columns, path, corpus)
             return schema, parquet.iter_batches(batch_size=BATCH_ROWS, columns=columns, use_threads=False)
-        source = pa.memory_map(str(path))
+        source = pa.memory_map(str(path)) if isinstance(path, Path) else pa.PythonFile(path.open("rb", label=corpus.name))
         try:
             reader: Any = pa.ipc.open_stream(source)
             return reader.schema, _select(iter(reader), columns)

@@ -18,6 +18,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import CorpusError
 from .formats import split_suffixes
+from .remote import RemoteFile, open_raw
 
 if TYPE_CHECKING:
     from .options import ReadOptions as Corpus  # what a reader reads of a Corpus
@@ -126,9 +127,9 @@ class LimitedStream(io.RawIOBase):
         super().close()
 
 
-def open_binary(path: Path, corpus: Corpus | None = None) -> tuple[IO[bytes], IO[bytes]]:
-    """(decompressed stream, the raw file under it, whose position tells progress)."""
-    raw = open(path, "rb")
+def open_binary(path: Path | RemoteFile, corpus: Corpus | None = None) -> tuple[IO[bytes], IO[bytes]]:
+    """(decompressed stream, the raw file under it, whose position tells progress); a remote object streamed."""
+    raw = open_raw(path, corpus.name if corpus else "")
     _, compression = split_suffixes(path.name)
     if not compression:
         return raw, raw
@@ -136,7 +137,8 @@ def open_binary(path: Path, corpus: Corpus | None = None) -> tuple[IO[bytes], IO
     if corpus is not None and corpus.max_decompressed_bytes is not None:
         limit = corpus.max_decompressed_bytes
     label = f"{corpus.name}: {path.name}" if corpus else path.name
-    _preflight(path, compression, limit, label)
+    if not isinstance(path, RemoteFile):  # a remote object is read once: its LimitedStream alone bounds it
+        _preflight(path, compression, limit, label)
     limited = LimitedStream(COMPRESSIONS[compression](raw), limit, label)
     return io.BufferedReader(limited, _BUFFER), raw
 

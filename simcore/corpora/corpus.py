@@ -44,6 +44,7 @@ from .jsonl import jsonl_units as _jsonl_units
 from .lang import LanguageGuess, Segmenter, char_tokens, detect_language, segmenter_for, validate_language
 from .lang.segment import REGEX
 from .notes import ReadNotes
+from .remote import RemoteFile, check_objects, content_sha256, file_identity, list_objects, location
 from .tagged import file_tagged_sentences
 from .text import guard as _guard
 from .text import open_text as _open_text
@@ -110,13 +111,13 @@ class Corpus:
     """
 
     name: str
-    path: Path
+    path: Path | RemoteFile  # a URL (s3://, https://, hf://, ...) becomes a RemoteFile
     fmt: str | None = None
     text_field: str = "text"
     encoding: str | None = None
     max_bytes: int | None = None
     max_decompressed_bytes: int | None = None
-    files: tuple[Path, ...] = field(default=(), compare=False)
+    files: tuple[Path | RemoteFile, ...] = field(default=(), compare=False)
     labels: tuple[str, ...] | None = None  # names of integer NER tags (Hub-style rows); default: the data set's own
     tokens_field: str = "tokens"           # Hub-style NER rows: the token list ...
     tags_field: str = "ner_tags"           # ... and its tags
@@ -128,9 +129,9 @@ class Corpus:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
             raise InvalidArgument(f"a corpus name must be text, not {type(self.name).__name__}")
-        if not isinstance(self.path, (str, os.PathLike)) or not str(self.path) or "\0" in str(self.path):
+        if not isinstance(self.path, (str, os.PathLike, RemoteFile)) or not str(self.path) or "\0" in str(self.path):
             raise InvalidArgument(f"{self.name}: the corpus path must be a file or directory path, not {self.path!r}")
-        object.__setattr__(self, "path", Path(self.path))
+        object.__setattr__(self, "path", location(self.path))
         if self.fmt is not None and (not isinstance(self.fmt, str) or self.fmt not in FORMATS):
             raise CorpusError(f"unknown format {self.fmt!r}; use one of {', '.join(FORMATS)}")
         if not isinstance(self.text_field, str):
@@ -154,7 +155,7 @@ class Corpus:
             object.__setattr__(self, "files", tuple(self._list_files()))
 
     @classmethod
-    def unreadable(cls, name: str, path: Path | str, problem: str) -> Corpus:
+    def unreadable(cls, name: str, path: Path | RemoteFile | str, problem: str) -> Corpus:
         """A corpus that could not even be listed: kept (so its cells can say why) but never read."""
         return cls(name=name, path=path, problem=problem)
 
@@ -164,19 +165,24 @@ class Corpus:
             raise CorpusError(self.problem)
 
     @classmethod
-    def from_path(cls, path: Path | str, name: str | None = None, **options: Any) -> Corpus:
-        """A corpus named after the file's or directory's stem."""
-        if not isinstance(path, (str, os.PathLike)):
+    def from_path(cls, path: Path | RemoteFile | str, name: str | None = None, storage_options: Any = None,
+                  **options: Any) -> Corpus:
+        """A corpus named after the file's or directory's stem; a URL is opened with ``storage_options``
+        (fsspec's, e.g. an endpoint or credentials; by default fsspec's own look-up: environment, config files)."""
+        if not isinstance(path, (str, os.PathLike, RemoteFile)):
             raise InvalidArgument(f"a corpus path must be a file or directory path, not {type(path).__name__}")
-        path = Path(path)
+        path = location(path, storage_options)
         return cls(name=corpus_name(path) if name is None else name, path=path, **options)
 
-    def _list_files(self) -> list[Path]:
+    def _list_files(self) -> list[Path | RemoteFile]:
+        if isinstance(self.path, RemoteFile):  # listed once, sizes and versions with it; nothing read
+            return list(check_objects(list_objects(self.path, self.name, MAX_FILES), self.path, self.name,
+                                      self.max_bytes))
         if not self.path.exists():
             raise CorpusError(f"{self.name}: {self.path} does not exist")
         refuse_system_path(self.path, self.name)
         if self.path.is_file():
-            files = [self.path]
+            files: list[Path | RemoteFile] = [self.path]
         elif self.path.is_dir():
             files = []
             try:
@@ -221,9 +227,15 @@ class Corpus:
         h = hashlib.sha256()
         for f in self.files:
             try:
-                with open(f, "rb") as handle:
-                    for chunk in iter(lambda: handle.read(1 << 20), b""):
-                        h.update(chunk)
+                remote = file_identity(f)  # a remote object: its URL, size and version, not its bytes
+                if remote is not None:
+                    h.update(remote.encode())
+                elif isinstance(f, RemoteFile):
+                    h.update(content_sha256(f, self.name).encode())
+                else:
+                    with open(f, "rb") as handle:
+                        for chunk in iter(lambda: handle.read(1 << 20), b""):
+                            h.update(chunk)
             except OSError as exc:
                 raise CorpusError(f"{self.name}: cannot read {f.name} ({exc.strerror or exc})") from exc
             h.update(b"\0" + (self.fmt or format_of(f.name) or "?").encode())
@@ -295,7 +307,7 @@ class Corpus:
         found = self.segmenter().fingerprint()
         return [found] if found else []
 
-    def _format(self, f: Path) -> str:
+    def _format(self, f: Path | RemoteFile) -> str:
         return self.fmt or format_of(f.name) or _sniff_format(f, self)
 
 

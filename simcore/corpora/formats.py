@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
+
+from ..errors import CorpusError
 
 FORMATS = ("text", "jsonl", "csv", "conll", "conllu", "parquet", "arrow")
 COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".zstd")
@@ -41,7 +44,7 @@ def format_of(name: str) -> str | None:
     return fmt
 
 
-def is_dataset_metadata(path: Path) -> bool:
+def is_dataset_metadata(path: Path | Any) -> bool:
     """True for a file of a Hub folder or a `datasets` export that describes the data and holds none of it:
     ``dataset_info.json``, ``state.json``, ``dataset_dict.json``, and a README.md that opens with YAML front
     matter (a dataset card). Such files are never read as corpus text."""
@@ -50,8 +53,8 @@ def is_dataset_metadata(path: Path) -> bool:
         return True
     if name in DATASET_CARDS:
         try:
-            with open(path, "rb") as f:
+            with path.open("rb") as f:  # a Path, or a remote object (simcore.corpora.remote.RemoteFile)
                 return f.read(4).rstrip(b"\r\n") == b"---"
-        except OSError:
+        except (OSError, CorpusError):
             return False
     return False

@@ -52,7 +52,7 @@ def _json_file(info: Path, corpus: Corpus) -> object:
         return json.loads(info.read_text(encoding="utf-8"))
     except RecursionError:
         raise CorpusError(f"{corpus.name}: {info.name} is JSON nested too deeply to read") from None
-    except (OSError, ValueError, UnicodeDecodeError):
+    except (OSError, ValueError, UnicodeDecodeError, CorpusError):
         return None
 
 
@@ -61,9 +61,9 @@ def card_info(card: Path, corpus: Corpus) -> object:
     import yaml
 
     try:
-        with open(card, encoding="utf-8") as f:
+        with card.open(encoding="utf-8") as f:  # a Path, or a remote object (RemoteFile)
             head = f.read(MAX_CARD_BYTES)
-    except (OSError, UnicodeDecodeError):
+    except (OSError, UnicodeDecodeError, CorpusError):
         return None
     if not head.startswith("---"):
         return None

@@ -28,6 +28,7 @@ from ..store import ArtefactStore, digest, file_sha256
 from ..tokenize import TokenizerOptions
 from .corpus import Corpus, TokenizedCorpus, _from_artefact, _write_tokens, part_corpus, unit_tokenizer
 from .notes import ReadNotes
+from .remote import RemoteFile, content_sha256, file_identity
 from .text import line_starts, range_text
 
 Progress = Callable[[str, float], None]
@@ -205,7 +206,8 @@ def pieces(corpus: Corpus) -> list[Piece]:
     out: list[Piece] = []
     for f in corpus.files:
         size = f.stat().st_size
-        plain = split_suffixes(f.name)[1] is None and corpus.encoding in (None, "utf-8", "utf8", "utf-8-sig")
+        plain = (isinstance(f, Path) and split_suffixes(f.name)[1] is None  # a remote object: one sequential read
+                 and corpus.encoding in (None, "utf-8", "utf8", "utf-8-sig"))
         if size > RANGE_BYTES and plain and corpus._format(f) in ("text", "jsonl") and not _utf16(f):
             bounds = line_starts(f, -(-size // RANGE_BYTES))
             out.extend((f, a, b) for a, b in zip(bounds[:-1], bounds[1:]))
@@ -262,7 +264,8 @@ def shard_candidates(corpus: Corpus, file: Path, target: int, samples: int, seed
             raise
         found.notes.note("skipped", str(exc).removeprefix(f"{corpus.name}: "), "shard without the text column")
     try:
-        digest_of = file_sha256(file) if end < 0 else f"{_range_sha256(file, start, end)}@{start}"
+        digest_of = (file_identity(file) or content_sha256(file, corpus.name) if isinstance(file, RemoteFile)
+                     else file_sha256(file) if end < 0 else f"{_range_sha256(file, start, end)}@{start}")
         found.file_hashes.append(f"{digest_of}:{corpus._format(file)}")
     except OSError as exc:
         raise CorpusError(f"{corpus.name}: cannot read {file.name} ({exc.strerror or exc})") from exc

@@ -46,20 +46,55 @@ def detect_encoding(head: bytes, corpus: Corpus, name: str) -> str:
 
 
 def open_text(path: Path, corpus: Corpus) -> tuple[io.TextIOWrapper, IO[bytes]]:
-    """The decoded text of a (possibly compressed) file, and the raw file under it."""
+    """The decoded text of a (possibly compressed) file, and the raw file under it.
+
+    A remote object is opened once: the head read to detect the encoding is put back in front of the rest.
+    """
     stream, raw = open_binary(path, corpus)
+    remote = not isinstance(path, Path)
     try:
         head = stream.read(SNIFF_BYTES)
+        if not head.strip():
+            raise CorpusError(f"{corpus.name}: {path.name} is empty (or only whitespace)")
+        encoding = detect_encoding(head, corpus, path.name)
     except DECOMPRESSION_ERRORS as exc:
+        remote = False
         raise CorpusError(f"{corpus.name}: {path.name} is not a readable compressed file ({exc})") from exc
+    except BaseException:
+        remote = False
+        raise
     finally:
-        stream.close()
-        raw.close()
-    if not head.strip():
-        raise CorpusError(f"{corpus.name}: {path.name} is empty (or only whitespace)")
-    encoding = detect_encoding(head, corpus, path.name)
-    stream, raw = open_binary(path, corpus)
+        if not remote:
+            stream.close()
+            raw.close()
+    if remote:
+        stream = io.BufferedReader(_Replayed(head, stream), 1 << 16)
+    else:
+        stream, raw = open_binary(path, corpus)
     return io.TextIOWrapper(stream, encoding=encoding, errors="strict", newline=None), raw
+
+
+class _Replayed(io.RawIOBase):
+    """``head`` (already read from ``stream``) and then the rest of ``stream``."""
+
+    def __init__(self, head: bytes, stream: IO[bytes]) -> None:
+        self.head, self.stream = head, stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self.head:
+            n = min(len(buffer), len(self.head))
+            buffer[:n], self.head = self.head[:n], self.head[n:]
+            return n
+        data = self.stream.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self.stream.close()
+        super().close()
 
 
 def guard(iterator: Iterator[Any], corpus: Corpus, path: Path) -> Iterator[Any]:

@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 
 from ..corpora.globbing import glob_files
+from ..corpora.remote import is_url, location
+from ..corpora.remote_corpora import corpus_from_url_glob
 from ..corpora.sampling import (
     Candidates,
     StreamSamples,
@@ -92,6 +94,11 @@ def _guarded(function: Callable[..., Any]) -> Callable[..., Any]:
 def corpus_from_glob(pattern: str, name: str | None = None, **options: Any) -> Corpus:
     """One corpus made of every file matching a glob (``**`` included), in sorted order, each file once
     (links that loop, or lead into /proc, are caught: see :mod:`simcore.corpora.globbing`)."""
+    storage_options = options.pop("storage_options", None)
+    if is_url(pattern) and not isinstance(location(pattern), Path):  # s3://bucket/crawl/part-*.zst and the like
+        return corpus_from_url_glob(pattern, name, storage_options, **options)
+    if is_url(pattern):
+        pattern = str(location(pattern))
     files = glob_files(pattern, MAX_FILES)
     if not files:
         raise CorpusError(f"no files match {pattern}")
