@@ -14,9 +14,21 @@ from .resources import get_store
 
 @st.cache_data(show_spinner="Counting…", max_entries=200)
 def _stats(path: str, name: str, fmt: str | None, text_field: str, encoding: str | None, mtime: float,
-           size: int, root: str) -> dict:
-    corpus = Corpus.from_path(path, name=name, fmt=fmt, text_field=text_field, encoding=encoding)
+           size: int, root: str, language: str | None = None) -> dict:
+    corpus = Corpus.from_path(path, name=name, fmt=fmt, text_field=text_field, encoding=encoding, language=language)
     return corpus_statistics(corpus, get_store()).as_dict()
+
+
+@st.cache_data(show_spinner=False, max_entries=200)
+def _language(path: str, name: str, fmt: str | None, text_field: str, encoding: str | None, mtime: float,
+              size: int, root: str, language: str | None) -> tuple[str, str]:
+    corpus = Corpus.from_path(path, name=name, fmt=fmt, text_field=text_field, encoding=encoding, language=language)
+    return corpus.language_guess().language, corpus.language_note()
+
+
+def corpus_language(corpus: Corpus) -> tuple[str, str]:
+    """(code, 'German (de), Latin script, detected ...; words cut by spacy-de') of a loaded corpus."""
+    return _language(*_key(corpus), corpus.language)
 
 
 def _key(corpus: Corpus) -> tuple:
@@ -26,7 +38,7 @@ def _key(corpus: Corpus) -> tuple:
 
 
 def corpus_stats(corpus: Corpus) -> CorpusStats:
-    return CorpusStats.from_dict(_stats(*_key(corpus)))
+    return CorpusStats.from_dict(_stats(*_key(corpus), corpus.language))
 
 
 @st.cache_data(show_spinner=False, max_entries=200)

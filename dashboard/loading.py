@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from simcore.corpora.formats import DATASET_METADATA
+from simcore.corpora.lang import known_languages, language_name
 from simcore.corpora.remote import is_url
 from simcore.corpus import Corpus, corpus_name, display_name, format_of, save_upload
 from simcore.errors import SimcoreError
@@ -164,12 +166,29 @@ def rename(state: AppState, role: str, old: str, new: str) -> str:
         raise SimcoreError(f"there is already a {role} called {new}")
     loaded = bucket[old]
     c = loaded.corpus
-    corpus = Corpus(name=new, path=c.path, fmt=c.fmt, text_field=c.text_field, encoding=c.encoding,
-                    max_bytes=c.max_bytes, max_decompressed_bytes=c.max_decompressed_bytes, files=c.files)
+    corpus = dataclasses.replace(c, name=new)  # every reading option kept, its language too
     items = [(new, LoadedCorpus(corpus, loaded.origin)) if k == old else (k, v) for k, v in bucket.items()]
     bucket.clear()
     bucket.update(items)
     return new
+
+
+def set_language(state: AppState, role: str, name: str, language: str | None) -> str:
+    """Read a loaded corpus as ``language`` (an ISO code) instead of the one detected from its text
+    (``None``: detect again); the language's name, for the page's message."""
+    bucket = _bucket(state, role)
+    if name not in bucket:
+        raise SimcoreError(f"{name} is not loaded any more")
+    loaded = bucket[name]
+    corpus = dataclasses.replace(loaded.corpus, language=language, _guess=[])
+    bucket[name] = LoadedCorpus(corpus, loaded.origin)
+    return language_name(corpus.language_guess().language)
+
+
+def language_choices() -> dict[str, str]:
+    """Every language a corpus can be read as, code -> 'German (de)', by name."""
+    return dict(sorted(((code, language_name(code)) for code in known_languages() if code != "und"),
+                       key=lambda item: item[1].lower()))
 
 
 def load_sample(state: AppState) -> None:

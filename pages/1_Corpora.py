@@ -4,19 +4,22 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import common as c
-from dashboard.corpus_view import corpus_preview, corpus_stats, length_chart
+from dashboard.corpus_view import corpus_language, corpus_preview, corpus_stats, length_chart
 from dashboard.loading import (
     FORMAT_CHOICES,
     UPLOAD_TYPES,
     add_server_path,
     add_upload,
     corpus_choices,
+    language_choices,
     remove,
     rename,
     says_little,
+    set_language,
     suggest_name,
 )
 from dashboard.paths import data_roots, remote_roots
+from simcore.corpora.lang import language_name as language_label
 from simcore.corpus import ReadNotes
 from simcore.errors import SimcoreError
 
@@ -107,6 +110,24 @@ if not state.sources and not state.targets:
     st.page_link(c.HOME, label="Home: load the sample data", icon=":material/home:")
     st.stop()
 
+def language_picker(role: str, name: str, corpus) -> None:
+    """The corpus's language as read (detected or chosen), and a choice to read it as another."""
+    code, note = corpus_language(corpus)
+    choices = language_choices()
+    options = ["detect"] + list(choices)
+    chosen = st.selectbox("Language", options, index=options.index(corpus.language) if corpus.language in options else 0,
+                          format_func=lambda o: "detect from the text" if o == "detect" else choices[o],
+                          key=f"language_{role}_{name}", help="Read as: " + note)
+    st.caption(f"Read as {note}.")
+    wanted = None if chosen == "detect" else chosen
+    if wanted != corpus.language:
+        try:
+            label = set_language(state, role, name, wanted)
+            c.changed(state, "success", f"{c.md(name)} is now read as {c.md(label)}.")
+        except SimcoreError as exc:
+            st.error(str(exc))
+
+
 for role, bucket in (("target", state.targets), ("source", state.sources)):
     st.subheader(f"{role.capitalize()}s ({len(bucket)})")
     if not bucket:
@@ -117,7 +138,9 @@ for role, bucket in (("target", state.targets), ("source", state.sources)):
     for name, loaded in sorted(bucket.items()):
         try:
             stats[name] = s = corpus_stats(loaded.corpus)
-            rows.append({"name": name, "tokens": s.tokens, "types": s.types, "TTR": round(s.ttr, 3),
+            code, _ = corpus_language(loaded.corpus)
+            rows.append({"name": name, "language": language_label(code), "tokens": s.tokens, "types": s.types,
+                         "TTR": round(s.ttr, 3),
                          "sentences": s.sentences, "mean length": round(s.mean_length, 1),
                          "entities": str(sum(s.entities.values())) if s.tagged_sentences else "–", "from": loaded.origin})
         except SimcoreError as exc:
@@ -144,6 +167,8 @@ for role, bucket in (("target", state.targets), ("source", state.sources)):
                     st.caption("Entity mentions: " + ", ".join(f"{k} {v}" for k, v in s.entities.items()))
                 if s is not None and s.top_words:
                     st.caption("Most frequent words: " + ", ".join(w for w, _ in s.top_words[:15]))
+            if name in stats:
+                language_picker(role, name, loaded.corpus)
             with st.form(f"rename_form_{role}_{name}", border=False):  # Enter in the field renames
                 r1, r2 = st.columns([4, 1], vertical_alignment="bottom")
                 new_name = r1.text_input("Name", value=name, key=f"name_{role}_{name}")

@@ -93,7 +93,8 @@ def cmd_matrix(args: argparse.Namespace) -> int:
             if notes:
                 print(terminal_text(f"simcore: note: {corpus.name}: {notes.summary()}"), file=sys.stderr)
             if not args.quiet:
-                print(terminal_text(f"simcore: note: {corpus.name}: {language_note(corpus)}"), file=sys.stderr)
+                note = corpus.language_note().replace(", given;", ", given (--language);")
+                print(terminal_text(f"simcore: note: {corpus.name}: {note}"), file=sys.stderr)
     for target, tokens in _cross_language(table):
         print(terminal_text(f"simcore: note: {target}: {tokens}"), file=sys.stderr)
     if not args.quiet:
@@ -107,17 +108,6 @@ def cmd_matrix(args: argparse.Namespace) -> int:
                             f"{listed}"), file=sys.stderr)
         return 2
     return 0
-
-
-def language_note(corpus: Any) -> str:
-    """'German (de), Latin script, detected (py3langid, 99% sure); words cut by spacy-de': what a corpus was read as."""
-    from .corpora.lang import language_name
-
-    guess = corpus.language_guess()
-    how = {"given": "given (--language)", "script": "told by its script",
-           "detector": f"detected (py3langid, {guess.confidence:.0%} sure)"}.get(guess.method, guess.method)
-    cut = corpus.segmenter().name
-    return f"{language_name(guess.language)}, {guess.script} script, {how}; words cut by {cut}"
 
 
 def _cross_language(table: pd.DataFrame) -> list[tuple[str, str]]:

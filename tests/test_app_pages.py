@@ -308,6 +308,25 @@ def test_corpora_page_upload_statistics_and_removal():
     assert not state(at).targets
 
 
+def test_corpora_page_shows_each_corpus_language_and_reads_it_as_another_on_request():
+    at = fresh()
+    go(at, "pages/1_Corpora.py")
+    german = ("Die Bundesregierung hat am Montag in Berlin einen neuen Haushalt vorgestellt.\n"
+              "Der Finanzminister sagte, die Steuern würden im nächsten Jahr nicht steigen.\n").encode()
+    at.get("file_uploader")[0].upload("nachrichten.txt", german, "text/plain")
+    at.button(key="add_uploads").click().run()
+    no_problems(at)
+    [name] = list(state(at).targets)
+    table = at.dataframe[0].value
+    assert table[table["name"] == name]["language"].iat[0] == "German (de)"
+    assert any("German (de), Latin script, detected" in e.value for e in at.caption)
+    at.selectbox(key=f"language_target_{name}").set_value("nl").run()
+    no_problems(at)
+    assert state(at).targets[name].corpus.language == "nl"
+    assert at.dataframe[0].value["language"].iat[0] == "Dutch (nl)"
+    assert any("Dutch (nl), Latin script, given" in e.value for e in at.caption)
+
+
 def test_bad_uploads_give_messages_not_tracebacks():
     at = go(fresh(), "pages/1_Corpora.py")
     at.get("file_uploader")[0].set_value([("../../evil.txt", b"\x00\x01\x02binary", "text/plain"),

@@ -41,7 +41,15 @@ from .formats import COLUMNAR, FORMATS, format_of, is_dataset_metadata, split_su
 from .formats import SUFFIX_FORMAT as _SUFFIX_FORMAT
 from .hub_ner import bad_label_name
 from .jsonl import jsonl_units as _jsonl_units
-from .lang import LanguageGuess, Segmenter, char_tokens, detect_language, segmenter_for, validate_language
+from .lang import (
+    LanguageGuess,
+    Segmenter,
+    char_tokens,
+    detect_language,
+    language_name,
+    segmenter_for,
+    validate_language,
+)
 from .lang.segment import REGEX
 from .notes import ReadNotes
 from .remote import RemoteFile, check_objects, content_sha256, file_identity, list_objects, location
@@ -300,6 +308,14 @@ class Corpus:
         """How this corpus's raw text is cut into words (see :mod:`simcore.corpora.lang.segment`)."""
         guess = self.language_guess()
         return segmenter_for(guess.language, guess.script)
+
+    def language_note(self) -> str:
+        """'German (de), Latin script, detected (py3langid, 99% sure); words cut by spacy-de': what the
+        corpus is read as, for the CLI's notes and the Corpora page."""
+        guess = self.language_guess()
+        how = {"given": "given", "script": "told by its script",
+               "detector": f"detected (py3langid, {guess.confidence:.0%} sure)"}.get(guess.method, guess.method)
+        return f"{language_name(guess.language)}, {guess.script} script, {how}; words cut by {self.segmenter().name}"
 
     def segmentation_key(self) -> list[dict[str, str]]:
         """What the segmenter adds to fingerprints: nothing for the English regex (keys made before
