@@ -159,3 +159,16 @@ def test_cli_language_override_note_and_refusal(tmp_path, capsys):
     assert len(err) == 1 and "not-a-language" in err[0] and "Traceback" not in err[0]
     assert main([*base, "--out", str(tmp_path / "m3.csv"), "--language", "nosuch=de"]) == 2
     assert "--language names no corpus called 'nosuch'" in capsys.readouterr().err
+
+
+def test_emb_is_left_empty_for_a_language_its_encoder_does_not_read(tmp_path, store):
+    pytest.importorskip("sentence_transformers")
+    (tmp_path / "de_news.txt").write_text("\n".join(GERMAN_NEWS) + "\n", encoding="utf-8")
+    (tmp_path / "de_ner.conll").write_text(conll(GERMAN_TARGET), encoding="utf-8")
+    table = Workbench(store).matrix([Corpus.from_path(tmp_path / "de_news.txt")],
+                                    [Corpus.from_path(tmp_path / "de_ner.conll")], ["emb", "tvc"], sample_tokens=5_000)
+    emb = table[table["measure"] == "emb"].iloc[0]
+    assert emb["value"] != emb["value"]  # NaN: not computed
+    assert emb["error"] == ("EMB not computed: its encoder (all-MiniLM-L6-v2) was trained on English text and the "
+                            "target is in German (de)")
+    assert table[table["measure"] == "tvc"]["value"].notna().all()

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ..corpora.lang import language_name
 from ..errors import MeasureUnavailable, SimcoreError
 from ..store import ArtefactStore, digest
 from ..uncertainty import sentence_weights
@@ -113,6 +114,11 @@ def recorded_rate(store: ArtefactStore, latest: int = 20) -> tuple[str, float] |
     return (device, sentences / seconds) if device and seconds > 0 else None
 
 
+def _english(language: str) -> bool:
+    """Whether the bundled encoder can read a corpus of this (working) language: it knows English only."""
+    return language == "en"
+
+
 @dataclass(frozen=True)
 class EmbEstimate:
     """How long EMB will take to embed its sentences, before it runs."""
@@ -196,9 +202,16 @@ class EncoderCentroidCosine:
     noise_when_small = False
 
     def prepare(self, source: PreparedSource) -> None:
-        source_vectors(source)
+        if _english(source.language):
+            source_vectors(source)
 
     def score(self, source: PreparedSource, target: PreparedTarget) -> Score:
+        for side, language in (("target", target.language), ("source", source.language)):
+            if not _english(language):
+                from ..selection.encoder_model import BUNDLED_NAME
+
+                raise MeasureUnavailable(f"EMB not computed: its encoder ({BUNDLED_NAME}) was trained on English "
+                                         f"text and the {side} is in {language_name(language)}")
         centre = _source_centroid(source)
         idx, vectors = target_vectors(target)
         if not len(vectors):
