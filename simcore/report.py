@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from . import flags
+from .corpora.lang import language_name
 from .errors import InvalidArgument
 from .evidence import EVIDENCE_COLUMNS, readable_pairs
 from .export import measure_label, ranking_html
@@ -273,6 +274,11 @@ def build_report(long: pd.DataFrame, ranking: pd.DataFrame, options: dict[str, A
     if source_label:
         parts.append(f"<p>Similarity values: {html.escape(source_label)}</p>")
     measures = list(dict.fromkeys(long["measure"]))
+    languages = language_rows(long)
+    if len(languages):
+        parts.append("<h2>Languages</h2><p>What each corpus was read as (detected from its text, or given); a "
+                     "source in another language than its target is compared across languages.</p>"
+                     + _table(languages))
     parts.append("<h2>Similarity heatmaps</h2><p>Darker cells are more similar, whatever the measure's "
                  "direction (TTR, not a similarity: darker is higher); each target's column has its own scale; "
                  "the numbers are the measures' own values.</p>")
@@ -322,6 +328,21 @@ def build_report(long: pd.DataFrame, ranking: pd.DataFrame, options: dict[str, A
                                                                          default=str)) + "</pre>")
     return ranking_html(marked_ranking(ranking, long), options, extra_html="\n".join(parts),
                         recommendations=recommendations, show_options=False)
+
+
+def language_rows(long: pd.DataFrame) -> pd.DataFrame:
+    """One row per corpus with its language ('German (de)'), sources then targets; empty when the table
+    does not say (an older table, Table 3) or every corpus is English."""
+    if "source_language" not in long or "target_language" not in long:
+        return pd.DataFrame()
+    rows = {}
+    for role, name_col, lang_col in (("source", "source", "source_language"), ("target", "target", "target_language")):
+        for name, code in long[[name_col, lang_col]].drop_duplicates().itertuples(index=False):
+            if isinstance(code, str) and code:
+                rows[(role, str(name))] = language_name(code)
+    if not rows or all(v == language_name("en") for v in rows.values()):
+        return pd.DataFrame()
+    return pd.DataFrame([{"corpus": n, "role": r, "language": v} for (r, n), v in rows.items()])
 
 
 def _labelled(frame: pd.DataFrame) -> pd.DataFrame:

@@ -172,3 +172,23 @@ def test_emb_is_left_empty_for_a_language_its_encoder_does_not_read(tmp_path, st
     assert emb["error"] == ("EMB not computed: its encoder (all-MiniLM-L6-v2) was trained on English text and the "
                             "target is in German (de)")
     assert table[table["measure"] == "tvc"]["value"].notna().all()
+
+
+def test_the_html_report_lists_each_corpus_language_when_one_is_not_english(tmp_path, store):
+    from simcore.analysis import rank_sources
+    from simcore.report import build_report
+
+    (tmp_path / "de_news.txt").write_text("\n".join(GERMAN_NEWS) + "\n", encoding="utf-8")
+    (tmp_path / "en_news.txt").write_text("\n".join(ENGLISH_NEWS) + "\n", encoding="utf-8")
+    (tmp_path / "de_ner.conll").write_text(conll(GERMAN_TARGET), encoding="utf-8")
+    sources = [Corpus.from_path(tmp_path / n) for n in ("de_news.txt", "en_news.txt")]
+    table = Workbench(store).matrix(sources, [Corpus.from_path(tmp_path / "de_ner.conll")], ["tvc"],
+                                    sample_tokens=5_000)
+    page = build_report(table, rank_sources(table))
+    assert "<h2>Languages</h2>" in page
+    for cell in ("<td>de_news</td><td>source</td><td>German (de)</td>",
+                 "<td>en_news</td><td>source</td><td>English (en)</td>",
+                 "<td>de_ner</td><td>target</td><td>German (de)</td>"):
+        assert cell in page.replace("\n", "")
+    english = table.assign(source_language="en", target_language="en")
+    assert "<h2>Languages</h2>" not in build_report(english, rank_sources(english))
