@@ -8,6 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from simcore import flags
+from simcore.corpora.lang import language_name
 from simcore.measures import all_measures, get_measure
 from simcore.report import MARK, OUT_OF_SCALE, OUTLINE, column_shade, format_value, with_interval
 
@@ -22,6 +23,19 @@ def _gloss(measure: str) -> str:
     """'how surprised a language model ... ': what the measure is, in a few words, for a chart's title."""
     gloss = getattr(get_measure(measure), "gloss", "") if measure in all_measures() else ""
     return f"{gloss} " if gloss else ""
+
+
+def _across_languages(part: pd.DataFrame, sources: list[str], targets: list[str]) -> list[list[str]]:
+    """Per cell, '' or 'across languages: English (en) source, German (de) target' (the table's language columns)."""
+    out = [["" for _ in targets] for _ in sources]
+    if "source_language" not in part or "target_language" not in part:
+        return out
+    rows = part[["source", "target", "source_language", "target_language"]].drop_duplicates(["source", "target"])
+    for source, target, a, b in rows.itertuples(index=False):
+        if isinstance(a, str) and isinstance(b, str) and a and b and a != b and "und" not in (a, b):
+            out[sources.index(source)][targets.index(target)] = (f"across languages: {language_name(a)} source, "
+                                                              f"{language_name(b)} target")
+    return out
 
 
 def heatmap(long: pd.DataFrame, measure: str) -> go.Figure:
@@ -53,10 +67,12 @@ def heatmap(long: pd.DataFrame, measure: str) -> go.Figure:
              + (f"<br><span style='font-size:10px'>±{format_value(h)}</span>" if np.isfinite(h) else "")
              for v, h, m in zip(vr, hr, mr)] for vr, hr, mr in zip(values, half, marks)]
     tokens = grid("sample_tokens")
+    across = _across_languages(part, sources, targets)
     hover = [[with_interval(v, a, b) + (f"<br>at {int(t):,} tokens per source" if np.isfinite(t) else "")
               + (f"<br>{MARK} {r}" + ("<br>(left out of the colour scale)" if g else "") if m else "")
-              for v, a, b, m, r, g, t in zip(*rows)]
-             for rows in zip(values, low, high, marks, reasons, greyed, tokens)]
+              + (f"<br>{x}" if x else "")
+              for v, a, b, m, r, g, t, x in zip(*rows)]
+             for rows in zip(values, low, high, marks, reasons, greyed, tokens, across)]
     scale = "Greys" if direction == 0 else "Blues"
     font = 13 if len(targets) <= 6 else 11
     template = "source %{y}<br>target %{x}<br>" + label(measure) + " %{customdata}<extra></extra>"

@@ -192,3 +192,17 @@ def test_the_html_report_lists_each_corpus_language_when_one_is_not_english(tmp_
         assert cell in page.replace("\n", "")
     english = table.assign(source_language="en", target_language="en")
     assert "<h2>Languages</h2>" not in build_report(english, rank_sources(english))
+
+
+def test_the_heatmap_hover_says_a_cell_compares_across_languages(tmp_path, store):
+    from dashboard.charts import heatmap
+
+    (tmp_path / "de_news.txt").write_text("\n".join(GERMAN_NEWS) + "\n", encoding="utf-8")
+    (tmp_path / "en_news.txt").write_text("\n".join(ENGLISH_NEWS) + "\n", encoding="utf-8")
+    (tmp_path / "de_ner.conll").write_text(conll(GERMAN_TARGET), encoding="utf-8")
+    sources = [Corpus.from_path(tmp_path / n) for n in ("de_news.txt", "en_news.txt")]
+    table = Workbench(store).matrix(sources, [Corpus.from_path(tmp_path / "de_ner.conll")], ["tvc"],
+                                    sample_tokens=5_000)
+    hover = heatmap(table, "tvc").data[0].customdata  # rows: sources in order (de_news, en_news)
+    assert "across languages" not in hover[0][0]
+    assert hover[1][0].endswith("across languages: English (en) source, German (de) target")
