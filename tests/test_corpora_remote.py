@@ -27,6 +27,25 @@ fsspec = pytest.importorskip("fsspec")
 
 KEY, SECRET = "AKIAREMOTETESTKEY0042", "remote-test-secret-9f8e7d6c5b4a"
 
+
+@pytest.fixture(scope="module", autouse=True)
+def _stop_fsspec_io_thread() -> Iterator[None]:
+    """fsspec's async file systems (s3fs, http) run an event loop on a thread of their own for the rest of
+    the process; later modules fork worker processes only while the process has a single thread, so the
+    loop (and its executor's threads) is stopped once this module is done."""
+    yield
+    import asyncio
+
+    import fsspec.asyn
+
+    loop, thread = fsspec.asyn.loop[0], fsspec.asyn.iothread[0]
+    if loop is None or thread is None:
+        return
+    asyncio.run_coroutine_threadsafe(loop.shutdown_default_executor(), loop).result(timeout=30)
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(timeout=30)
+    fsspec.asyn.loop[0] = fsspec.asyn.iothread[0] = None
+
 # Unit tests on memory:// (fsspec's in-process file system)
 
 
