@@ -68,6 +68,15 @@ def store(tmp_path):
     return ArtefactStore(tmp_path / "store")
 
 
+def german_and_english_tvc(folder, store: ArtefactStore):
+    """TVC of a German and an English news source for a German NER target."""
+    (folder / "de_news.txt").write_text("\n".join(GERMAN_NEWS) + "\n", encoding="utf-8")
+    (folder / "en_news.txt").write_text("\n".join(ENGLISH_NEWS) + "\n", encoding="utf-8")
+    (folder / "de_ner.conll").write_text(conll(GERMAN_TARGET), encoding="utf-8")
+    sources = [Corpus.from_path(folder / n) for n in ("de_news.txt", "en_news.txt")]
+    return Workbench(store).matrix(sources, [Corpus.from_path(folder / "de_ner.conll")], ["tvc"], sample_tokens=5_000)
+
+
 def tokens_of(corpus: Corpus, store: ArtefactStore, options: TokenizerOptions = TokenizerOptions()) -> list[list[str]]:
     return list(tokenize_corpus(corpus, store, options).sentences())
 
@@ -178,12 +187,7 @@ def test_the_html_report_lists_each_corpus_language_when_one_is_not_english(tmp_
     from simcore.analysis import rank_sources
     from simcore.report import build_report
 
-    (tmp_path / "de_news.txt").write_text("\n".join(GERMAN_NEWS) + "\n", encoding="utf-8")
-    (tmp_path / "en_news.txt").write_text("\n".join(ENGLISH_NEWS) + "\n", encoding="utf-8")
-    (tmp_path / "de_ner.conll").write_text(conll(GERMAN_TARGET), encoding="utf-8")
-    sources = [Corpus.from_path(tmp_path / n) for n in ("de_news.txt", "en_news.txt")]
-    table = Workbench(store).matrix(sources, [Corpus.from_path(tmp_path / "de_ner.conll")], ["tvc"],
-                                    sample_tokens=5_000)
+    table = german_and_english_tvc(tmp_path, store)
     page = build_report(table, rank_sources(table))
     assert "<h2>Languages</h2>" in page
     for cell in ("<td>de_news</td><td>source</td><td>German (de)</td>",
@@ -197,12 +201,7 @@ def test_the_html_report_lists_each_corpus_language_when_one_is_not_english(tmp_
 def test_the_heatmap_hover_says_a_cell_compares_across_languages(tmp_path, store):
     from dashboard.charts import heatmap
 
-    (tmp_path / "de_news.txt").write_text("\n".join(GERMAN_NEWS) + "\n", encoding="utf-8")
-    (tmp_path / "en_news.txt").write_text("\n".join(ENGLISH_NEWS) + "\n", encoding="utf-8")
-    (tmp_path / "de_ner.conll").write_text(conll(GERMAN_TARGET), encoding="utf-8")
-    sources = [Corpus.from_path(tmp_path / n) for n in ("de_news.txt", "en_news.txt")]
-    table = Workbench(store).matrix(sources, [Corpus.from_path(tmp_path / "de_ner.conll")], ["tvc"],
-                                    sample_tokens=5_000)
+    table = german_and_english_tvc(tmp_path, store)
     hover = heatmap(table, "tvc").data[0].customdata  # rows: sources in order (de_news, en_news)
     assert "across languages" not in hover[0][0]
     assert hover[1][0].endswith("across languages: English (en) source, German (de) target")
