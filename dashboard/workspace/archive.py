@@ -3,9 +3,11 @@ pattern (they never choose a path), sizes capped, nothing unpickled or executed.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import zipfile
+from typing import Any
 
 from .format import _MEMBER, MANIFEST, MAX_MEMBER_BYTES, MAX_MEMBERS, MAX_ZIP_BYTES, WorkspaceError, parse_manifest
 from .opening import Locator
@@ -48,8 +50,10 @@ def read_zip(data: bytes) -> dict[str, bytes]:
         for info in members:
             if info.is_dir():
                 continue
-            if not _MEMBER.match(info.filename):
+            if not _MEMBER.fullmatch(info.filename):
                 raise WorkspaceError(f"the workspace file holds {info.filename[:80]!r}, which a workspace never has")
+            if info.filename in files:  # otherwise the last copy would silently win
+                raise WorkspaceError(f"the workspace file holds {info.filename} twice")
             if info.file_size > MAX_MEMBER_BYTES:
                 raise WorkspaceError(f"{info.filename} is too large")
             total += info.file_size
@@ -66,5 +70,33 @@ def read_zip(data: bytes) -> dict[str, bytes]:
             if read > 2 * MAX_ZIP_BYTES:
                 raise WorkspaceError("the workspace file expands to too much data")
             files[info.filename] = content
-    parse_manifest(files)
+    _check_members(files, parse_manifest(files))
     return files
+
+
+def _named(manifest: dict[str, Any]) -> set[str]:
+    """The tables a manifest names (its sha256 map, its matrices, results and probe entries)."""
+    tables = manifest.get("tables")
+    names = {k for k in tables if isinstance(k, str)} if isinstance(tables, dict) else set()
+    entries = manifest.get("matrices") if isinstance(manifest.get("matrices"), list) else []
+    names |= {e.get(key) for e in entries if isinstance(e, dict) for key in ("file", "raw")}
+    names |= {e.get("file") for e in (manifest.get("results"), manifest.get("probe")) if isinstance(e, dict)}
+    return {n for n in names if isinstance(n, str)}
+
+
+def _check_members(files: dict[str, bytes], manifest: dict[str, Any]) -> None:
+    """Every table is text the manifest names, every uploaded corpus the bytes its name's sha256 says."""
+    named = _named(manifest)
+    for name, content in files.items():
+        if name.startswith("uploads/"):
+            if hashlib.sha256(content).hexdigest() != name.removeprefix("uploads/"):
+                raise WorkspaceError(f"{name} in the workspace file is damaged (its content has another sha256)")
+        elif name != MANIFEST:
+            if name not in named:
+                raise WorkspaceError(f"the workspace file holds {name}, which its workspace.json does not name")
+            try:
+                text = content.decode("utf-8")
+            except UnicodeDecodeError:
+                text = "\0"
+            if "\0" in text:
+                raise WorkspaceError(f"{name} in the workspace file is not a text table (binary data)")

@@ -44,7 +44,7 @@ class Workspaces:
         folder.mkdir(parents=True, exist_ok=True)
         written = 0
         for name, data in files.items():
-            if not _MEMBER.match(name) or name.startswith("uploads/"):
+            if not _MEMBER.fullmatch(name) or name.startswith("uploads/"):
                 raise WorkspaceError(f"{name} is not a workspace file")
             sha = hashlib.sha256(data).hexdigest()
             if self._written.get((ws_id, name)) == sha and (folder / name).is_file():
@@ -63,7 +63,7 @@ class Workspaces:
         folder = self.folder(ws_id)
         if not (folder / MANIFEST).is_file():
             raise WorkspaceError("this workspace does not exist (deleted, or the address is wrong)")
-        files = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file() and _MEMBER.match(p.name)}
+        files = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file() and _MEMBER.fullmatch(p.name)}
         for name, data in files.items():
             self._written[(ws_id, name)] = hashlib.sha256(data).hexdigest()
         return files
@@ -92,6 +92,8 @@ class Workspaces:
             return json.loads((self.folder(ws_id) / MANIFEST).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise WorkspaceError(f"this workspace cannot be read ({exc})") from None
+        except RecursionError:
+            raise WorkspaceError("this workspace cannot be read (workspace.json is nested too deeply)") from None
 
     def rename(self, ws_id: str, name: str) -> str:
         name = clean_name(name)

@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from simcore.corpora.remote import RemoteFile
 from simcore.corpus import _SUFFIX_FORMAT, COMPRESSIONS, Corpus
 from simcore.errors import SimcoreError
 from simcore.export import escape_formulas, unescape_formula
@@ -33,10 +34,10 @@ MANIFEST = "workspace.json"
 RESULTS_FILE, PROBE_FILE = "results.csv", "probe.csv"
 # Keys of AppState.extra kept in a workspace (dashboard.probe_job uses the same two probe keys).
 PROBE_RESULTS, PROBE_LABEL = "probe_results", "probe_label"
-_ID = re.compile(r"^[A-Za-z0-9_-]{20,64}$")
-_MEMBER = re.compile(r"^(workspace\.json|results\.csv|probe\.csv|m\d{1,4}(-raw)?\.csv|uploads/[0-9a-f]{64})$")
-_HEX = re.compile(r"^[0-9a-f]{64}$")
-_KIND = re.compile(r"^[a-z][a-z0-9-]{0,40}$")
+_ID = re.compile(r"[A-Za-z0-9_-]{20,64}")  # every pattern here is used with fullmatch ($ matches before a newline)
+_MEMBER = re.compile(r"workspace\.json|results\.csv|probe\.csv|m\d{1,4}(-raw)?\.csv|uploads/[0-9a-f]{64}")
+_HEX = re.compile(r"[0-9a-f]{64}")
+_KIND = re.compile(r"[a-z][a-z0-9-]{0,40}")
 _SUFFIXES = {s + (c or "") for s in _SUFFIX_FORMAT for c in (None, *COMPRESSIONS)}
 MAX_ZIP_BYTES = 300_000_000  # a workspace file opened in the browser (it holds uploaded corpora)
 MAX_MEMBER_BYTES = 200_000_000
@@ -54,7 +55,7 @@ def new_id() -> str:
 
 
 def valid_id(text: object) -> bool:
-    return isinstance(text, str) and bool(_ID.match(text))
+    return isinstance(text, str) and bool(_ID.fullmatch(text))
 
 
 def clean_name(name: object) -> str:
@@ -71,6 +72,8 @@ def parse_manifest(files: dict[str, bytes]) -> dict[str, Any]:
         raise WorkspaceError("this is not a simcore workspace (no workspace.json in it)") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise WorkspaceError(f"workspace.json is not readable JSON ({exc})") from None
+    except RecursionError:
+        raise WorkspaceError("workspace.json is nested too deeply to be a workspace") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise WorkspaceError("this is not a simcore workspace (workspace.json does not say so)")
     if not isinstance(manifest.get("version"), int) or manifest["version"] > VERSION:
@@ -106,6 +109,9 @@ def _describe_corpus(loaded: LoadedCorpus, store_root: Path, sample_root: Path) 
     c = loaded.corpus
     out: dict[str, Any] = {"name": c.name, "origin": loaded.origin, "fmt": c.fmt, "text_field": c.text_field,
                            "encoding": c.encoding, "max_decompressed_bytes": c.max_decompressed_bytes}
+    if isinstance(c.path, RemoteFile):  # its URL as displayed (no credentials, no signed query values)
+        out.update(kind="remote", path=str(c.path))
+        return out
     path = Path(c.path)
     real = path.resolve()
     if real.is_relative_to(sample_root):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -72,7 +71,7 @@ def merge(base: dict[str, Any], files: dict[str, bytes], state: AppState, locato
             if name not in before and name not in ours:
                 ours[name] = loaded
                 changes.append(f"{role} {name} added")
-            elif name not in before and Path(ours[name].corpus.path).resolve() != Path(loaded.corpus.path).resolve():
+            elif name not in before and ours[name].corpus.path.resolve() != loaded.corpus.path.resolve():
                 changes.append(f"{role} {name} of the other tab not taken: this tab has another corpus by that name")
         for name in sorted(before - _names(theirs, "corpora", role)):
             if ours.pop(name, None) is not None:

@@ -14,6 +14,7 @@ from simcore.corpus import FORMATS, Corpus, save_upload
 from simcore.errors import SimcoreError
 from simcore.store import ArtefactStore
 
+from ..paths import UPLOAD_DECOMPRESSED_LIMIT, resolve_server_url
 from ..state import AppState, Job, LoadedCorpus, NamedMatrix
 from .format import (
     _HEX,
@@ -41,13 +42,20 @@ def _text(value: Any, what: str, optional: bool = False) -> str | None:
 
 
 class Locator:
-    """Where a workspace's corpora may be found again: the sample folder, the data roots, the store."""
+    """Where a workspace's corpora may be found again: the sample folder, the data roots, the store, and
+    the remote locations the server allows (``resolve_remote``: by default ``$SIMCORE_REMOTE_ROOTS``)."""
 
-    def __init__(self, store: ArtefactStore, sample_root: Path, resolve_server: Callable[[str], Path]) -> None:
+    def __init__(self, store: ArtefactStore, sample_root: Path, resolve_server: Callable[[str], Path],
+                 resolve_remote: Callable[[str], str] = resolve_server_url) -> None:
         self.store, self.sample_root, self.resolve_server = store, Path(sample_root).resolve(), resolve_server
+        self.resolve_remote = resolve_remote
 
     def corpus(self, d: Any, uploads: dict[str, bytes] | None = None) -> Corpus:
-        """The corpus a description names, checked: a SimcoreError says why it cannot be found."""
+        """The corpus a description names, checked: a SimcoreError says why it cannot be found.
+
+        A decompression limit in the description is kept only up to the server's own
+        (:data:`UPLOAD_DECOMPRESSED_LIMIT`): a workspace file cannot raise what this server reads.
+        """
         if not isinstance(d, dict):
             raise WorkspaceError("a corpus description is not an object")
         name = _text(d.get("name"), "corpus name")
@@ -60,8 +68,11 @@ class Locator:
                    "encoding": _text(d.get("encoding"), "encoding", optional=True)}
         limit = d.get("max_decompressed_bytes")
         if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
-            options["max_decompressed_bytes"] = limit
+            options["max_decompressed_bytes"] = min(limit, UPLOAD_DECOMPRESSED_LIMIT)
         kind = d.get("kind")
+        if kind == "remote":  # listed again (sizes and versions as they are now) with the server's credentials
+            url = self.resolve_remote(_text(d.get("path"), "remote URL") or "")
+            return Corpus.from_path(url, name=name, **options)
         if kind == "sample":
             rel = _text(d.get("path"), "sample path") or ""
             if ".." in Path(rel).parts or Path(rel).is_absolute():
@@ -71,7 +82,7 @@ class Locator:
                 raise WorkspaceError(f"{name}: not found in the bundled sample")
         elif kind == "upload":
             key, suffix = d.get("key"), d.get("suffix")
-            if not (isinstance(key, str) and _HEX.match(key)) or suffix not in _SUFFIXES:
+            if not (isinstance(key, str) and _HEX.fullmatch(key)) or suffix not in _SUFFIXES:
                 raise WorkspaceError(f"{name}: the upload is not described as this app writes it")
             sha = d.get("sha256")
             if uploads is not None and isinstance(sha, str) and f"uploads/{sha}" in uploads:
@@ -84,6 +95,7 @@ class Locator:
                 if found is None:
                     raise WorkspaceError(f"{name}: the uploaded file is no longer on this server; upload it again")
                 path = found / f"upload{suffix}"
+            options.setdefault("max_decompressed_bytes", UPLOAD_DECOMPRESSED_LIMIT)  # as when it was uploaded
         elif kind == "server":
             path = self.resolve_server(_text(d.get("path"), "server path") or "")
         else:
@@ -102,7 +114,7 @@ class Locator:
 
     def upload_bytes(self, d: dict[str, Any]) -> tuple[str, bytes] | None:
         """The bytes of an uploaded corpus (for the zip), with their sha256."""
-        if d.get("kind") != "upload" or not _HEX.match(str(d.get("key", ""))) or d.get("suffix") not in _SUFFIXES:
+        if d.get("kind") != "upload" or not _HEX.fullmatch(str(d.get("key", ""))) or d.get("suffix") not in _SUFFIXES:
             return None
         found = self.store.get("upload", d["key"])
         if found is None:
@@ -151,8 +163,28 @@ def _name_map(value: Any) -> dict[str, dict[str, str | None]]:
     return out
 
 
+def _table(files: dict[str, bytes], manifest: dict[str, Any], file: Any, what: str) -> bytes:
+    """The bytes of a table the manifest names, checked against the manifest's sha256 of it.
+
+    The tables are written before the manifest, so a save cut short leaves new tables beside the old
+    manifest: ``m0.csv`` may then hold another matrix's rows. Such a table is left out, never relabelled.
+    """
+    if not isinstance(file, str) or not _MEMBER.fullmatch(file) or file.startswith("uploads/") or file not in files:
+        raise WorkspaceError(f"{what}: its table is missing")
+    tables = manifest.get("tables")
+    if isinstance(tables, dict):  # workspaces saved before the map have none
+        if tables.get(file) != hashlib.sha256(files[file]).hexdigest():
+            raise WorkspaceError(f"{what}: its table {file} does not match the workspace's record of it "
+                                 "(a save cut short, or an edited file); left out")
+    return files[file]
+
+
 def restore(files: dict[str, bytes], state: AppState, locator: Locator) -> list[str]:
-    """Fill an empty state from workspace files; returns what could not be restored, one line each."""
+    """Fill an empty state from workspace files; returns what could not be restored, one line each.
+
+    Every table is checked against the manifest's sha256 of it: one that does not match is left out
+    with a note naming it.
+    """
     manifest = parse_manifest(files)
     notes: list[str] = []
     corpora = manifest.get("corpora") if isinstance(manifest.get("corpora"), dict) else {}
@@ -169,12 +201,9 @@ def restore(files: dict[str, bytes], state: AppState, locator: Locator) -> list[
             if not isinstance(entry, dict):
                 raise WorkspaceError("a matrix entry is not an object")
             name = _text(entry.get("name"), "matrix name") or "matrix"
-            file = entry.get("file")
-            if not isinstance(file, str) or not _MEMBER.match(file) or file not in files:
-                raise WorkspaceError(f"{name}: its table is missing")
-            long = read_matrix_csv(files[file], name)
+            long = read_matrix_csv(_table(files, manifest, entry.get("file"), name), name)
             raw_file = entry.get("raw")
-            raw = _read_csv(files[raw_file], name) if isinstance(raw_file, str) and _MEMBER.match(raw_file) \
+            raw = _read_csv(_table(files, manifest, raw_file, name), name) if isinstance(raw_file, str) \
                 and raw_file in files else None
             options = entry.get("options") if isinstance(entry.get("options"), dict) else {}
             created = entry.get("created") if isinstance(entry.get("created"), (int, float)) else time.time()
@@ -183,12 +212,12 @@ def restore(files: dict[str, bytes], state: AppState, locator: Locator) -> list[
             state.add_matrix(matrix)
         except SimcoreError as exc:
             notes.append(f"matrix not restored: {exc}")
-    if manifest.get("active") in state.matrices:
+    if isinstance(manifest.get("active"), str) and manifest["active"] in state.matrices:
         state.active = manifest["active"]
     results = manifest.get("results")
     if isinstance(results, dict) and RESULTS_FILE in files:
         try:
-            table = _read_csv(files[RESULTS_FILE], "the NER results")
+            table = _read_csv(_table(files, manifest, RESULTS_FILE, "the NER results"), "the NER results")
             state.results = table
             state.results_label = (_text(results.get("label", ""), "results label") or "")[:300]
             cols = results.get("columns") if isinstance(results.get("columns"), dict) else {}
@@ -200,7 +229,8 @@ def restore(files: dict[str, bytes], state: AppState, locator: Locator) -> list[
     probe = manifest.get("probe")
     if isinstance(probe, dict) and PROBE_FILE in files:
         try:
-            state.extra[PROBE_RESULTS] = _read_csv(files[PROBE_FILE], "the probe's results")
+            state.extra[PROBE_RESULTS] = _read_csv(_table(files, manifest, PROBE_FILE, "the probe's results"),
+                                                   "the probe's results")
             state.extra[PROBE_LABEL] = (_text(probe.get("label", ""), "probe label") or "")[:300]
         except SimcoreError as exc:
             notes.append(f"probe results not restored: {exc}")
@@ -212,7 +242,7 @@ def restore(files: dict[str, bytes], state: AppState, locator: Locator) -> list[
             notes.append(f"selection not restored: {exc}")
     if runs:
         state.extra["selection_runs"] = runs
-        if manifest.get("selection_current") in runs:
+        if isinstance(manifest.get("selection_current"), str) and manifest["selection_current"] in runs:
             state.extra["selection_current"] = manifest["selection_current"]
     state.extra["name_map"] = _name_map(manifest.get("name_map"))
     state.extra["forms"] = _forms(manifest.get("forms"))
@@ -228,7 +258,7 @@ def _selection(s: Any, locator: Locator, files: dict[str, bytes]) -> tuple[str, 
     if not isinstance(sc, dict) or not isinstance(cut, dict):
         raise WorkspaceError(f"{label}: no scores")
     kind, key = str(sc.get("kind", "")), str(sc.get("key", ""))
-    if not _KIND.match(kind) or not _HEX.match(key):
+    if not _KIND.fullmatch(kind) or not _HEX.fullmatch(key):
         raise WorkspaceError(f"{label}: its scores are not described as this app writes them")
     path = locator.store.get(kind, key)
     if path is None:
