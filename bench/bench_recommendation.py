@@ -24,8 +24,14 @@ With --fairness: the checks of the size ladder (issue 20):
 With --costs N: what the bootstrap (200 replicates) adds to scoring, and what one-thread (reproducible)
 skip-gram training costs against four threads, at sample size N.
 
+With --speed T: the time of ``recommend`` and ``rank_sources`` on generated tables of T targets x 20
+sources (PPL and JSD, the paper's Table 3 shape: value and std, no replicates; and the same with 200
+replicates per cell), with --root DIR another checkout measured beside this one (a before/after).
+Needs no shared data.
+
 Usage: .venv/bin/python bench/bench_recommendation.py [--sizes 100000,300000,1000000] [--cache DIR] [--costs N]
        .venv/bin/python bench/bench_recommendation.py --fairness [--cut-source reviews_yelp]
+       .venv/bin/python bench/bench_recommendation.py --speed 10000 [--root DIR]
 """
 
 from __future__ import annotations
@@ -268,6 +274,52 @@ def fairness(store: ArtefactStore, cut_name: str, cost_only: bool = False) -> No
     ladder_cost(sources, targets)
 
 
+_SPEED = """
+import sys, time
+sys.path.insert(0, {root!r})
+import numpy as np, pandas as pd
+from simcore.analysis import rank_sources
+from simcore.matrix import encode_replicates
+from simcore.recommendation import recommend
+rng = np.random.default_rng(0)
+rows = []
+for t in range({targets}):
+    for measure, base, sd in (("ppl", 500, 8), ("jsd", 0.5, 0.004)):
+        for s in range(20):
+            value = base * (0.8 if t % 7 == 0 and s == 0 else 1 + 0.03 * rng.random())
+            rows.append(dict(source=f"s{{s:02d}}", target=f"t{{t:05d}}", measure=measure, value=value,
+                             std=sd * rng.random(), sample_tokens=100_000))
+long = pd.DataFrame(rows)
+if {replicates}:
+    draws = np.random.default_rng(1).standard_normal((len(long), 200))
+    long["replicates"] = [encode_replicates(r) for r in (long["value"].to_numpy()[:, None]
+                                                         + long["std"].to_numpy()[:, None] * draws).tolist()]
+start = time.perf_counter()
+recommendations = recommend(long)
+middle = time.perf_counter()
+rank_sources(long)
+print(round(middle - start, 1), round(time.perf_counter() - middle, 1), sep="\t")
+"""
+
+
+def speed(targets: int, roots: list[Path]) -> None:
+    """recommend and rank_sources on T targets x 20 sources, with and without replicates, per checkout."""
+    import subprocess
+
+    rows = []
+    for root in roots:
+        for replicates in (False, True):
+            script = _SPEED.format(root=str(root), targets=targets, replicates=replicates)
+            done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+            recommend_s, rank_s = done.stdout.strip().splitlines()[-1].split("\t")
+            rows.append({"checkout": str(root), "table": "value, std, 200 replicates" if replicates else "value, std",
+                         "targets x sources": f"{targets:,} x 20", "recommend s": float(recommend_s),
+                         "rank s": float(rank_s)})
+            print(f"{root}: {rows[-1]['table']}: recommend {recommend_s} s, rank {rank_s} s", flush=True)
+    print()
+    print(pd.DataFrame(rows).to_string(index=False))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="100000,300000,1000000")
@@ -277,7 +329,14 @@ def main() -> None:
     parser.add_argument("--cut-source", default="reviews_yelp", help="the source cut to 10k/30k/100k tokens")
     parser.add_argument("--costs", type=int, default=0, metavar="TOKENS",
                         help="only time the bootstrap and reproducible WVV at this sample size")
+    parser.add_argument("--speed", type=int, default=0, metavar="TARGETS",
+                        help="only time recommend and rank on generated tables of this many targets x 20 sources")
+    parser.add_argument("--root", type=Path, action="append", default=[],
+                        help="with --speed: another checkout to time beside this one (repeatable)")
     args = parser.parse_args()
+    if args.speed:
+        speed(args.speed, [*args.root, ROOT])
+        return
     if not (SHARED / "sources").is_dir():
         sys.exit("../shared/data is not present")
     store = ArtefactStore(Path(args.cache))

@@ -18,13 +18,11 @@ from simcore.export import unescape_formula
 from simcore.matrix import corpora_in
 from simcore.measures import all_measures
 
-from .paths import SAMPLE_DATA, TABLE3, resolve_server_path, resolve_server_url
+from .paths import SAMPLE_DATA, TABLE3, UPLOAD_DECOMPRESSED_LIMIT, resolve_server_path, resolve_server_url
 from .resources import get_store, get_workbench
 from .state import AppState, LoadedCorpus, NamedMatrix, unique_name
 
 ROLES = ("source", "target")
-# A compressed upload may not expand past this (decompression bombs); big corpora belong on the server's disk.
-UPLOAD_DECOMPRESSED_LIMIT = 500_000_000
 UPLOAD_TYPES = ["txt", "text", "tok", "raw", "jsonl", "ndjson", "json", "csv", "conll", "conllu", "bio", "iob",
                 "iob2", "bioes", "ner", "tsv", "gz", "bz2", "xz", "zst", "zstd", "parquet", "pq", "arrow"]
 FORMAT_CHOICES = {"detect from the file name": None, "plain text": "text", "JSONL": "jsonl", "CSV": "csv",

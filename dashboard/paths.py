@@ -15,6 +15,9 @@ from simcore.errors import SimcoreError
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_DATA = REPO / "sample_data"
 TABLE3 = SAMPLE_DATA / "results" / "dai2019_table3.csv"
+# A compressed file a visitor brings (an upload, a workspace) may not expand past this (decompression
+# bombs); big corpora belong on the server's disk.
+UPLOAD_DECOMPRESSED_LIMIT = 500_000_000
 
 
 def remote_roots() -> list[str]:

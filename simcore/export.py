@@ -14,11 +14,12 @@ import pandas as pd
 from .errors import InvalidArgument, OutputError, SimcoreError, TableError
 from .output_paths import write_text_atomic
 from .recommendation import PRETRAINING_LABEL, Recommendation, recommendation_table
+from .terminal import visible_controls
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 RANKING_COLUMNS = ("target", "measure", "rank", "source", "value")
 
-__all__ = ["csv_text", "escape_formula", "escape_formulas", "pairs_csv", "ranking_csv", "ranking_html", "ranking_json",
+__all__ = ["csv_text", "escape_formula", "escape_formulas", "html_text", "pairs_csv", "ranking_csv", "ranking_html", "ranking_json",
            "markdown_cell", "ranking_markdown", "recommendation_html", "recommendations_csv", "unescape_formula", "write_ranking",
            "write_recommendations"]
 
@@ -194,14 +195,21 @@ def _json_cell(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
+def html_text(text: Any, quote: bool = True) -> str:
+    """Text for an HTML page: markup escaped and control characters shown (``\\x1b``), never sent raw."""
+    return html.escape(visible_controls(text), quote=quote)
+
+
 def _md(text: Any) -> str:
     """Text safe inside a Markdown table cell: HTML and Markdown syntax escaped, the name recoverable exactly.
 
     A line feed or carriage return would end the table row: they are written as the character
-    references ``&#10;`` and ``&#13;`` (html.unescape gives them back); other characters stay as given.
+    references ``&#10;`` and ``&#13;`` (html.unescape gives them back). Other control characters (an
+    escape would recolour a terminal that shows the file) are written ``\\x1b``: as the backslash of
+    the name's own text is doubled, ``\\xHH`` after an undoubled backslash is always one of them.
     """
     escaped = "".join("\\" + c if c in "\\`*_{}[]()#+-.!|~>" else c for c in html.escape(str(text), quote=False))
-    return escaped.replace("\n", "&#10;").replace("\r", "&#13;")
+    return visible_controls(escaped.replace("\n", "&#10;").replace("\r", "&#13;"))
 
 
 markdown_cell = _md  # the same escaping for other analyses' Markdown exports (simcore.analysis.audit)
@@ -272,7 +280,7 @@ def _explained(measure: str) -> str:
 
 def _names_html(names: list[str]) -> str:
     """Sources sharing a cell (tied), one per line: a cell of seven names joined by commas was unreadable."""
-    return "<br>".join(html.escape(n) for n in names)
+    return "<br>".join(html_text(n) for n in names)
 
 
 def recommendation_html(recommendations: list[Recommendation]) -> str:
@@ -282,14 +290,14 @@ def recommendation_html(recommendations: list[Recommendation]) -> str:
         return ""
     def chosen(names: list[str]) -> str:
         if len(names) <= 2:
-            return f"<b>{html.escape(' or '.join(names) or 'none')}</b>"
+            return f"<b>{html_text(' or '.join(names) or 'none')}</b>"
         return f"any of {len(names)} (tied):<br><b>" + _names_html(names) + "</b>"
 
     rows = "".join(
-        f"<tr><td>{html.escape(r.target)}</td><td>{chosen(list(r.recommended))}</td>"
-        f"<td>{html.escape(_confidence(r))}</td><td>{html.escape(r.reason)}</td></tr>" for r in recommendations)
+        f"<tr><td>{html_text(r.target)}</td><td>{chosen(list(r.recommended))}</td>"
+        f"<td>{html_text(_confidence(r))}</td><td>{html_text(r.reason)}</td></tr>" for r in recommendations)
     label = PRETRAINING_LABEL[recommendations[0].pretraining]
-    return (f"<h2>Recommendation ({html.escape(label)})</h2><div class='wide'><table><tr><th>target</th><th>pretrain on</th>"
+    return (f"<h2>Recommendation ({html_text(label)})</h2><div class='wide'><table><tr><th>target</th><th>pretrain on</th>"
             f"<th>confidence</th><th>why</th></tr>{rows}</table></div>")
 
 
@@ -306,19 +314,19 @@ def ranking_html(ranking: pd.DataFrame, options: dict[str, Any] | None = None, e
              ".wide{max-width:100%;overflow-x:auto}</style></head><body>",
              "<h1>Which source to pretrain on</h1>", recommendation_html(recommendations or [])]
     if options and show_options:
-        parts.append("<p>Options: " + html.escape(", ".join(f"{k}={v}" for k, v in sorted(options.items(), key=lambda kv: str(kv[0])))) + "</p>")
+        parts.append("<p>Options: " + html_text(", ".join(f"{k}={v}" for k, v in sorted(options.items(), key=lambda kv: str(kv[0])))) + "</p>")
     parts.append("<h2>Sources ranked per target</h2>")
     shown = [m for m in dict.fromkeys(ranking["measure"].astype(str))]
     if shown:
-        parts.append("<p>Rank 1 is the most similar source. " + "; ".join(html.escape(_explained(m)) for m in shown)
+        parts.append("<p>Rank 1 is the most similar source. " + "; ".join(html_text(_explained(m)) for m in shown)
                      + ".</p>")
     for target, measures in _tied(ranking).items():
         ranks = sorted({r for cells in measures.values() for r in cells})
-        parts.append(f"<h3>{html.escape(str(target))}</h3><div class='wide'><table><tr><th>measure</th>"
+        parts.append(f"<h3>{html_text(str(target))}</h3><div class='wide'><table><tr><th>measure</th>"
                      + "".join(f"<th>#{r}</th>" for r in ranks) + "</tr>")
         for measure, cells in measures.items():
             row = "".join("<td>" + _names_html(cells.get(r, [])) + "</td>" for r in ranks)
-            parts.append(f"<tr><td>{html.escape(measure_label(measure))}</td>{row}</tr>")
+            parts.append(f"<tr><td>{html_text(measure_label(measure))}</td>{row}</tr>")
         parts.append("</table></div>")
     parts.append(extra_html)
     parts.append("</body></html>")

@@ -156,10 +156,29 @@ def is_true(value: Any) -> bool:
     return str(value).strip().lower() == "true"
 
 
+STD_SEED, STD_DRAWS = 13, 200  # the normal replicates drawn from a table's std (the same for every cell)
+
+
 def _from_std(values: np.ndarray, std: np.ndarray) -> list[np.ndarray | None]:
     """Normal replicates from the spread over source samples, for tables without bootstrap replicates."""
-    rng = np.random.default_rng(13)
-    return [rng.normal(v, s, 200) if math.isfinite(s) and s > 0 else None for v, s in zip(values, std)]
+    rng = np.random.default_rng(STD_SEED)
+    return [rng.normal(v, s, STD_DRAWS) if math.isfinite(s) and s > 0 else None for v, s in zip(values, std)]
+
+
+def std_replicates(values: np.ndarray, std: np.ndarray) -> np.ndarray:
+    """What :func:`_from_std` draws, for many targets at once: values and std (..., sources) ->
+    replicates (..., STD_DRAWS, sources), a source without a usable std at its value throughout.
+
+    The draws are the same numbers: ``rng.normal(v, s, k)`` is ``v + s * z`` for the generator's next
+    ``k`` standard normals, and ``_from_std`` starts a fresh generator for every cell, so the k-th source
+    with a usable std always gets the k-th row of one fixed matrix of standard normals.
+    """
+    usable = np.isfinite(std) & (std > 0)
+    z = np.random.default_rng(STD_SEED).standard_normal((values.shape[-1], STD_DRAWS))
+    slot = np.maximum(np.cumsum(usable, axis=-1) - 1, 0)
+    with np.errstate(invalid="ignore"):
+        drawn = values[..., None] + std[..., None] * z[slot]  # (..., sources, draws)
+    return np.swapaxes(np.where(usable[..., None], drawn, values[..., None]), -1, -2)
 
 
 def ranks(values: np.ndarray, direction: int) -> np.ndarray:

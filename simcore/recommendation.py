@@ -38,6 +38,7 @@ from .ladder import size_bias
 from .measures import explained, get_measure
 from .pairwise import (
     NO_COMMON,
+    STD_DRAWS,
     MeasureCells,
     Pairs,
     TargetRows,
@@ -49,6 +50,7 @@ from .pairwise import (
     measure_cells,
     pairs_of,
     ranks,
+    std_replicates,
 )
 
 PRETRAINING: dict[str, tuple[str, ...]] = {"lm": ("ppl", "jsd"), "vectors": ("tvcc", "tvc", "wvv")}
@@ -198,28 +200,33 @@ def _decide(target: str, part: TargetRows, pretraining: str, sources: list[str],
 
 
 BATCH_MIN = 16  # targets of one shape from which the batched path pays
-BATCH_CHUNK = 256  # targets whose pairwise outcomes are held in memory at once
+BATCH_CHUNK = 256  # targets whose pairwise outcomes are held in memory at once, at most ...
+BATCH_CELLS = 16_000_000  # ... and at most this many pairwise outcomes (measures x targets x replicates x n x n)
 
 
-def _recommend_batch(parts: list[tuple[str, TargetRows]], pretraining: str) -> list[Recommendation] | None:
+def _recommend_batch(parts: list[tuple[str, TargetRows]], pretraining: str) -> list[Recommendation | None] | None:
     """The same answers as :func:`_recommend_target` for many targets of one shape at once (the same
-    sources, one size per target and no ladder, every value and replicate present), their replicates
-    parsed and compared in bulk; None when the targets do not have that shape."""
+    sources, one size per target and no ladder, every value present, and for each measure either every
+    replicate or, with no replicates at all, a ``std`` column), their replicates parsed (or drawn from
+    the std, :func:`simcore.pairwise.std_replicates`) and compared in bulk; None when the targets do not
+    have that shape, and None in place of a target whose std gives no replicates (answered one at a time)."""
     first = parts[0][1]
     sources = first.sources
     n = len(sources)
     names = [m for m in PRETRAINING[pretraining] if m in first.measures]
     if not names or n < 2:
         return None
-    values, replicates, settled, sizes = {}, {}, {}, np.full(len(parts), -1, dtype=np.int64)
+    values, replicates, spreads, settled = {}, {}, {}, {}
+    sizes = np.full(len(parts), -1, dtype=np.int64)
+    alone = np.zeros(len(parts), dtype=bool)  # targets answered one at a time
     for name in names:
         spec = get_measure(name)
-        vals, texts, ok = [], [], []
+        vals, texts, stds, ok = [], [], [], []
         for g, (_, part) in enumerate(parts):
             if part.sources != sources or name not in part.measures:
                 return None
             rows = part.rows(name, sources)
-            if (rows < 0).any() or not part.has("replicates"):
+            if (rows < 0).any():
                 return None
             if part.has("ladder") and any(isinstance(x, str) and x.strip() for x in part.take("ladder", rows)):
                 return None
@@ -235,16 +242,28 @@ def _recommend_batch(parts: list[tuple[str, TargetRows]], pretraining: str) -> l
                 if sizes[g] not in (-1, size) and name == names[0]:
                     return None
                 sizes[g] = size
-            text = part.take("replicates", rows)
-            if not all(isinstance(t, str) and t for t in text):
+            text = part.take("replicates", rows) if part.has("replicates") else [None] * n
+            if all(isinstance(t, str) and t for t in text):
+                texts.extend(text)
+            elif part.has("std") and not any(isinstance(t, str) and t.strip() for t in text):
+                std = part.take("std", rows)
+                stds.append(std)
+                alone[g] |= not (np.isfinite(std) & (std > 0)).any()  # no replicates: the answer is "unknown"
+            else:
                 return None
             v = part.take("value", rows)
             if not np.isfinite(v).all():
                 return None
             vals.append(v)
-            texts.extend(text)
             floor_ok = (not np.isfinite(tokens[0])) or tokens[0] >= spec.reliable_tokens
             ok.append(np.full(n, floor_ok) & ~unreliable)
+        values[name] = np.array(vals)
+        settled[name] = np.array(ok)
+        if stds and texts:
+            return None  # replicates for some targets, std for others: one at a time
+        if stds:
+            spreads[name] = np.array(stds)
+            continue
         spaces = {t.count(" ") for t in texts}
         if len(spaces) != 1:
             return None
@@ -256,24 +275,24 @@ def _recommend_batch(parts: list[tuple[str, TargetRows]], pretraining: str) -> l
             numbers = np.array(flat, dtype=float)
         except ValueError:
             return None
-        values[name] = np.array(vals)
         replicates[name] = numbers.reshape(len(parts), n, count).transpose(0, 2, 1)  # (targets, R, n)
-        settled[name] = np.array(ok)
-    count = min(r.shape[1] for r in replicates.values())
+    count = min([r.shape[1] for r in replicates.values()] + [STD_DRAWS] * bool(spreads))
     directions = [get_measure(m).direction for m in names]
-    out = []
-    for start in range(0, len(parts), BATCH_CHUNK):
-        chunk = slice(start, start + BATCH_CHUNK)
-        outcomes = np.stack([compare(replicates[m][chunk, :count], d) for m, d in zip(names, directions)])
-        outcomes[..., np.arange(n), np.arange(n)] = 0.0  # (measures, targets, R, n, n)
-        combined = first_shares(by_majority(outcomes)).mean(axis=1)  # (targets, n)
-        votes = first_shares(outcomes).mean(axis=2).mean(axis=0)
-        beaten = (outcomes == 1.0).mean(axis=2)  # (measures, targets, n, n)
+    step = max(1, min(BATCH_CHUNK, BATCH_CELLS // (len(names) * count * n * n)))
+    out: list[Recommendation | None] = []
+    for start in range(0, len(parts), step):
+        chunk = slice(start, start + step)
+        drawn = [replicates[m][chunk, :count] if m in replicates
+                 else std_replicates(values[m][chunk], spreads[m][chunk])[:, :count] for m in names]
+        combined, votes, beaten = _replicate_statistics(drawn, directions)
         points = [compare(values[m][chunk], d) for m, d in zip(names, directions)]
         for p in points:
             p[..., np.arange(n), np.arange(n)] = 0.0
         point_first = [first_shares(p) for p in points]  # (targets, n) each
-        for k, g in enumerate(range(start, min(start + BATCH_CHUNK, len(parts)))):
+        for k, g in enumerate(range(start, min(start + step, len(parts)))):
+            if alone[g]:
+                out.append(None)
+                continue
             target, part = parts[g]
             size = np.where(np.eye(n, dtype=bool), NO_COMMON, sizes[g])
             measures = [MeasureCells(m, d, values[m][g], {}, [int(sizes[g]) if sizes[g] >= 0 else None] * n,
@@ -284,6 +303,50 @@ def _recommend_batch(parts: list[tuple[str, TargetRows]], pretraining: str) -> l
             out.append(_decide(target, part, pretraining, sources, measures, pairs, flags, firsts, [],
                                combined[k], votes[k], beaten[:, k]))
     return out
+
+
+def _replicate_statistics(drawn: list[np.ndarray], directions: list[int]) -> tuple[np.ndarray, ...]:
+    """(combined, votes, beaten) of :func:`_recommend_target` for a chunk of targets: each measure's
+    replicates (targets, R, n) -> the share of replicates each source wins with the measures combined
+    (targets, n), its share of the votes (targets, n) and the share of replicates i beats j (measures,
+    targets, n, n).
+
+    With every replicate finite (the usual case) the pairwise outcomes are kept as signs in int8 and a
+    measure's first place is its best value (for finite values the Copeland winner), which saves most of
+    the memory traffic; every float that decides is computed as :func:`by_majority` and
+    :func:`first_shares` compute it, so the answers are the same to the bit.
+    """
+    n = drawn[0].shape[-1]
+    diagonal = np.arange(n)
+    if not all(np.isfinite(d).all() for d in drawn):
+        outcomes = np.stack([compare(d, s) for d, s in zip(drawn, directions)])
+        outcomes[..., diagonal, diagonal] = 0.0  # (measures, targets, R, n, n)
+        return (first_shares(by_majority(outcomes)).mean(axis=1), first_shares(outcomes).mean(axis=2).mean(axis=0),
+                (outcomes == 1.0).mean(axis=2))
+    count = drawn[0].shape[1]
+    total = np.zeros(drawn[0].shape + (n,), dtype=np.int8)  # (targets, R, n, n): measures for i minus against
+    votes, beaten = [], []
+    for d, direction in zip(drawn, directions):
+        a, b = d[..., :, None], d[..., None, :]
+        wins, losses = (a > b, a < b) if direction > 0 else (a < b, a > b)
+        beaten.append(np.count_nonzero(wins, axis=1) / count)  # (outcomes == 1).mean over the replicates
+        total += wins.view(np.int8)
+        total -= losses.view(np.int8)
+        key = direction * d
+        best = key == key.max(axis=-1, keepdims=True)  # the Copeland winners of all-finite values
+        votes.append((best / best.sum(axis=-1, keepdims=True)).mean(axis=1))
+    combined = _combined_table(len(drawn))[total.astype(np.intp) + len(drawn)]  # by_majority, value for value
+    combined[..., diagonal, diagonal] = 0.0
+    return first_shares(combined).mean(axis=1), np.mean(votes, axis=0), np.stack(beaten)
+
+
+def _combined_table(measures: int) -> np.ndarray:
+    """:func:`by_majority`'s value for each sum of outcome signs (-measures .. measures), computed as it
+    computes it: the majority (0, 0.5 or 1) plus 1e-3 times the mean outcome."""
+    total = np.arange(-measures, measures + 1)
+    mean = (total + measures) * 0.5 / measures
+    majority = np.where(mean > 0.5 + 1e-9, 1.0, np.where(mean < 0.5 - 1e-9, 0.0, 0.5))
+    return majority + 1e-3 * mean
 
 
 def _below_settled(measures: list[MeasureCells], pairs: list[Pairs], winner: int) -> list[tuple[str, int, int]]:

@@ -11,7 +11,6 @@ rank tables mark them ⚠ too.
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from typing import Any
@@ -23,7 +22,7 @@ from . import flags
 from .corpora.lang import language_name
 from .errors import InvalidArgument
 from .evidence import EVIDENCE_COLUMNS, readable_pairs
-from .export import measure_label, ranking_html
+from .export import html_text, measure_label, ranking_html
 from .measures import explained
 
 LIGHT = (247, 251, 255)
@@ -153,13 +152,13 @@ def heatmap_svg(long: pd.DataFrame, measure: str) -> str:
     width = max(left + cell_w * len(targets) + 10, 10 + CHAR_W * max(len(line) for line in legend))
     height = top + cell_h * len(sources) + 14 + 16 * len(legend)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'font-family="sans-serif" font-size="12" role="img" aria-label="{html.escape(_label(measure))} heatmap">']
+           f'font-family="sans-serif" font-size="12" role="img" aria-label="{html_text(_label(measure))} heatmap">']
     for j, t in enumerate(targets):
         x = left + j * cell_w + cell_w / 2
-        out.append(f'<text x="{x}" y="{top - 8}" text-anchor="middle">{html.escape(_short(t))}</text>')
+        out.append(f'<text x="{x}" y="{top - 8}" text-anchor="middle">{html_text(_short(t))}</text>')
     for i, s in enumerate(sources):
         y = top + i * cell_h
-        out.append(f'<text x="{left - 6}" y="{y + cell_h / 2 + 4}" text-anchor="end">{html.escape(_short(s, 24))}</text>')
+        out.append(f'<text x="{left - 6}" y="{y + cell_h / 2 + 4}" text-anchor="end">{html_text(_short(s, 24))}</text>')
         for j, _t in enumerate(targets):
             shade = shades[i, j]
             x = left + j * cell_w
@@ -167,15 +166,15 @@ def heatmap_svg(long: pd.DataFrame, measure: str) -> str:
             fill = OUT_OF_SCALE if out_scale[i, j] else shade_colour(shade)
             outline = f' stroke="{OUTLINE}" stroke-width="2" stroke-dasharray="4 2"' if marks[i, j] else ""
             rect = f'<rect x="{x}" y="{y}" width="{cell_w - 2}" height="{cell_h - 2}" fill="{fill}"'
-            out.append(f'{rect}{outline}><title>{html.escape(reasons[i, j])}</title></rect>' if marks[i, j]
+            out.append(f'{rect}{outline}><title>{html_text(reasons[i, j])}</title></rect>' if marks[i, j]
                        else f"{rect}/>")
             shown = format_value(values.iat[i, j]) + (f" {MARK}" if marks[i, j] else "")
             out.append(f'<text x="{x + cell_w / 2}" y="{y + cell_h / 2 + 4}" text-anchor="middle" '
-                       f'fill="{text_colour}">{html.escape(shown)}</text>')
+                       f'fill="{text_colour}">{html_text(shown)}</text>')
     for k, line in enumerate(legend):
         colour = OUTLINE if line.startswith(MARK) else "#555"
         out.append(f'<text x="10" y="{height - 8 - 16 * (len(legend) - 1 - k)}" fill="{colour}">'
-                   f'{html.escape(line)}</text>')
+                   f'{html_text(line)}</text>')
     out.append("</svg>")
     return "".join(out)
 
@@ -185,8 +184,8 @@ def scatter_svg(points: pd.DataFrame, x: str, y: str, title: str) -> str:
     data = points[[x, y]].apply(pd.to_numeric, errors="coerce").dropna()
     w, h, pad = 360, 260, 45
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" '
-           f'font-size="11" role="img" aria-label="{html.escape(title)}">',
-           f'<text x="{w / 2}" y="14" text-anchor="middle" font-size="13">{html.escape(title)}</text>',
+           f'font-size="11" role="img" aria-label="{html_text(title)}">',
+           f'<text x="{w / 2}" y="14" text-anchor="middle" font-size="13">{html_text(title)}</text>',
            f'<rect x="{pad}" y="{pad - 20}" width="{w - pad - 10}" height="{h - 2 * pad + 10}" fill="none" stroke="#999"/>']
     if len(data) >= 1:
         xs, ys = data[x].to_numpy(float), data[y].to_numpy(float)
@@ -205,13 +204,13 @@ def scatter_svg(points: pd.DataFrame, x: str, y: str, title: str) -> str:
             slope, intercept = np.polyfit(xs, ys, 1)
             out.append(f'<line x1="{px(x0):.1f}" y1="{py(slope * x0 + intercept):.1f}" x2="{px(x1):.1f}" '
                        f'y2="{py(slope * x1 + intercept):.1f}" stroke="#c53030" stroke-width="2"/>')
-        out.append(f'<text x="{pad}" y="{h - 22}">{html.escape(format_value(x0))}</text>')
-        out.append(f'<text x="{w - 10}" y="{h - 22}" text-anchor="end">{html.escape(format_value(x1))}</text>')
-        out.append(f'<text x="{pad - 4}" y="{pad - 8}" text-anchor="end">{html.escape(format_value(y1))}</text>')
-        out.append(f'<text x="{pad - 4}" y="{h - pad - 10}" text-anchor="end">{html.escape(format_value(y0))}</text>')
-    out.append(f'<text x="{w / 2}" y="{h - 6}" text-anchor="middle">{html.escape(x)}</text>')
+        out.append(f'<text x="{pad}" y="{h - 22}">{html_text(format_value(x0))}</text>')
+        out.append(f'<text x="{w - 10}" y="{h - 22}" text-anchor="end">{html_text(format_value(x1))}</text>')
+        out.append(f'<text x="{pad - 4}" y="{pad - 8}" text-anchor="end">{html_text(format_value(y1))}</text>')
+        out.append(f'<text x="{pad - 4}" y="{h - pad - 10}" text-anchor="end">{html_text(format_value(y0))}</text>')
+    out.append(f'<text x="{w / 2}" y="{h - 6}" text-anchor="middle">{html_text(x)}</text>')
     out.append(f'<text x="12" y="{h / 2}" transform="rotate(-90 12 {h / 2})" text-anchor="middle">'
-               f'{html.escape(y)}</text>')
+               f'{html_text(y)}</text>')
     out.append("</svg>")
     return "".join(out)
 
@@ -232,9 +231,9 @@ def _table(frame: pd.DataFrame, floats: str = "{:.3f}") -> str:
     def cell(v: Any) -> str:
         if isinstance(v, float):
             return "–" if not math.isfinite(v) else floats.format(v)
-        return html.escape(str(v))
+        return html_text(str(v))
 
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    head = "".join(f"<th>{html_text(str(c))}</th>" for c in frame.columns)
     rows = "".join("<tr>" + "".join(f"<td>{cell(v)}</td>" for v in row) + "</tr>"
                    for row in frame.itertuples(index=False))
     return f"<table><tr>{head}</tr>{rows}</table>"
@@ -272,7 +271,7 @@ def build_report(long: pd.DataFrame, ranking: pd.DataFrame, options: dict[str, A
                      f"{len(shown)} of {len(pairs)} pairs (every pair is in the pairwise CSV and the JSON "
                      f"downloads).{cut}</p><div class='wide'>" + _table(shown) + "</div>")
     if source_label:
-        parts.append(f"<p>Similarity values: {html.escape(source_label)}</p>")
+        parts.append(f"<p>Similarity values: {html_text(source_label)}</p>")
     measures = list(dict.fromkeys(long["measure"]))
     languages = language_rows(long)
     if len(languages):
@@ -282,7 +281,7 @@ def build_report(long: pd.DataFrame, ranking: pd.DataFrame, options: dict[str, A
     parts.append("<h2>Similarity heatmaps</h2><p>Darker cells are more similar, whatever the measure's "
                  "direction (TTR, not a similarity: darker is higher); each target's column has its own scale; "
                  "the numbers are the measures' own values.</p>")
-    parts.append("<ul>" + "".join(f"<li>{html.escape(explained(m))}</li>" for m in measures) + "</ul>")
+    parts.append("<ul>" + "".join(f"<li>{html_text(explained(m))}</li>" for m in measures) + "</ul>")
     parts.extend(f"<div class='wide'>{heatmap_svg(long, m)}</div>" for m in measures)
     parts.append("<h2>Values</h2><p>With the 95% interval from the bootstrap over the target's sentences "
                  "(and the source samples, when there are several). TVC and TVcC are shown as percentages "
@@ -305,16 +304,16 @@ def build_report(long: pd.DataFrame, ranking: pd.DataFrame, options: dict[str, A
                 cohen[column] = cohen[column].map(lambda m: _label(str(m)))
         cohen = cohen.rename(columns={"measure_a": "measure A", "measure_b": "measure B", "kappa": "Cohen's kappa"})
         parts.append(f"<h2>Agreement between measures</h2><p>Fleiss' kappa over {len(agreement.items)} comparisons "
-                     f"({html.escape(', '.join(_label(m) for m in agreement.measures))}): "
+                     f"({html_text(', '.join(_label(m) for m in agreement.measures))}): "
                      f"<b>{agreement.fleiss:.3f}</b></p>"
-                     + (f"<p>{MARK} {html.escape(left_out)}.</p>" if left_out else "") + _table(cohen))
+                     + (f"<p>{MARK} {html_text(left_out)}.</p>" if left_out else "") + _table(cohen))
     elif agreement_note:
-        parts.append(f"<h2>Agreement between measures</h2><p>No Fleiss' kappa: {html.escape(agreement_note)}.</p>")
+        parts.append(f"<h2>Agreement between measures</h2><p>No Fleiss' kappa: {html_text(agreement_note)}.</p>")
     if correlations is not None and len(correlations):
         left = correlations.attrs.get("left_out")
         note = "" if left is None or left.empty else (
             f"<p>{MARK} {len(left)} result(s) left out: runs cut short by the probe's time cap ("
-            + html.escape(", ".join(f"{t}/{s}" for t, s in zip(left["target"], left["source"]))) + ").</p>")
+            + html_text(", ".join(f"{t}/{s}" for t, s in zip(left["target"], left["source"]))) + ").</p>")
         parts.append("<h2>Correlation with NER improvement</h2>" + note + _table(_labelled(correlations)))
     if joined is not None and len(joined):
         parts.append("<div>" + "".join(
@@ -324,7 +323,7 @@ def build_report(long: pd.DataFrame, ranking: pd.DataFrame, options: dict[str, A
     if regret is not None and len(regret):
         parts.append("<h2>Regret of choosing by each measure</h2>" + _table(_labelled(regret)))
     if options:
-        parts.append("<h2>Options used</h2><pre>" + html.escape(json.dumps(options, indent=2, sort_keys=True,
+        parts.append("<h2>Options used</h2><pre>" + html_text(json.dumps(options, indent=2, sort_keys=True,
                                                                          default=str)) + "</pre>")
     return ranking_html(marked_ranking(ranking, long), options, extra_html="\n".join(parts),
                         recommendations=recommendations, show_options=False)

@@ -25,6 +25,16 @@ def terminal_text(text: Any, keep_newlines: bool = False) -> str:
     return (_CONTROL if keep_newlines else _CONTROL_AND_NEWLINE).sub(_escape, str(text))
 
 
+_IN_DOCUMENTS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def visible_controls(text: Any) -> str:
+    """``text`` with control characters (escape, C1, ...) and lone surrogates as visible escapes such as
+    ``\\x1b``, tab, line feed and carriage return left as they are: for documents (HTML, Markdown) that
+    show or encode those three their own way, and that ``cat`` must not turn into terminal commands."""
+    return _IN_DOCUMENTS.sub(_escape, str(text))
+
+
 def has_control(text: str) -> bool:
     """True when ``text`` holds a character that terminal_text would escape (line feeds included)."""
     return bool(_CONTROL_AND_NEWLINE.search(text))

@@ -452,3 +452,171 @@ def test_generated_library_calls(world, tmp_path, monkeypatch):
     assert not wrong, f"{len(wrong)} calls raised something else than SimcoreError, e.g.\n" + "\n".join(wrong[:8])
     assert outcomes["returned"] > 50 and outcomes["SimcoreError"] > 300
     assert not (Path("/") / "signing.key").exists() and not (Path("/") / "tmp" / "locks").exists()
+
+
+# ---- shapes of the third round: deep JSON, long lines, Parquet row groups, workspace zips ----------------
+
+N_SHAPES = 160
+
+
+def _deep(rng: random.Random) -> str:
+    depth = rng.choice([10, 900, 5_000, 200_000])
+    return rng.choice(["[" * depth + "]" * depth, '{"a": ' * depth + "1" + "}" * depth, "[" * depth])
+
+
+def _deep_json_case(rng: random.Random, d: Path) -> Any:
+    from simcore.analysis import read_matrix
+    from simcore.corpus import Corpus
+
+    where = rng.choice(["ladder", "jsonl", "dataset_info"])
+    if where == "ladder":
+        cell = _deep(rng).replace('"', '""')
+        (d / "m.csv").write_text(f'source,target,measure,value,ladder\nnews,t,tvc,0.5,"{cell}"\n', encoding="utf-8")
+        return read_matrix(d / "m.csv")
+    if where == "jsonl":
+        (d / "c.jsonl").write_text('{"text": "fine words here"}\n' + _deep(rng) + "\n", encoding="utf-8")
+        return list(Corpus.from_path(d / "c.jsonl").units())
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (d / "hub").mkdir()
+    pq.write_table(pa.table({"tokens": [["EU", "rejects"]], "ner_tags": [[1, 0]]}), d / "hub" / "test.parquet")
+    (d / "hub" / "dataset_info.json").write_text('{"features": ' + _deep(rng) + "}", encoding="utf-8")
+    return list(Corpus.from_path(d / "hub").tagged_sentences())
+
+
+def _long_lines_case(rng: random.Random, d: Path) -> None:
+    from simcore.corpus import Corpus
+    from simcore.selection import pool as pool_module
+    from simcore.tokenize import TokenizerOptions
+
+    lines = []
+    for _ in range(rng.randint(1, 6)):
+        size = rng.choice([20, 900, 99_999, 100_001, 150_000, 260_000])
+        word = rng.choice(["ab", "word", "x" * 120_000])  # a word longer than a unit must be cut inside
+        lines.append(" ".join([word] * max(1, size // (len(word) + 1)))[:size] or "w")
+    (d / "pool.dat").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    pool = Corpus.from_path(d / "pool.dat")
+    where = pool_module.PoolPosition()
+    batches = list(pool_module.pool_batches(pool, TokenizerOptions(), rng.choice([1, 7, 2000]), where))
+    texts = [t for b in batches for t in b.texts]
+    assert max(map(len, texts)) <= pool_module.MAX_UNIT_CHARS
+    assert "".join(" ".join(texts).split()) == "".join(" ".join(pool_module.unit_text(u) for u in pool.units()).split())
+    assert all(sum(map(len, b.texts)) < pool_module.BATCH_CHARS + pool_module.MAX_UNIT_CHARS for b in batches)
+    assert where.long_lines == sum(len(pool_module.unit_text(u)) > pool_module.MAX_UNIT_CHARS for u in pool.units())
+
+
+def _parquet_case(rng: random.Random, d: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from simcore.corpus import Corpus
+
+    texts = [" ".join([f"w{i}"] * rng.choice([1, 50, 20_000])) for i in range(rng.randint(1, 40))]
+    pq.write_table(pa.table({"text": texts}), d / "c.parquet", row_group_size=rng.choice([1, 3, 1000]),
+                   compression=rng.choice(["zstd", "snappy", "none"]), use_dictionary=rng.random() < 0.5)
+    limit = rng.choice([None, 1_000, 100_000, 10**9])
+    units = list(Corpus.from_path(d / "c.parquet", max_decompressed_bytes=limit).units())
+    assert " ".join(units).split() == " ".join(texts).split()  # read whole, or refused (SimcoreError)
+
+
+def _workspace_case(rng: random.Random, d: Path) -> tuple[Any, Any]:
+    import hashlib
+    import json
+    import warnings
+    import zipfile
+
+    from dashboard import workspace as ws
+    from dashboard.paths import resolve_server_path
+    from dashboard.state import AppState, NamedMatrix
+    from simcore.analysis import to_long
+    from simcore.store import ArtefactStore
+
+    store = ArtefactStore(d / "store")
+    state = AppState()
+    for name in ("A", "B", "C")[:rng.randint(1, 3)]:
+        table = pd.DataFrame({"source": [f"{name} source"], "target": ["t"], "tvc": [rng.random()]})
+        state.add_matrix(NamedMatrix(name, to_long(table), name, {}))
+    files = ws.snapshot(state, "w", store.root, SAMPLE_DATA)
+    members = list(files.items())
+    for _ in range(rng.randint(1, 3)):
+        kind = rng.choice(["duplicate", "unnamed", "binary", "deep", "newline", "edited", "swapped", "dropped",
+                           "limit", "truncated", "none"])
+        tables = [i for i, (n, _) in enumerate(members) if n.endswith(".csv")]
+        if kind == "duplicate":
+            members.append(rng.choice(members)[:1] + (b"source,target,measure,value\nx,y,tvc,1\n",))
+        elif kind == "unnamed":
+            members.append(("m77.csv", b"source,target,measure,value\nx,y,tvc,1\n"))
+        elif kind == "binary" and tables:
+            i = rng.choice(tables)
+            members[i] = (members[i][0], rng.choice([b"\x80\x04\x95pickle", b"a,b\0"]))
+        elif kind == "deep":
+            members = [(n, _deep(rng).encode() if n == ws.MANIFEST else c) for n, c in members]
+        elif kind == "newline":
+            members.append(("m0.csv\n", b"x"))
+        elif kind == "edited" and tables:
+            i = rng.choice(tables)
+            members[i] = (members[i][0], members[i][1] + members[i][1].splitlines(keepends=True)[-1])
+        elif kind == "swapped" and len(tables) > 1:
+            i, j = rng.sample(tables, 2)
+            members[i], members[j] = (members[i][0], members[j][1]), (members[j][0], members[i][1])
+        elif kind == "dropped" and tables:
+            members.pop(rng.choice(tables))
+        elif kind == "limit" and members[-1][0] == ws.MANIFEST and members[-1][1].startswith(b"{\n"):
+            manifest = json.loads(members[-1][1])  # a corpus asking for 10^18 bytes
+            manifest["corpora"]["source"] = [{"name": "news", "kind": "sample", "path": "sources/news.txt",
+                                              "max_decompressed_bytes": 10**18}]
+            members[-1] = (ws.MANIFEST, json.dumps(manifest).encode())
+        elif kind == "truncated":
+            members.append(("__truncate__", b""))
+    buffer = io.BytesIO()
+    with warnings.catch_warnings(), zipfile.ZipFile(buffer, "w") as z:
+        warnings.simplefilter("ignore")
+        for name, content in members:
+            if name != "__truncate__":
+                z.writestr(name, content)
+    data = buffer.getvalue()
+    if any(n == "__truncate__" for n, _ in members):
+        data = data[:rng.randint(0, len(data))]
+    locator = ws.Locator(store, SAMPLE_DATA, lambda t: resolve_server_path(t, [SAMPLE_DATA.resolve()]))
+    opened = ws.read_zip(data)
+    restored = AppState()
+    ws.restore(opened, restored, locator)
+    manifest = json.loads(opened[ws.MANIFEST])
+    entries = {e["name"]: e["file"] for e in manifest["matrices"]}
+    assert all(c.corpus.max_decompressed_bytes in (None, 500_000_000) for c in restored.sources.values())
+    for name, matrix in restored.matrices.items():  # never relabelled: each shows its own rows
+        assert set(matrix.long["source"]) == {f"{name} source"}
+        assert manifest["tables"][entries[name]] == hashlib.sha256(opened[entries[name]]).hexdigest()
+    return opened, restored
+
+
+def test_generated_hostile_shapes(tmp_path):
+    """Deep JSON (ladder cells, JSONL lines, dataset_info.json), long lines through the selection's pool
+    reader, Parquet files of random row groups under random decompression limits, and workspace zips
+    mutated 1-3 times (duplicate, unnamed, binary, newline-named members; deep or edited JSON; tables
+    edited, swapped or dropped; the zip cut short): each returns (and then keeps its invariant: no word
+    lost, no unit or batch over its budget, no matrix relabelled) or raises a SimcoreError."""
+    rng = random.Random(SEED + 2)
+    cases = {"deep JSON": _deep_json_case, "long lines": _long_lines_case, "parquet": _parquet_case,
+             "workspace zip": _workspace_case}
+    outcomes: Counter[tuple[str, str]] = Counter()
+    wrong = []
+    for case in range(N_SHAPES):
+        kind = rng.choice(sorted(cases))
+        d = tmp_path / str(case)
+        d.mkdir()
+        try:
+            cases[kind](rng, d)
+        except SimcoreError:
+            outcomes[(kind, "SimcoreError")] += 1
+        except Exception as exc:  # noqa: BLE001
+            outcomes[(kind, type(exc).__name__)] += 1
+            wrong.append(f"{kind} #{case}: {type(exc).__name__}: {str(exc)[:160]}")
+        else:
+            outcomes[(kind, "returned")] += 1
+    print(f"\n{N_SHAPES} generated shapes; outcomes {dict(sorted(outcomes.items()))}")
+    assert not wrong, f"{len(wrong)} cases failed, e.g.\n" + "\n".join(wrong[:8])
+    # JSON nested in a ladder cell, a JSONL line or a dataset card is never what those fields hold: refused
+    assert all(outcomes[(k, "returned")] > 0 for k in cases if k != "deep JSON")
+    assert outcomes[("workspace zip", "SimcoreError")] > 0 and outcomes[("deep JSON", "SimcoreError")] > 0

@@ -23,7 +23,7 @@ from simcore import cli
 from simcore.analysis import rank_sources, read_matrix
 from simcore.export import csv_text, ranking_html, ranking_json, ranking_markdown, write_recommendations
 from simcore.recommendation import recommend
-from simcore.terminal import has_control, terminal_text
+from simcore.terminal import has_control, terminal_text, visible_controls
 
 from .conftest import SAMPLE_DATA
 
@@ -73,7 +73,13 @@ def _md_cells(text: str) -> list[str]:
             cells.append(line[3:])
         elif line.startswith("| ") and not line.startswith("|---"):
             cells += re.split(r"(?<!\\) \| ", line[2:-2])
-    return [html.unescape(re.sub(r"\\(.)", r"\1", c)) for c in cells]
+    return [html.unescape(re.sub(r"\\x([0-9a-f]{2})|\\u([0-9a-f]{4})|\\(.)", _md_unescape, c)) for c in cells]
+
+
+def _md_unescape(match: re.Match[str]) -> str:
+    """A Markdown escape, or a control character written visibly (after an undoubled backslash)."""
+    code = match.group(1) or match.group(2)
+    return chr(int(code, 16)) if code else match.group(3)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -93,12 +99,18 @@ def test_generated_names_round_trip_through_every_writer(tmp_path, seed):
     data = json.loads(ranking_json(ranking))
     assert set(data["targets"]) == set(targets)
     assert {e["source"] for t in data["targets"].values() for entries in t.values() for e in entries} == set(sources)
-    md = _md_cells(ranking_markdown(ranking))
-    assert set(targets) <= set(md) and set(sources) <= set(md)
-    parser = _Cells()
-    parser.feed(ranking_html(ranking))
-    assert set(targets) <= set(parser.texts) and set(sources) <= set(parser.texts)
     recs = recommend(back)
+    markdown = ranking_markdown(ranking, recommendations=recs)
+    md = _md_cells(markdown)
+    assert set(targets) <= set(md) and set(sources) <= set(md)
+    page = ranking_html(ranking, recommendations=recs)
+    parser = _Cells()
+    parser.feed(page)
+    # a control character (escape, C1, DEL) is shown as \x1b in a page: never sent raw to a browser or a terminal
+    assert {visible_controls(t) for t in targets} <= set(parser.texts)
+    assert {visible_controls(s) for s in sources} <= set(parser.texts)
+    for document in (markdown, page):
+        assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]", document)
     write_recommendations(recs, ranking, tmp_path / "r.csv")
     table = pd.read_csv(tmp_path / "r.csv", dtype=str, keep_default_na=False)
     assert set(table["target"].map(unescape_formula)) == set(targets)

@@ -383,6 +383,60 @@ def test_many_targets_at_a_small_size_are_not_high_on_the_batched_path_either():
     assert {r.level for r in module._recommend_batch(TargetRows.split(settled), "lm")} == {"high"}
 
 
+def _spread_table(seed: int, targets: int = 60, measures=(("ppl", 500, 8), ("jsd", 0.5, 0.004))) -> pd.DataFrame:
+    """Targets × 6 sources with value and std but no replicates (the paper's Table 3 shape): close values,
+    equal values, sources without a usable std (NaN or 0) and one target with no usable std at all."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for t in range(targets):
+        for measure, base, sd in measures:
+            for s in range(6):
+                value = base * (0.8 if t < targets // 4 and s == 0 else 1 + 0.03 * rng.integers(0, 4) / 3)
+                std = sd * rng.random() * 3
+                if (t + s) % 9 == 0:
+                    std = [np.nan, 0.0][s % 2]
+                if t == 5:
+                    std = np.nan
+                rows.append({"source": f"s{s}", "target": f"t{t:02d}", "measure": measure, "value": value,
+                             "std": std, "sample_tokens": 100_000})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_table_with_std_and_no_replicates_is_batched_with_the_same_answers(seed):
+    from simcore import recommendation as module
+    from simcore.pairwise import TargetRows
+
+    for pretraining, measures in (("lm", (("ppl", 500, 8), ("jsd", 0.5, 0.004))),
+                                  ("vectors", (("tvcc", 0.2, 0.01), ("tvc", 0.3, 0.01), ("wvv", 1e-4, 3e-6)))):
+        table = _spread_table(seed, measures=measures)
+        parts = TargetRows.split(table)
+        batch = module._recommend_batch(parts, pretraining)
+        one_by_one = [module._recommend_target(t, p, pretraining) for t, p in parts]
+        assert batch is not None and batch[5] is None  # no usable std: answered one at a time ("unknown")
+        assert one_by_one[5].level == "unknown"
+        assert [b.as_dict() for b in batch if b is not None] == [o.as_dict() for i, o in enumerate(one_by_one) if i != 5]
+        assert len({b.level for b in batch if b is not None}) >= 2
+        assert [r.as_dict() for r in recommend(table, pretraining)] == [o.as_dict() for o in one_by_one]
+
+
+def test_the_fast_replicate_statistics_are_the_outcome_tensors_to_the_bit():
+    """Signs in int8 and first places by value give the floats of compare, by_majority and first_shares."""
+    from simcore.pairwise import by_majority, compare, first_shares
+    from simcore.recommendation import _replicate_statistics
+
+    rng = np.random.default_rng(8)
+    for measures in (2, 3):
+        drawn = [np.round(rng.normal(size=(7, 30, 6)), 1) for _ in range(measures)]  # rounded: many ties
+        directions = [1, -1, 1][:measures]
+        outcomes = np.stack([compare(d, s) for d, s in zip(drawn, directions)])
+        outcomes[..., np.arange(6), np.arange(6)] = 0.0
+        expected = (first_shares(by_majority(outcomes)).mean(axis=1), first_shares(outcomes).mean(axis=2).mean(axis=0),
+                    (outcomes == 1.0).mean(axis=2))
+        for got, want in zip(_replicate_statistics(drawn, directions), expected):
+            assert got.shape == want.shape and np.array_equal(got, want)
+
+
 def test_word_vectors_settle_at_their_own_sizes():
     rules = readme_rules()
     tv = {"tvcc": {"a": 0.9, "b": 0.7, "c": 0.6}, "tvc": {"a": 0.8, "b": 0.6, "c": 0.5}}

@@ -250,3 +250,171 @@ def test_two_sessions_of_one_workspace_merge_instead_of_overwriting(tmp_path: Pa
     ws.merge(json.loads(b_saved[ws.MANIFEST]), spaces.read(ws_id), b, locator(store))
     assert {n: m.origin for n, m in b.matrices.items()} == {n: m.origin for n, m in a.matrices.items()}
     assert ws.merge(json.loads(saved[ws.MANIFEST]), spaces.read(ws_id), a, locator(store)) == []
+
+
+def _two_matrices() -> AppState:
+    state = AppState()
+    for name, value in (("A", 0.1), ("B", 0.9)):
+        table = pd.DataFrame({"source": [f"{name} source"], "target": ["t"], "tvc": [value]})
+        state.add_matrix(NamedMatrix(name, to_long(table), name, {}))
+    return state
+
+
+def test_a_save_cut_short_leaves_the_mismatched_matrix_out_and_says_which(tmp_path: Path, monkeypatch):
+    """Matrices A and B saved; A removed, so B's rows go to m0.csv; the save dies after that first table."""
+    from dashboard.workspace import folders
+
+    store = ArtefactStore(tmp_path / "store")
+    spaces, ws_id = ws.Workspaces(tmp_path / "ws"), ws.new_id()
+    state = _two_matrices()
+    spaces.write(ws_id, ws.snapshot(state, "w", store.root, SAMPLE_DATA))
+    state.remove_matrix("A")
+    real_write, written = folders._atomic_write, []
+
+    def killed_after_one(path: Path, data: bytes) -> None:
+        if written:
+            raise KeyboardInterrupt  # the process ends here: nothing after the first table reaches the disk
+        written.append(path.name)
+        real_write(path, data)
+
+    monkeypatch.setattr(folders, "_atomic_write", killed_after_one)
+    with pytest.raises(KeyboardInterrupt):
+        spaces.write(ws_id, ws.snapshot(state, "w", store.root, SAMPLE_DATA))
+    monkeypatch.undo()
+    assert written == ["m0.csv"]
+    files = spaces.read(ws_id)
+    assert json.loads(files[ws.MANIFEST])["matrices"][0]["name"] == "A"  # the old manifest, the new m0.csv
+    restored = AppState()
+    notes = ws.restore(files, restored, locator(store))
+    assert list(restored.matrices) == ["B"] and restored.matrices["B"].long["source"].tolist() == ["B source"]
+    assert len(notes) == 1 and "A: its table m0.csv does not match" in notes[0]
+
+
+def test_ids_and_member_names_match_whole_not_before_a_newline(tmp_path: Path):
+    ws_id = ws.new_id()
+    assert ws.valid_id(ws_id) and not ws.valid_id(ws_id + "\n") and not ws.valid_id("\n" + ws_id)
+    with pytest.raises(SimcoreError, match="not a workspace id"):
+        ws.Workspaces(tmp_path).folder(ws_id + "\n")
+    store = ArtefactStore(tmp_path / "store")
+    good = ws.snapshot(_two_matrices(), "w", store.root, SAMPLE_DATA)
+    with pytest.raises(SimcoreError, match="never has"):
+        ws.read_zip(_zip({**good, "m0.csv\n": good["m0.csv"]}))
+
+
+def test_a_manifest_cannot_raise_the_servers_decompression_limit(tmp_path: Path):
+    from dashboard.paths import UPLOAD_DECOMPRESSED_LIMIT
+
+    store = ArtefactStore(tmp_path / "store")
+    files = ws.snapshot(filled_state(store), "w", store.root, SAMPLE_DATA)
+    manifest = json.loads(files[ws.MANIFEST])
+    for d in manifest["corpora"]["source"] + manifest["corpora"]["target"]:
+        d["max_decompressed_bytes"] = 10**18
+    manifest["corpora"]["source"][1]["max_decompressed_bytes"] = 1000  # a lower limit is kept
+    restored = AppState()
+    assert ws.restore(files | {ws.MANIFEST: json.dumps(manifest).encode()}, restored, locator(store)) == []
+    assert restored.sources["news"].corpus.max_decompressed_bytes == UPLOAD_DECOMPRESSED_LIMIT == 500_000_000
+    assert restored.sources["reviews"].corpus.max_decompressed_bytes == 1000
+    assert restored.targets["my forum"].corpus.max_decompressed_bytes == UPLOAD_DECOMPRESSED_LIMIT
+    del manifest["corpora"]["target"][0]["max_decompressed_bytes"]  # an upload keeps the upload limit regardless
+    again = AppState()
+    ws.restore(files | {ws.MANIFEST: json.dumps(manifest).encode()}, again, locator(store))
+    assert again.targets["my forum"].corpus.max_decompressed_bytes == UPLOAD_DECOMPRESSED_LIMIT
+
+
+def _zip_entries(entries: list[tuple[str, bytes]]) -> bytes:
+    import warnings
+
+    buffer = io.BytesIO()
+    with warnings.catch_warnings(), zipfile.ZipFile(buffer, "w") as z:
+        warnings.simplefilter("ignore")  # zipfile warns about a duplicate name, and writes it
+        for name, content in entries:
+            z.writestr(name, content)
+    return buffer.getvalue()
+
+
+def test_duplicate_binary_and_unnamed_members_refuse_the_whole_file(tmp_path: Path):
+    import pickle
+
+    store = ArtefactStore(tmp_path / "store")
+    good = ws.snapshot(_two_matrices(), "w", store.root, SAMPLE_DATA)
+    assert len(ws.read_zip(_zip(good))) == 3
+    other = ws.snapshot(_two_matrices(), "w", store.root, SAMPLE_DATA)["m1.csv"]
+    with pytest.raises(SimcoreError, match="holds m0.csv twice"):
+        ws.read_zip(_zip_entries([*good.items(), ("m0.csv", other)]))
+    evil = pickle.dumps(pd.DataFrame({"a": [1]}))
+    with pytest.raises(SimcoreError, match="m0.csv in the workspace file is not a text table"):
+        ws.read_zip(_zip(good | {"m0.csv": evil}))
+    with pytest.raises(SimcoreError, match="m0.csv in the workspace file is not a text table"):
+        ws.read_zip(_zip(good | {"m0.csv": b"source,target\0"}))
+    bare = json.dumps({"format": ws.FORMAT, "version": ws.VERSION}).encode()  # an empty workspace holding a pickle
+    with pytest.raises(SimcoreError, match="holds m0.csv, which its workspace.json does not name"):
+        ws.read_zip(_zip({ws.MANIFEST: bare, "m0.csv": pickle.dumps({"x": 1}, protocol=0)}))
+    with pytest.raises(SimcoreError, match="damaged"):
+        ws.read_zip(_zip(good | {"uploads/" + "0" * 64: b"not those bytes"}))
+
+
+def test_deep_json_in_a_workspace_is_a_one_line_error(tmp_path: Path):
+    deep = "[" * 100_000 + "]" * 100_000
+    store = ArtefactStore(tmp_path / "store")
+    good = ws.snapshot(_two_matrices(), "w", store.root, SAMPLE_DATA)
+    with pytest.raises(SimcoreError, match="nested too deeply"):
+        ws.read_zip(_zip(good | {ws.MANIFEST: deep.encode()}))
+    manifest = json.loads(good[ws.MANIFEST])
+    with pytest.raises(SimcoreError, match="nested too deeply"):
+        ws.restore(good | {ws.MANIFEST: ('{"format": "simcore-workspace", "version": 1, "x": ' + deep + "}").encode()},
+                   AppState(), locator(store))
+    spaces, ws_id = ws.Workspaces(tmp_path / "ws"), ws.new_id()
+    spaces.write(ws_id, good)
+    (spaces.folder(ws_id) / ws.MANIFEST).write_text(deep)
+    with pytest.raises(SimcoreError, match="nested too deeply"):
+        spaces.manifest(ws_id)
+    assert spaces.describe([ws_id]) == []
+    # a deep value in a table's ladder column costs that matrix only, with a note
+    table = b"source,target,measure,value,ladder\na,t,tvc,0.5,\"" + deep.encode() + b"\"\n"
+    manifest["tables"]["m0.csv"] = __import__("hashlib").sha256(table).hexdigest()
+    restored = AppState()
+    notes = ws.restore(ws.read_zip(_zip(good | {"m0.csv": table, ws.MANIFEST: json.dumps(manifest).encode()})),
+                       restored, locator(store))
+    assert list(restored.matrices) == ["B"] and len(notes) == 1 and "nested too deeply" in notes[0]
+
+
+@pytest.fixture
+def memory_bucket():
+    fsspec = pytest.importorskip("fsspec")
+    fs = fsspec.filesystem("memory")
+    if fs.exists("/wsbkt"):
+        fs.rm("/wsbkt", recursive=True)
+    yield fs
+    if fs.exists("/wsbkt"):
+        fs.rm("/wsbkt", recursive=True)
+
+
+def test_a_corpus_at_a_url_saves_and_opens_again_within_the_servers_remote_roots(tmp_path: Path, memory_bucket,
+                                                                                   monkeypatch):
+    from dashboard.paths import resolve_server_url
+
+    monkeypatch.delenv("SIMCORE_REMOTE_ROOTS", raising=False)
+    memory_bucket.pipe("/wsbkt/news/a.txt", b"the market fell today .\n")
+    memory_bucket.pipe("/wsbkt/news/b.txt", b"shares rose in tokyo .\n")
+    store = ArtefactStore(tmp_path / "store")
+    state = AppState()
+    state.sources["news"] = LoadedCorpus(Corpus.from_path("memory://wsbkt/news", fmt="text"), "server URL")
+    state.targets["one"] = LoadedCorpus(Corpus.from_path("memory://wsbkt/news/a.txt", name="one"), "server URL")
+    files = ws.snapshot(state, "w", store.root, SAMPLE_DATA)
+    described = json.loads(files[ws.MANIFEST])["corpora"]
+    assert described["source"][0] | {"origin": None} == {
+        "name": "news", "origin": None, "fmt": "text", "text_field": "text", "encoding": None,
+        "max_decompressed_bytes": None, "kind": "remote", "path": "memory://wsbkt/news"}
+    allowed = ws.Locator(store, SAMPLE_DATA, lambda t: resolve_server_path(t, [SAMPLE_DATA.resolve()]),
+                         lambda t: resolve_server_url(t, ["memory://wsbkt/"]))
+    restored = AppState()
+    assert ws.restore(ws.read_zip(ws.to_zip(files, allowed)), restored, allowed) == []
+    news = restored.sources["news"].corpus
+    assert news == state.sources["news"].corpus and [f.name for f in news.files] == ["a.txt", "b.txt"]
+    assert restored.targets["one"].corpus.path == state.targets["one"].corpus.path
+    base = json.loads(ws.snapshot(AppState(), "w", store.root, SAMPLE_DATA)[ws.MANIFEST])
+    assert ws.merge(base, files, restored, allowed) == []  # another tab's save of the same URLs: nothing to take
+    # a server that allows no such location (by default: none configured) leaves them out, saying why
+    elsewhere = AppState()
+    notes = ws.restore(files, elsewhere, ws.Locator(store, SAMPLE_DATA, lambda t: resolve_server_path(t, [])))
+    assert not elsewhere.sources and len(notes) == 2 and all("remote location" in n for n in notes), notes

@@ -29,7 +29,6 @@ targets they are wide, which is the point. Nothing here is fitted, so no cross-v
 
 from __future__ import annotations
 
-import html
 import json
 import math
 import os
@@ -40,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InvalidArgument, SimcoreError, TableError
-from ..export import csv_text, markdown_cell, measure_label
+from ..export import csv_text, html_text, markdown_cell, measure_label
 from ..output_paths import write_text_atomic
 from ..recommendation import PRETRAINING
 from .correlation import join, usable_results
@@ -311,15 +310,15 @@ def audit_html(table: pd.DataFrame) -> str:
     parts = ["<!doctype html><html><head><meta charset='utf-8'><title>simcore audit</title>",
              "<style>body{font-family:sans-serif;max-width:960px;margin:2em auto}table{border-collapse:collapse}"
              "td,th{border:1px solid #ccc;padding:4px 8px}th{background:#f3f3f3}</style></head><body>",
-             "<h1>Audit: how well each measure would have chosen</h1>", f"<p>{html.escape(_caption(table))}</p>"]
+             "<h1>Audit: how well each measure would have chosen</h1>", f"<p>{html_text(_caption(table))}</p>"]
     for scope in ["all", *sorted(set(table["scope"]) - {"all"})]:
         shown = display_table(table, scope)
-        parts.append(f"<h2>{'All targets' if scope == 'all' else html.escape(scope)}</h2><table><tr>"
-                     + "".join(f"<th>{html.escape(str(c))}</th>" for c in shown.columns) + "</tr>")
-        parts += ["<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>"
+        parts.append(f"<h2>{'All targets' if scope == 'all' else html_text(scope)}</h2><table><tr>"
+                     + "".join(f"<th>{html_text(str(c))}</th>" for c in shown.columns) + "</tr>")
+        parts += ["<tr>" + "".join(f"<td>{html_text(str(v))}</td>" for v in row) + "</tr>"
                   for row in shown.itertuples(index=False)]
         parts.append("</table>")
-    parts.append("<h2>Definitions</h2><ul>" + "".join(f"<li>{html.escape(n)}: {html.escape(t)}</li>"
+    parts.append("<h2>Definitions</h2><ul>" + "".join(f"<li>{html_text(n)}: {html_text(t)}</li>"
                                                       for n, t in DEFINITIONS.items()) + "</ul></body></html>")
     return "\n".join(parts)
 

@@ -87,7 +87,8 @@ def score_pool(pool: Corpus, target: Corpus, options: SelectionOptions, store: A
         return {"n": n, "method": options.method, "options": options.key_parts(),
                 "prepare_seconds": prepare_s, "score_seconds": seconds,
                 "rate": n / max(per_sentence, 1e-9), "details": details,
-                "pool": pool.name, "target": prepared.name, "target_sentences": prepared.sample.n_units}
+                "pool": pool.name, "target": prepared.name, "target_sentences": prepared.sample.n_units,
+                "long_lines": where.long_lines, "long_pieces": where.pieces, "unit_chars": where.unit_chars}
 
     path = store.build("selection-scores", key, build)
     meta = store.meta(path)

@@ -21,7 +21,7 @@ from ..export import escape_formulas
 from ..output_paths import atomic_file, output_error, refuse_overwriting_inputs
 from .choosing import CHUNK, Cutoff, ScoreSet, check_chosen, check_flag, kept_mask
 from .options import Progress, quiet
-from .pool import PoolPosition, unit_text
+from .pool import PoolPosition, pool_units, unit_text
 
 
 @dataclass
@@ -56,6 +56,9 @@ class SelectionResult:
         details = meta.get("details", {})
         if details.get("tagger"):
             lines.append(f"entities counted by {details['tagger']}: {', '.join(details.get('labels', []))}")
+        if meta.get("long_lines"):
+            lines.append(f"{meta['long_lines']:,} pool lines were longer than {meta['unit_chars']:,} characters and were cut "
+                         f"at spaces into {meta['long_pieces']:,} sentences (each scored, kept and written on its own)")
         if details.get("split_lines"):
             lines.append(f"{details['split_lines']:,} pool sentences were longer than the tagger takes at once "
                          "and were tagged in pieces (their counts summed)")
@@ -139,7 +142,7 @@ def _stream(pool: Corpus, scores: ScoreSet, cutoff: Cutoff, text_out: Any, csv_o
     if csv_out:
         csv.writer(csv_out).writerow(["index", "score", "kept", "duplicate_of_target", "text"])
     rows: list[tuple[int, float, bool, bool, str]] = []
-    for unit in pool.units(where):
+    for unit in pool_units(pool, where):
         if n % CHUNK == 0:
             kept = kept_mask(scores, cutoff, keep_duplicates, n, min(n + CHUNK, scores.n))
         if n >= scores.n:

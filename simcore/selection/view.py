@@ -16,7 +16,7 @@ from ..corpus import Corpus
 from ..store import ArtefactStore, digest
 from .choosing import CHUNK, Cutoff, ScoreSet, kept_mask
 from .output import write_selection
-from .pool import unit_text
+from .pool import pool_units, unit_text
 
 
 def score_histogram(scores: ScoreSet, cutoff: Cutoff, keep_duplicates: bool, bins: int = 40) -> pd.DataFrame:
@@ -84,7 +84,7 @@ def texts_at(pool: Corpus, indices: set[int] | list[int]) -> dict[int, str]:
     if not wanted:
         return found
     last = max(wanted)
-    for i, unit in enumerate(pool.units()):
+    for i, unit in enumerate(pool_units(pool)):
         if i in wanted:
             found[i] = unit_text(unit)
         if i >= last:

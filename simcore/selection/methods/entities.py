@@ -29,8 +29,9 @@ from ..pool import Batch, PoolPosition, pool_batches, pool_sample, read_lines
 from ..target import Target
 
 _PROFILE_SENTENCES = 2000
-_PIPE_BATCH = 1000         # texts per nlp.pipe batch
-_CHUNK = 2000              # pool units per tagging task (and per write)
+_PIPE_BATCH = 1000         # texts per nlp.pipe batch, at most ...
+_PIPE_CHARS = 100_000      # ... and at most this many characters (spaCy's memory grows with the characters)
+_CHUNK = 2000              # pool units per tagging task (and per write); pool_batches also closes it by characters
 
 
 _NOT_NER = ("tagger", "parser", "lemmatizer", "attribute_ruler", "senter", "morphologizer",
@@ -83,24 +84,38 @@ def _count_entities(nlp: Any, texts: list[str], labels: list[str]) -> np.ndarray
 
     A text longer than the tagger takes (spaCy's ``max_length``, and at most MAX_TAG_CHARS so its
     memory stays bounded) is tagged in pieces cut at spaces, and its counts summed (capped at the
-    uint16 the counts are stored in); :func:`long_lines` counts such texts for the report.
+    uint16 the counts are stored in); :func:`long_lines` counts such texts for the report. The pieces
+    go to spaCy in groups of at most ``_PIPE_BATCH`` pieces and ``_PIPE_CHARS`` characters.
     """
     column = {label: i for i, label in enumerate(labels)}
     limit = _piece_limit(nlp)
-    pieces: list[str] = []
-    owner: list[int] = []
-    for r, text in enumerate(texts):
-        for piece in (_pieces(text, limit) if len(text) > limit else (text,)):
-            pieces.append(piece)
-            owner.append(r)
     counts = np.zeros((len(texts), len(labels) + 1), dtype=np.int64)
-    for r, doc in zip(owner, nlp.pipe(pieces, batch_size=_PIPE_BATCH)):
-        for ent in doc.ents:
-            counts[r, column.get(ent.label_, len(labels))] += 1
+    for owner, group in _groups(texts, limit):
+        for r, doc in zip(owner, nlp.pipe(group, batch_size=len(group))):
+            for ent in doc.ents:
+                counts[r, column.get(ent.label_, len(labels))] += 1
     return np.minimum(counts, np.iinfo(np.uint16).max).astype(np.uint16)
 
 
-MAX_TAG_CHARS = 100_000  # characters tagged at once (spaCy needs about 1 GB per 100,000 characters to parse)
+def _groups(texts: list[str], limit: int) -> Iterator[tuple[list[int], list[str]]]:
+    """(owning text's row, piece) lists: every text in pieces of at most ``limit`` characters, grouped
+    by :data:`_PIPE_BATCH` pieces or :data:`_PIPE_CHARS` characters, whichever comes first."""
+    owner: list[int] = []
+    group: list[str] = []
+    chars = 0
+    for r, text in enumerate(texts):
+        for piece in (_pieces(text, limit) if len(text) > limit else (text,)):
+            if group and (len(group) >= _PIPE_BATCH or chars + len(piece) > _PIPE_CHARS):
+                yield owner, group
+                owner, group, chars = [], [], 0
+            owner.append(r)
+            group.append(piece)
+            chars += len(piece)
+    if group:
+        yield owner, group
+
+
+MAX_TAG_CHARS = 10_000  # characters tagged at once (spaCy's memory grows with a text's length)
 
 
 def _piece_limit(nlp: Any) -> int:
@@ -206,7 +221,7 @@ class EntityScorer:
         pipeline, self.source = choose_pipeline(options, target, store, progress)
         self.nlp, pipeline_id = load_ner(pipeline)
         self.labels = _labels(self.nlp)
-        key = digest("selection-entity-counts", pool_fp, pipeline_id, self.labels)
+        key = digest("selection-entity-counts", pool_fp, pipeline_id, self.labels, MAX_TAG_CHARS, _PIPE_CHARS)
 
         def build(out: Path) -> dict[str, Any]:
             started, where = time.perf_counter(), PoolPosition()
