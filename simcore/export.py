@@ -197,6 +197,8 @@ def _json_cell(value: Any) -> Any:
 
 def html_text(text: Any, quote: bool = True) -> str:
     """Text for an HTML page: markup escaped and control characters shown (``\\x1b``), never sent raw."""
+    if not isinstance(quote, bool):
+        raise InvalidArgument(f"html_text's quote must be True or False, not {type(quote).__name__}")
     return html.escape(visible_controls(text), quote=quote)
 
 
