@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import atexit
 import multiprocessing
+import sys
 import threading
 import time
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
@@ -200,7 +203,8 @@ def _supervise(job: BackgroundJob, work: Callable[[Any], Any]) -> None:
     cancel = _CONTEXT.Event()
     # not daemonic, so the work may start processes of its own (spaCy workers, TVcC's tagging)
     child = _CONTEXT.Process(target=_child, args=(work, send, cancel), name=f"simcore-{job.kind}", daemon=False)
-    child.start()
+    with _plain_main():
+        child.start()
     _children.add(child)
     send.close()  # the child holds the only writing end: end of file once it exits
     cancel_sent: float | None = None
@@ -236,6 +240,30 @@ def _supervise(job: BackgroundJob, work: Callable[[Any], Any]) -> None:
         if child.is_alive():
             child.kill()
         _children.discard(child)
+
+
+_MAIN_SWAP = threading.Lock()
+
+
+@contextmanager
+def _plain_main() -> Iterator[None]:
+    """While a child is spawned: an empty ``__main__`` in place of the page script's.
+
+    Streamlit runs each page script as ``__main__`` (with its ``__file__``), and a spawned child re-runs the
+    parent's ``__main__`` file to prepare itself: every job's child ran the whole page (app.py) in bare
+    mode, a thousand "missing ScriptRunContext" warnings on a demo start, and could have started jobs of
+    its own. The work needs nothing from ``__main__`` (it is a function of dashboard.work).
+    """
+    with _MAIN_SWAP:
+        saved = sys.modules.get("__main__")
+        neutral = types.ModuleType("__main__")
+        sys.modules["__main__"] = neutral
+        try:
+            yield
+        finally:
+            # a page run that began meanwhile set its own __main__: leave that one in place
+            if sys.modules.get("__main__") is neutral and saved is not None:
+                sys.modules["__main__"] = saved
 
 
 def _record(job: BackgroundJob, message: tuple[Any, ...]) -> bool:
