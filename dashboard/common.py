@@ -217,6 +217,13 @@ def similarity_measures(long: pd.DataFrame) -> list[str]:
     return [m for m, d in directions.items() if d != 0]
 
 
+def uncomputed_measures(long: pd.DataFrame, measures: Iterable[str]) -> list[str]:
+    """The measures among ``measures`` with no value at all in the matrix (WVV below 1M tokens per source)."""
+    values = pd.to_numeric(long["value"], errors="coerce")
+    have = set(long.loc[values.notna() & values.abs().ne(float("inf")), "measure"])
+    return [m for m in measures if m not in have]
+
+
 def show_error(exc: BaseException) -> None:
     """An input problem as a message on the page (never a traceback)."""
     st.error(str(exc) if isinstance(exc, SimcoreError) else f"Something went wrong: {exc}")

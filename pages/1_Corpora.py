@@ -17,6 +17,7 @@ from dashboard.loading import (
     says_little,
     set_language,
     suggest_name,
+    upload_hint,
 )
 from dashboard.paths import data_roots, remote_roots
 from simcore.corpora.lang import language_name as language_label
@@ -90,8 +91,17 @@ if vague:
     with st.form("name_uploads"):
         st.markdown("**Name your uploads.** These file names say little on the pages and in the exports "
                     "(the browser sends no folder name): what is each one?")
+        uploads = {(role, name): i for role, bucket in (("target", state.targets), ("source", state.sources))
+                   for i, name in enumerate([n for n, lc in bucket.items() if lc.origin.startswith("upload")], 1)}
         for role, name in vague:
+            corpus = state.targets[name].corpus if role == "target" else state.sources[name].corpus
+            try:
+                first = next(iter(corpus_preview(corpus)), None)
+            except SimcoreError:
+                first = None
+            # two uploads both called test.conll: their order, size and first line say which is which
             st.text_input(f"{role} “{name}”", key=f"vague_{role}_{name}", placeholder=suggest_name(role, name))
+            st.caption(upload_hint(uploads.get((role, name), 0), corpus.size_bytes, first, quote=c.md))
         named = st.form_submit_button("Rename", type="primary", key="name_uploads_go")
     if named:
         done = []

@@ -51,9 +51,9 @@ if state.sources and state.targets:
     c.keep_choices(state, "similarity", defaults,
                    allowed={"f_sources": state.sources, "f_targets": state.targets, "f_measures": all_measures()})
     with st.form("compute_form"):
-        cols = st.columns(2)
-        sources = cols[0].multiselect("Sources", sorted(state.sources), key="f_sources")
-        targets = cols[1].multiselect("Targets", sorted(state.targets), key="f_targets")
+        # a row each, chips wrapped: in a column they stayed on one scrolling row (2.5 of 9 sources in view)
+        sources = st.multiselect("Sources", sorted(state.sources), key="f_sources", wrap=True)
+        targets = st.multiselect("Targets", sorted(state.targets), key="f_targets", wrap=True)
         measures = st.multiselect("Measures", all_measures(),
                                   format_func=lambda m: get_measure(m).label, key="f_measures",
                                   help="; ".join(f"{get_measure(m).label}: {get_measure(m).description}"

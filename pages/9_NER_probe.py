@@ -49,7 +49,8 @@ with st.form("probe_form"):
                          "number of tokens, then a token classifier is fine-tuned (GPU when present; a CPU is "
                          "about 400 times slower, so the run is planned and timed first)")
     left, right = st.columns(2)
-    sources = left.multiselect("Sources (their word vectors are probed)", sorted(state.sources), key="probe_sources")
+    sources = left.multiselect("Sources (their word vectors are probed)", sorted(state.sources), key="probe_sources",
+                               wrap=True)  # every chosen source in view, not a scrolling row
     caps_rows = [left.columns(3), left.columns(3)]
     train_n = caps_rows[0][0].number_input("Train sentences (0 = all)", 0, 10**7, step=500, key="probe_train_n")
     test_n = caps_rows[0][1].number_input("Test sentences (0 = all)", 0, 10**7, step=500, key="probe_test_n")

@@ -277,6 +277,15 @@ def test_vague_upload_names_are_asked_for_and_renamed_in_one_form():
     at.button(key="add_uploads").click().run()
     no_problems(at)
     assert sorted(state(at).targets) == ["test", "test (2)"]
+    # which is which: upload order, size and first line, read from the files themselves
+    from dashboard.common import md
+
+    hints = [c.value for c in at.caption if c.value.startswith("uploaded ")]
+    for i, file in enumerate(["news_ner.conll", "med_forum_posts.conll"]):
+        path = SAMPLE_DATA / "targets" / file
+        words = [line.split()[0] for line in path.read_text().splitlines()[:40] if line.strip()][:3]
+        assert hints[i].startswith(f"uploaded {['1st', '2nd'][i]} · {path.stat().st_size / 1e3:.1f} kB · starts “")
+        assert md(" ".join(words)) in hints[i], (words, hints[i])
     at.text_input(key="vague_target_test").set_value("news wire")
     at.text_input(key="vague_target_test (2)").set_value("forum posts")
     at.button(key="name_uploads_go").click().run()  # a form: Enter in a field submits it too

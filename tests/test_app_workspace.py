@@ -119,3 +119,31 @@ def test_two_tabs_of_one_workspace_keep_both_tabs_work(cache: Path):
     assert any("Another tab of this workspace changed it: renamed Shared by two tabs" in i.value for i in a.info)
     reload = opened(ws_id)
     assert state(reload).workspace_name == "Shared by two tabs" and list(state(reload).matrices) == list(state(a).matrices)
+
+
+def test_a_workspace_zip_holding_a_pickle_is_refused_not_opened_empty(cache: Path):
+    """A zip whose m0.csv is a pickle (named in the manifest or not) is refused with a message; the open
+    workspace stays as it was (it used to open as a new, empty workspace)."""
+    import io
+    import json
+    import pickle
+    import zipfile
+
+    at = opened(page="pages/6_Open_results.py")
+    at.button(key="open_table3").click().run()
+    before = state(at).workspace
+    from dashboard.state import AppState
+
+    manifest = json.loads(ws.snapshot(AppState(), "evil", cache, SAMPLE_DATA, 0.0, [])[ws.MANIFEST])
+    for listed in (False, True):
+        if listed:
+            manifest["matrices"] = [{"name": "evil", "file": "m0.csv", "raw": None, "origin": "zip"}]
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as z:
+            z.writestr(ws.MANIFEST, json.dumps(manifest))
+            z.writestr("m0.csv", pickle.dumps(pd.DataFrame({"source": ["a"], "value": [1.0]})))
+        at.get("file_uploader")[-1].upload(f"evil{int(listed)}.zip", buf.getvalue(), "application/zip")
+        at.run()
+        assert not at.exception
+        assert any("holds nothing that can be opened" in e.value for e in at.error), [e.value for e in at.error]
+        assert state(at).workspace == before and state(at).matrices

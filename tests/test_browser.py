@@ -264,3 +264,44 @@ def test_sample_compute_upload_download_and_charts(browser, cache, tmp_path):
     finally:
         server.stop()
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_a_rename_stays_on_the_workspaces_tab_and_every_chosen_source_is_in_view(browser, tmp_path):
+    """Issue 29: the Open results page jumped back to its first tab after a rename; the Similarity form's
+    source chips sat on one scrolling row (2.5 of 9 in view)."""
+    server = Server(tmp_path / "cache", tmp_path / "server.log")
+    try:
+        context, page = _page(browser)
+        page.goto(server.url)
+        settle(page, 800)
+        page.get_by_role("button", name="Load the sample data").click()
+        settle(page)
+        page.locator('[data-testid="stSidebar"]').get_by_text("Manage workspaces").click()
+        settle(page)
+        selected = '[data-testid="stMain"] [role="tab"][aria-selected="true"]'
+        assert page.locator(selected).inner_text().strip() == "Workspaces"
+        nav(page, "Home")
+        nav(page, "Open results")  # opened on its first tab; the user picks Workspaces
+        page.locator('[data-testid="stMain"] [role="tab"]', has_text="Workspaces").click()
+        settle(page)
+        assert page.locator(selected).inner_text().strip() == "Workspaces"
+        field = page.get_by_label("Name of this workspace")
+        field.fill("Chip check")
+        page.get_by_role("button", name="Rename").first.click()
+        assert visible(page, "This workspace is now called Chip check")
+        settle(page)
+        assert page.locator(selected).inner_text().strip() == "Workspaces"
+        no_exception(page)
+
+        nav(page, "Similarity")
+        box = page.locator('[data-testid="stMultiSelect"]').first
+        frame = box.bounding_box()
+        chips = box.locator('[data-testid="stMultiSelectTagsContainer"] [data-tag]')
+        assert chips.count() == 6
+        for i in range(chips.count()):  # each chip inside the widget's own box: wrapped, not scrolled away
+            chip = chips.nth(i).bounding_box()
+            assert frame["x"] <= chip["x"] and chip["x"] + chip["width"] <= frame["x"] + frame["width"] + 1, (i, chip)
+        shot(page, "10_similarity_form_sources")
+        context.close()
+    finally:
+        server.stop()
