@@ -78,6 +78,7 @@ class BackgroundJob:
     total_cost: float = 0.0
     done_cost: float = 0.0
     work_started: float | None = None  # when the work itself began (after waiting for the server's lock)
+    expected: float | None = None  # seconds the work should take, estimated before it began (stored paces)
     status: str = RUNNING
     result: Any = None
     error: str | None = None
@@ -105,6 +106,11 @@ class BackgroundJob:
         self.message = str(message)[:160]
         self.advance(fraction)
 
+    def expect(self, seconds: float) -> None:
+        """The work's own estimate of the time it still needs, once it knows (replaces the one made before)."""
+        spent = 0.0 if self.work_started is None else time.time() - self.work_started
+        self.expected = spent + max(0.0, float(seconds))
+
     def advance(self, fraction: float) -> None:
         """Move the bar to ``fraction`` (or to the share of the finished rows' cost when that is ahead); never back."""
         by_rows = self.done_cost / self.total_cost if self.total_cost > 0 else 0.0
@@ -119,19 +125,26 @@ class BackgroundJob:
             self.advance(self.fraction)
 
     def eta(self) -> float | None:
-        """Seconds left, from the pace so far; None until there is a pace to go by."""
+        """Seconds left: the estimate made before the work began less the time spent, weighed against the
+        pace so far as the work goes on (the bar's share of it); None with neither to go by."""
         if self.work_started is None or not self.running:
             return None
         spent = time.time() - self.work_started
+        planned = None if self.expected is None else max(0.0, self.expected - spent)
         if self.fraction < 0.01 or spent < 2:
-            return None
-        return spent * (1 - self.fraction) / self.fraction
+            return planned
+        by_pace = spent * (1 - self.fraction) / self.fraction
+        if planned is None or planned == 0.0:  # past its estimate: only the pace says anything
+            return by_pace
+        return self.fraction * by_pace + (1 - self.fraction) * planned
 
     def line(self) -> str:
         """``Similarity matrix: ppl of news → forum — 34 of 108 values · 31% · 1 min 05 s, about 2 min 20 s left``."""
         parts = [f"{self.fraction:.0%}"]
-        if self.total:
+        if self.total and self.partial:
             parts.insert(0, f"{len(self.partial)} of {self.total} values")
+        elif self.total:  # the corpora are read and prepared before any value: say so, not "0 of 126" throughout
+            parts.insert(0, f"{self.total} values, the first once the corpora are prepared")
         parts.append(duration(self.elapsed()))
         left = self.eta()
         if left is not None:
@@ -161,7 +174,8 @@ def running(state: AppState, kind: str) -> BackgroundJob | None:
 def start(state: AppState, kind: str, title: str, work: Callable[[Any], Any],
           on_done: Callable[[AppState, BackgroundJob], None], params: Any = None,
           lock: threading.Lock | None = None, total: int | None = None,
-          cost: Callable[[dict[str, Any]], float] | None = None, total_cost: float = 0.0) -> BackgroundJob:
+          cost: Callable[[dict[str, Any]], float] | None = None, total_cost: float = 0.0,
+          expected: float | None = None) -> BackgroundJob:
     """Run ``work(task)`` in a child process owned by this session; one job of a kind at a time.
 
     With ``lock`` (shared by the sessions of this server) the job waits for it before it starts, so
@@ -170,7 +184,7 @@ def start(state: AppState, kind: str, title: str, work: Callable[[Any], Any],
     if running(state, kind) is not None:
         raise SimcoreError(f"a {kind} computation is already running; wait for it or cancel it in the sidebar")
     job = BackgroundJob(kind=kind, title=title, params=params, on_done=on_done, total=total, cost=cost,
-                        total_cost=total_cost)
+                        total_cost=total_cost, expected=expected)
     job._thread = threading.Thread(target=_watch, args=(job, work, lock), name=f"simcore-{kind}-job", daemon=True)
     state.jobs[kind] = job
     job._thread.start()
@@ -274,6 +288,8 @@ def _record(job: BackgroundJob, message: tuple[Any, ...]) -> bool:
         job.advance(message[2])
     elif what == "row":
         job.add_row(message[1])
+    elif what == "expected":
+        job.expect(message[1])
     elif what == DONE:
         job.result = message[1]
         job.fraction, job.message, job.status = 1.0, "done", DONE
@@ -309,6 +325,10 @@ class ChildTask:
     def check(self) -> None:
         if self._cancel.is_set():
             raise JobCancelled
+
+    def expect(self, seconds: float) -> None:
+        """The time the work still needs, as it estimates it once it knows (the sidebar's time left)."""
+        self._send.send(("expected", float(seconds)))
 
 
 def _child(work: Callable[[Any], Any], send: Connection, cancel: Any) -> None:

@@ -86,8 +86,12 @@ if state.extra.get(pj.PLAN):
 shown_caps = ProbeCaps(train_sentences=int(st.session_state.get("probe_train_n") or 0) or None,
                        epochs=int(st.session_state.get("probe_epochs") or 1),
                        seconds=float(st.session_state.get("probe_seconds") or 5))
-st.caption("With these caps: " + pj.time_bound(shown_caps, len(st.session_state.get("probe_sources") or []),
-                                                int(st.session_state.get("probe_seeds") or 1)) + ".")
+shown_sources = [n for n in st.session_state.get("probe_sources") or [] if n in state.sources]
+shown_seeds = int(st.session_state.get("probe_seeds") or 1)
+st.caption("With these caps: " + pj.estimate(state, shown_caps, shown_sources, shown_seeds,
+                                             int(st.session_state.get("probe_source_tokens") or 0) or None
+                                             ).text(jobs.duration)
+           + "; " + pj.time_bound(shown_caps, len(shown_sources), shown_seeds) + " for the training runs.")
 
 if submitted or plan_only:
     c.save_choices(state, "probe", FORM_KEYS)
