@@ -182,9 +182,13 @@ source_name = pick[1].selectbox("Source", job.sources, key="drill_source")
 top = pick[2].slider("Rows", 5, 100, 25, step=5, key="drill_top")
 for line in pair_flags(long, source_name, target_name):
     st.caption(f"⚠ {c.md(line)}")
-tabs = st.tabs(list(VIEWS.values()))
+# Only the open view is worked out (each needs the pair's prepared corpora: seconds on large sources, and it
+# waits for a computation running on this server); the others when their tab is picked.
+tabs = st.tabs(list(VIEWS.values()), key="drill_view", on_change="rerun")
 for tab, view in zip(tabs, VIEWS):
     with tab:
+        if tab.open is False:
+            continue
         if view not in job.measures and view != "tvc":
             st.caption(f"{label(view)} was not computed; include it in the measures to see this.")
             continue

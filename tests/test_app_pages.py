@@ -264,6 +264,8 @@ def test_a_running_computation_can_be_cancelled(computed):
 
 
 def test_drill_down_lists_target_words_absent_from_the_source(computed, cache):
+    from dashboard.drill import VIEWS
+
     at = go(computed, "pages/2_Similarity.py")
     at.selectbox(key="drill_target").set_value("med_forum_posts")
     at.selectbox(key="drill_source").set_value("news").run()
@@ -281,8 +283,13 @@ def test_drill_down_lists_target_words_absent_from_the_source(computed, cache):
     assert len(table) > 0
     for word, freq in zip(table["word"], table["target frequency"]):
         assert word not in source_words and counts[word] == freq
-    # the sentences view and the n-gram view render too
+    # only the open view is worked out; the sentences view and the n-gram view render when picked
+    assert not any("perplexity" in d.value.columns for d in at.dataframe)
+    at.session_state["drill_view"] = VIEWS["ppl"]
+    at.run()
     assert any("perplexity" in d.value.columns for d in at.dataframe)
+    at.session_state["drill_view"] = VIEWS["jsd"]
+    at.run()
     assert any("contribution" in d.value.columns for d in at.dataframe)
     # the pair's flags are said above the views (the sample's sources are smaller than the reliable size)
     long = state(at).matrix
