@@ -160,7 +160,11 @@ for role, bucket in (("target", state.targets), ("source", state.sources)):
     if any(repaired.values()):
         st.caption("Odd lines tolerated: " + "; ".join(f"{n}: {r.summary()}" for n, r in repaired.items() if r))
     for name, loaded in sorted(bucket.items()):
-        with st.expander(f"{name}: preview and sentence lengths"):
+        # drawn when opened: fourteen previews and length charts drawn closed took most of the page's time
+        with st.expander(f"{name}: preview and sentence lengths", key=f"exp_{role}_{name}",
+                         on_change="rerun") as details:
+            if details.open is False:
+                continue
             left, right = st.columns([3, 2])
             with left:
                 try:
@@ -185,7 +189,9 @@ for role, bucket in (("target", state.targets), ("source", state.sources)):
                 renamed = r2.form_submit_button("Rename", key=f"rename_{role}_{name}")
             if renamed:
                 try:
-                    c.changed(state, "success", f"Renamed {c.md(name)} to {c.md(rename(state, role, name, new_name))}.")
+                    new = rename(state, role, name, new_name)
+                    st.session_state[f"exp_{role}_{new}"] = True  # the renamed corpus's details stay open
+                    c.changed(state, "success", f"Renamed {c.md(name)} to {c.md(new)}.")
                 except SimcoreError as exc:
                     st.error(str(exc))
             if st.button(f"Remove {name}", key=f"remove_{role}_{name}"):

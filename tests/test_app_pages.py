@@ -315,6 +315,11 @@ def test_corpora_page_upload_statistics_and_removal():
     lines = [tokenize(line) for line in example.read_text().splitlines() if line.strip()]
     row = stats_table[stats_table["name"] == "med_forum_posts_sample"].iloc[0]
     assert row["tokens"] == sum(map(len, lines)) and row["sentences"] == len(lines)
+    # a corpus's preview, chart, rename and remove are drawn once its details are opened
+    assert not [t for t in at.text_input if t.key == "name_target_med_forum_posts_sample"]
+    at.session_state["exp_target_med_forum_posts_sample"] = True
+    at.run()
+    assert any(c.value.startswith("Most frequent words") for c in at.caption)
     # renamed: the statistics follow the new name
     at.text_input(key="name_target_med_forum_posts_sample").set_value("forum sample")
     at.button(key="rename_target_med_forum_posts_sample").click().run()
