@@ -94,8 +94,31 @@ def _page(browser):
 
 def settle(page, ms: int = 400) -> None:
     page.wait_for_timeout(ms)
-    page.wait_for_selector(IDLE, timeout=90_000)
+    page.wait_for_selector(IDLE, timeout=300_000)  # one script run; a loaded machine makes it slow, not stuck
     page.wait_for_timeout(200)
+
+
+JOB_LINE = '[data-testid="stSidebar"] [data-testid="stProgress"]'
+_JOB_STATE = """(sel) => [...document.querySelectorAll(sel)].map(e => e.innerText.replace(/ · [^·]*$/, '')).join('|')"""
+
+
+def wait_for_jobs(pages, done: str, stall_s: float = 240) -> None:
+    """Wait until every page shows ``done`` (a selector), for as long as the server's jobs make progress.
+
+    Progress is the app's own: the sidebar's job lines (message, values, percentage; the clock left out).
+    Only when none of them has changed for ``stall_s`` is it a failure: a loaded machine makes the work
+    slow, which a fixed time budget mistook for a hang (ten sessions' computations run one after another).
+    """
+    last, changed = None, time.monotonic()
+    while True:
+        waiting = [p for p in pages if p.locator(done).count() == 0]
+        if not waiting:
+            return
+        state = [p.evaluate(_JOB_STATE, JOB_LINE) for p in pages]
+        if state != last:
+            last, changed = state, time.monotonic()
+        assert time.monotonic() - changed < stall_s, f"no job progressed for {stall_s:.0f} s: {last}"
+        waiting[0].wait_for_timeout(1000)
 
 
 def shot(page, name: str) -> None:
@@ -189,7 +212,7 @@ def test_sample_compute_upload_download_and_charts(browser, cache, tmp_path):
         if sidebar.locator('[data-testid="stProgress"]').count():
             shot(page, "03a_agreement_while_computing")
         # about 30 s on a cold cache (KenLM, skip-gram, spaCy tagging), longer when the machine is shared
-        page.wait_for_selector('[data-testid="stSidebar"] >> text=Similarity matrices: 1', timeout=180_000)
+        wait_for_jobs([page], '[data-testid="stSidebar"] >> text=Similarity matrices: 1')
         print(f"matrix of the sample on a cold cache, computed in the background: {time.time() - started:.0f} s")
         nav(page, "Similarity")
         page.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg', timeout=60_000)
@@ -256,7 +279,7 @@ def test_sample_compute_upload_download_and_charts(browser, cache, tmp_path):
         no_exception(page)
         page.get_by_role("button", name="Select").click()
         settle(page, 1000)
-        page.wait_for_selector('[data-testid="stVegaLiteChart"] svg.marks', timeout=60_000)
+        wait_for_jobs([page], '[data-testid="stVegaLiteChart"] svg.marks')
         no_exception(page)
         page.wait_for_timeout(500)
         shot(page, "09_sentence_selection")
