@@ -39,7 +39,8 @@ def corpus_options(prefix: str, roles: list[str]) -> tuple[str, str | None, str]
     return role, FORMAT_CHOICES[fmt], field
 
 
-add_tab, path_tab = st.tabs(["Upload files", "Server path"])
+# with state: after adding from the server the page shows its message and stays on the tab (it jumped back)
+add_tab, path_tab = st.tabs(["Upload files", "Server path"], key="corpora_add_tab", on_change="rerun")
 with add_tab:
     with st.form("upload_form", clear_on_submit=True):
         files = st.file_uploader(f"Corpus files (up to {st.get_option('server.maxUploadSize')} MB each)",

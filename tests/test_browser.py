@@ -316,11 +316,21 @@ def test_a_rename_stays_on_the_workspaces_tab_and_every_chosen_source_is_in_view
         assert page.locator(selected).inner_text().strip() == "Workspaces"
         no_exception(page)
 
+        nav(page, "Corpora")  # the same for Corpora's Server path tab after adding a corpus from the server
+        page.locator('[data-testid="stMain"] [role="tab"]', has_text="Server path").click()
+        settle(page)
+        page.get_by_label("…or type a path inside a data directory").fill("sources/news.txt")
+        page.locator('[data-testid="stRadio"]', has_text="Add as").last.get_by_text("source", exact=True).click()
+        page.get_by_role("button", name="Add from the server").click()
+        assert visible(page, "Added news (2) as source")
+        settle(page)
+        assert page.locator(selected).first.inner_text().strip() == "Server path"
+
         nav(page, "Similarity")
         box = page.locator('[data-testid="stMultiSelect"]').first
         frame = box.bounding_box()
         chips = box.locator('[data-testid="stMultiSelectTagsContainer"] [data-tag]')
-        assert chips.count() == 6
+        assert chips.count() == 7
         for i in range(chips.count()):  # each chip inside the widget's own box: wrapped, not scrolled away
             chip = chips.nth(i).bounding_box()
             assert frame["x"] <= chip["x"] and chip["x"] + chip["width"] <= frame["x"] + frame["width"] + 1, (i, chip)
