@@ -87,6 +87,7 @@ class BackgroundJob:
     started: float = field(default_factory=time.time)
     finished: float | None = None
     collected: bool = False
+    saved: bool = False  # its result is in the workspace on disk (the other tabs can merge it)
     on_done: Callable[[AppState, BackgroundJob], None] | None = field(default=None, repr=False)
     _cancel: threading.Event = field(default_factory=threading.Event, repr=False)
     _thread: threading.Thread | None = field(default=None, repr=False)
@@ -164,6 +165,21 @@ class BackgroundJob:
 
     def elapsed(self) -> float:
         return (self.finished or time.time()) - self.started
+
+
+# ---- jobs belong to the workspace ------------------------------------------------------------------------
+# One dict of jobs per workspace on this server, shared by every session (tab) of that workspace: a reload or
+# a second tab finds a running job, shows its progress, can cancel it, and the first to run after it ends files
+# its result in the workspace (the other tabs merge it from disk).
+_WORKSPACES: dict[str, dict[str, BackgroundJob]] = {}
+_WORKSPACES_LOCK = threading.Lock()
+_COLLECT = threading.Lock()
+
+
+def of_workspace(ws_id: str) -> dict[str, BackgroundJob]:
+    """The jobs of the workspace ``ws_id`` on this server (the same dict for every tab of it)."""
+    with _WORKSPACES_LOCK:
+        return _WORKSPACES.setdefault(ws_id, {})
 
 
 def running(state: AppState, kind: str) -> BackgroundJob | None:
@@ -349,12 +365,16 @@ def _child(work: Callable[[Any], Any], send: Connection, cancel: Any) -> None:
     send.close()
 
 
-def collect(state: AppState) -> None:
-    """Hand each ended job to its on_done (in the page script's thread) once; messages go to the flash."""
+def collect(state: AppState) -> list[BackgroundJob]:
+    """Hand each ended job to its on_done (in the page script's thread) once, whichever tab of the workspace
+    runs first; messages go to the flash. Returns the jobs filed here (to be marked saved once written)."""
+    filed = []
     for job in list(state.jobs.values()):
-        if job.running or job.collected:
-            continue
-        job.collected = True
+        with _COLLECT:
+            if job.running or job.collected:
+                continue
+            job.collected = True
+        filed.append(job)
         if job.status == DONE and job.on_done is not None:
             try:
                 job.on_done(state, job)
@@ -364,3 +384,4 @@ def collect(state: AppState) -> None:
             state.say("error", f"{job.title} stopped: {job.error}")
         elif job.status == CANCELLED:
             state.say("info", f"{job.title} was cancelled.")
+    return filed

@@ -18,6 +18,13 @@ from simcore.option_checks import MAX_EMB_SENTENCES, MAX_KL_BUCKETS
 from simcore.report import values_with_intervals
 
 c.setup_page("Similarity", ":material/grid_on:")
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def heatmap_of(fingerprint: str, measure: str, _long: pd.DataFrame):
+    """A measure's heatmap, built once per matrix content (each new tab of a workspace drew them all again)."""
+    return heatmap(_long, measure)
+
 state = c.get_state()
 task = jobs.running(state, KIND)
 
@@ -140,6 +147,7 @@ if len(bad):
 measures = list(dict.fromkeys(long["measure"]))
 similarity = [m for m in measures if (long[long["measure"] == m]["direction"].iloc[0]) != 0]
 others = [m for m in measures if m not in similarity]
+content = str(int(pd.util.hash_pandas_object(long.astype(str), index=False).sum()))
 grid = st.columns(2)
 for i, m in enumerate(similarity):
     with grid[i % 2]:
@@ -151,7 +159,8 @@ for i, m in enumerate(similarity):
             start = str(why).find(f"{label(m)} not computed")
             st.info(str(why)[start:] if start >= 0 else str(why))
             continue
-        st.plotly_chart(heatmap(long, m), width="stretch", key=f"heat_{m}", config={"displayModeBar": False})
+        st.plotly_chart(heatmap_of(content, m, long), width="stretch", key=f"heat_{m}",
+                        config={"displayModeBar": False})
 for m in others:
     part = long[long["measure"] == m].groupby("source", as_index=False)["value"].first()
     st.caption(f"{label(m)} of each source (diversity, not a similarity): "

@@ -338,3 +338,39 @@ def test_a_rename_stays_on_the_workspaces_tab_and_every_chosen_source_is_in_view
         context.close()
     finally:
         server.stop()
+
+
+def test_a_reload_and_a_second_tab_mid_job_show_it_and_get_its_result(browser, tmp_path):
+    """Issue 29: F5 46 s into a computation came back with no job, no progress and Compute enabled. Now the
+    job belongs to the workspace: the reloaded tab and a second tab show its progress and both get the matrix."""
+    server = Server(tmp_path / "cache", tmp_path / "server.log")
+    try:
+        context, page = _page(browser)
+        page.goto(server.url)
+        settle(page, 800)
+        page.get_by_role("button", name="Load the sample data").click()
+        settle(page)
+        nav(page, "Similarity")
+        page.get_by_role("button", name="Compute").click()
+        settle(page, 300)
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        sidebar.locator('[data-testid="stProgress"]').first.wait_for(timeout=60_000)
+        page.reload()  # F5 mid-job
+        settle(page, 800)
+        sidebar.locator('[data-testid="stProgress"]').first.wait_for(timeout=30_000)  # the job is still there
+        assert page.get_by_role("button", name="Compute").is_disabled()
+        other = context.new_page()  # a second tab on the same address
+        other.goto(page.url)
+        settle(other, 800)
+        other.locator('[data-testid="stSidebar"] [data-testid="stProgress"]').first.wait_for(timeout=30_000)
+        shot(other, "11_second_tab_mid_job")
+        done = '[data-testid="stSidebar"] >> text=Similarity matrices: 1'
+        wait_for_jobs([page, other], done)
+        for tab in (page, other):
+            settle(tab)
+            no_exception(tab)
+            nav(tab, "Similarity")
+            tab.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg', timeout=60_000)
+        context.close()
+    finally:
+        server.stop()
