@@ -341,6 +341,8 @@ def test_corpora_page_shows_each_corpus_language_and_reads_it_as_another_on_requ
     [name] = list(state(at).targets)
     table = at.dataframe[0].value
     assert table[table["name"] == name]["language"].iat[0] == "German (de)"
+    at.session_state[f"exp_target_{name}"] = True  # the language picker is in the corpus's details, drawn when open
+    at.run()
     assert any("German (de), Latin script, detected" in e.value for e in at.caption)
     at.selectbox(key=f"language_target_{name}").set_value("nl").run()
     no_problems(at)
