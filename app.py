@@ -64,20 +64,21 @@ if state.matrix is not None:
         st.caption(f"No recommendation for this matrix: {exc}")
 elif task is not None:
     st.subheader("The answer")
-    st.caption("Working it out in the background; it appears here as soon as the measures that carry it are "
-               "in, and the work goes on if you open other pages.")
 
     def early_answer() -> None:
         """The answer for language models as soon as PPL and JSD are in (final: the other measures do not
-        enter it), redrawn while the job runs."""
+        enter it), redrawn while the job runs; until then, a line saying it is being worked out."""
         current = jobs.running(state, compute.KIND)
         early = compute.early_lm_matrix(current) if current is not None else None
-        if early is None:
-            return
         try:
-            show_answer(answer_rows(fingerprint(early), early))
+            rows = answer_rows(fingerprint(early), early) if early is not None else None
         except SimcoreError:
+            rows = None
+        if rows is None:
+            st.caption("Working it out in the background; it appears here as soon as the measures that carry it "
+                       "are in, and the work goes on if you open other pages.")
             return
+        show_answer(rows)
         st.caption("For language models and BERT-style encoders (PPL and JSD are in: this answer is final). "
                    "The other measures (word vectors, content words) are still being computed.")
 
@@ -127,6 +128,10 @@ with right:
     nav_button(c.PREDICTIVENESS, "Predictiveness: does similarity predict NER F1?", ":material/insights:", "go_pred")
     nav_button(c.COMPARE, "Compare two results: what changed between two runs", ":material/compare_arrows:",
                "go_compare")
+    nav_button(c.SELECTION, "Sentence selection: the source sentences most like your target",
+               ":material/filter_alt:", "go_selection")
+    nav_button(c.PROBE, "NER probe: train a small tagger on each source's vectors", ":material/science:",
+               "go_probe")
 
 st.divider()
 st.subheader("Loaded now")

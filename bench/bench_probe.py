@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 from simcore.analysis import correlate, read_matrix, regret, to_long  # noqa: E402
 from simcore.analysis.correlation import results_frame  # noqa: E402
 from simcore.corpus import Corpus  # noqa: E402
+from simcore.estimates import probe_seconds  # noqa: E402
 from simcore.matrix import Workbench, corpora_in  # noqa: E402
 from simcore.probe import BASELINE, ProbeCaps, TargetSplits, probe  # noqa: E402
 from simcore.store import ArtefactStore  # noqa: E402
@@ -100,13 +101,20 @@ def main() -> int:
               flush=True)
 
     splits = [TargetSplits.from_directory(data / "targets" / name) for name in TARGETS]
+    estimate = probe_seconds(bench, sources, seeds=args.seeds, epochs=caps.epochs, seconds_cap=caps.seconds,
+                             train_sentences=caps.train_sentences, source_tokens=n_tokens, targets=len(splits))
+    t = time.perf_counter()  # the estimate drew the vectors' samples, as the probe would have
     results = probe(sources, splits, workbench=bench, caps=caps, seeds=list(range(args.seeds)),
                     source_tokens=n_tokens, on_run=on_run)
     results.to_csv(out / "probe_results.csv", index=False)
     probe_s = time.perf_counter() - t
     times = np.array([r["seconds"] for r in runs])
     print(f"probe: {probe_s:.0f} s for {len(runs)} runs; training time per run mean {times.mean():.1f} s, "
-          f"min {times.min():.1f}, max {times.max():.1f} (as stored when the run was trained)\n")
+          f"min {times.min():.1f}, max {times.max():.1f} (as stored when the run was trained)")
+    print(f"estimate before it ran: {estimate.seconds:.0f} s ({estimate.vectors:.0f} s vectors for "
+          f"{estimate.sources} sources, {estimate.runs:.0f} s for {estimate.count} runs; "
+          f"{'this machine' if estimate.measured else 'default'} paces), measured {probe_s:.0f} s: "
+          f"ratio {estimate.seconds / max(probe_s, 1e-9):.2f}\n")
 
     print("F1 per target and source (mean over seeds; improvement = F1 - baseline)")
     shown = results[["target", "source", "f1", "f1_std", "baseline", "improvement", "train_sentences",

@@ -19,7 +19,14 @@ element) and until the script has finished. A widget that cannot be found gives 
 Times come from the page's own clock: a log of the app's script states (kept by a MutationObserver) says
 when the runs an action started were over, and the answers are checked in the page every 50 ms.
 
-Usage: nice .venv/bin/python bench/bench_ui.py [--rounds 2] [--cache DIR] [--clicks-only]
+With ``--issue-data ../shared/data`` the workspace also holds issue 29's corpora (news_1bwb,
+biomed_ohsumed_medline and reviews_yelp as sources, the conll2003 and wetlab test splits as targets) and
+their 9 x 5 matrix, computed before the rounds: the case where Corpora and Similarity took 7-12 s.
+The machine may be shared with other work: the load average is printed with the tables, and figures
+taken under load are indicative only.
+
+Usage: nice .venv/bin/python bench/bench_ui.py [--rounds 2] [--cache DIR] [--clicks-only | --pages-only]
+       [--issue-data ../shared/data]
 """
 
 from __future__ import annotations
@@ -104,10 +111,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(cache: Path, log: Path) -> tuple[subprocess.Popen, str, float]:
+def start_server(cache: Path, log: Path, roots: list[Path] | None = None) -> tuple[subprocess.Popen, str, float]:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    env = {**os.environ, "SIMCORE_CACHE": str(cache), "SIMCORE_DATA_ROOTS": str(SAMPLE), "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "SIMCORE_CACHE": str(cache), "SIMCORE_DATA_ROOTS": os.pathsep.join(map(str, roots or [SAMPLE])),
+           "PYTHONPATH": str(ROOT)}
     env.pop("SIMCORE_DEMO", None)
     started = time.perf_counter()
     process = subprocess.Popen(
@@ -387,8 +395,30 @@ def clicks_run(browser, url: str, work: Path) -> list[Row]:
     return rows
 
 
-def pages_run(browser, url: str, rounds: int) -> list[tuple[str, list[tuple[float, float, float, int]]]]:
-    """Every page opened by address ``rounds`` times, in a workspace holding the sample and Table 3."""
+# Issue 29's data, added from the server (under --issue-data DIR): three sources and two NER test splits.
+ISSUE_CORPORA = [("sources/news_1bwb.txt.gz", "source"), ("sources/biomed_ohsumed_medline.txt.gz", "source"),
+                 ("sources/reviews_yelp.txt.gz", "source"), ("targets/conll2003/test.conll", "target"),
+                 ("targets/wetlab_wlp/test.conll", "target")]
+
+
+def add_issue_data(page, url: str, ws_id: str) -> None:
+    """The issue's corpora added on Corpora (server path), then the matrix computed on Similarity (waited for)."""
+    open_page(page, f"{url}/Corpora?ws={ws_id}", "Corpora")
+    find(page.get_by_role("tab", name="Server path"), "Server path tab").click()
+    for path, role in ISSUE_CORPORA:
+        find(page.get_by_label("…or type a path inside a data directory"), "path field").fill(path)
+        page.locator('[data-testid="stRadio"]', has_text="Add as").last.get_by_text(role, exact=True).click()
+        timed(page, find(page.get_by_role("button", name="Add from the server"), "add button").click,
+              [text("added", "Added ")])
+    open_page(page, f"{url}/Similarity?ws={ws_id}", "Similarity")
+    timed(page, find(page.get_by_role("button", name="Compute"), "Compute").click)
+    page.wait_for_selector('[data-testid="stSidebar"] >> text=/Similarity matrices: 2/', timeout=3_600_000)
+
+
+def pages_run(browser, url: str, rounds: int, issue_data: bool = False
+              ) -> list[tuple[str, list[tuple[float, float, float, int]]]]:
+    """Every page opened by address ``rounds`` times, in a workspace holding the sample and Table 3 (and with
+    ``issue_data``, the issue's corpora and their matrix)."""
     page = browser.new_context(viewport={"width": 1400, "height": 1600}).new_page()
     page.add_init_script(RUN_LOG)
     timings: dict[str, list[tuple[float, float, float, int]]] = {path: [] for path, _ in PAGES}
@@ -397,6 +427,8 @@ def pages_run(browser, url: str, rounds: int) -> list[tuple[str, list[tuple[floa
     ws_id = page.url.split("ws=")[1].split("&")[0]
     open_page(page, f"{url}/Open_results?ws={ws_id}", "Open results")
     timed(page, page.get_by_role("button", name="Open Table 3 of Dai et al. (2019)").first.click)
+    if issue_data:
+        add_issue_data(page, url, ws_id)
     for _ in range(rounds):
         for path, heading in PAGES:
             if path == "" and len(timings[""]) >= rounds:
@@ -406,11 +438,11 @@ def pages_run(browser, url: str, rounds: int) -> list[tuple[str, list[tuple[floa
     return [(heading, timings[path]) for path, heading in PAGES]
 
 
-def on_fresh_server(cache: Path, log: Path, run: Callable) -> tuple[object, float]:
+def on_fresh_server(cache: Path, log: Path, run: Callable, roots: list[Path] | None = None) -> tuple[object, float]:
     """``run(browser, url)`` against a server started for it; the server is stopped whatever happens."""
     from playwright.sync_api import sync_playwright
 
-    process, url, start_s = start_server(cache, log)
+    process, url, start_s = start_server(cache, log, roots)
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
@@ -431,22 +463,33 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="times each page is opened")
     parser.add_argument("--cache", type=Path, help="artefact store to use (default: a new, empty one per server)")
     parser.add_argument("--clicks-only", action="store_true", help="skip the page-open rounds (a quicker run)")
+    parser.add_argument("--pages-only", action="store_true", help="skip the clicks")
+    parser.add_argument("--issue-data", type=Path, default=None,
+                        help="also add issue 29's corpora from this data folder (../shared/data) and compute their "
+                             "matrix before the page-open rounds (9 sources x 5 targets)")
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
 
     work = Path(tempfile.mkdtemp(prefix="bench-ui-"))
     rows: list[tuple[str, list[tuple[float, float, float, int]]]] = []
     if not args.clicks_only:
         print("pages…", file=sys.stderr, flush=True)
+        roots = [SAMPLE, args.issue_data] if args.issue_data else None
         rows, pages_start = on_fresh_server(args.cache or work / "cache-pages", work / "server-pages.log",
-                                            lambda browser, url: pages_run(browser, url, args.rounds))
-    print("clicks…", file=sys.stderr, flush=True)
-    clicks, clicks_start = on_fresh_server(args.cache or work / "cache-clicks", work / "server-clicks.log",
-                                           lambda browser, url: clicks_run(browser, url, work))
+                                            lambda browser, url: pages_run(browser, url, args.rounds,
+                                                                           bool(args.issue_data)), roots)
+    clicks, clicks_start = [], 0.0
+    if not args.pages_only:
+        print("clicks…", file=sys.stderr, flush=True)
+        clicks, clicks_start = on_fresh_server(args.cache or work / "cache-clicks", work / "server-clicks.log",
+                                               lambda browser, url: clicks_run(browser, url, work))
 
-    load = f"load average {os.getloadavg()[0]:.1f}"
+    # Other work on the machine slows every figure: the load average says how much there was.
+    load = f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after (figures are indicative)"
     if rows:
-        print(f"Dashboard pages in Chromium (server start {pages_start:.1f} s; {os.cpu_count()} cores; {load}; "
-              "each open is a new session restoring the workspace)")
+        data = "the sample, Table 3" + (" and issue 29's corpora with their matrix" if args.issue_data else "")
+        print(f"Dashboard pages in Chromium on {data} (server start {pages_start:.1f} s; {os.cpu_count()} cores; "
+              f"{load}; each open is a new session restoring the workspace)")
         print("| page | charts | " + " | ".join(f"open {i + 1}: first render s | settled s | charts drawn s"
                                               for i in range(args.rounds)) + " |")
         print("|" + "---|" * (2 + 3 * args.rounds))
@@ -454,6 +497,8 @@ def main() -> None:
             print(f"| {title} | {times[0][3]} | " + " | ".join(f"{a:.2f} | {b:.2f} | {d:.2f}" for a, b, d, _ in times)
                   + " |")
         print()
+    if not clicks:
+        return
     print(f"Clicks in one session on a fresh server (server start {clicks_start:.1f} s; {load}; "
           "seconds from the click or the file being set)")
     print("| click | s until the page answers | answered by | s until the script finished |")

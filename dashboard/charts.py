@@ -10,7 +10,8 @@ import plotly.graph_objects as go
 from simcore import flags
 from simcore.corpora.lang import language_name
 from simcore.measures import all_measures, get_measure
-from simcore.report import MARK, OUT_OF_SCALE, OUTLINE, column_shade, format_value, with_interval
+from simcore.report import (MARK, OUT_OF_SCALE, OUTLINE, column_shade, display_scale, format_value, unit_label,
+                            with_interval)
 
 DIRECTION_NOTE = {1: "higher is more similar", -1: "lower is more similar", 0: "not a similarity (source diversity)"}
 
@@ -59,6 +60,8 @@ def heatmap(long: pd.DataFrame, measure: str) -> go.Figure:
         return table.reindex(index=sources, columns=targets).to_numpy(float)
 
     values, low, high = grid("value"), grid("ci_low"), grid("ci_high")
+    scale = display_scale(measure, values)  # TVC and TVcC in %, as in the Values table and the report
+    values, low, high = values * scale, low * scale, high * scale
     marks, reasons = flags.grids(part, sources, targets)
     greyed = flags.out_of_scale(values, marks)
     shade = column_shade(np.where(greyed, np.nan, values), direction)
@@ -73,13 +76,13 @@ def heatmap(long: pd.DataFrame, measure: str) -> go.Figure:
               + (f"<br>{x}" if x else "")
               for v, a, b, m, r, g, t, x in zip(*rows)]
              for rows in zip(values, low, high, marks, reasons, greyed, tokens, across)]
-    scale = "Greys" if direction == 0 else "Blues"
+    colours = "Greys" if direction == 0 else "Blues"
     font = 13 if len(targets) <= 6 else 11
-    template = "source %{y}<br>target %{x}<br>" + label(measure) + " %{customdata}<extra></extra>"
+    template = "source %{y}<br>target %{x}<br>" + unit_label(measure) + " %{customdata}<extra></extra>"
     fig = go.Figure(go.Heatmap(
         z=np.where(greyed, np.nan, shade).tolist(), x=targets, y=sources,
         text=[[t if not g else "" for t, g in zip(tr, gr)] for tr, gr in zip(text, greyed)], texttemplate="%{text}",
-        textfont={"size": font}, customdata=hover, colorscale=scale, zmin=0, zmax=1, xgap=2, ygap=2,
+        textfont={"size": font}, customdata=hover, colorscale=colours, zmin=0, zmax=1, xgap=2, ygap=2,
         hovertemplate=template, hoverongaps=False,
         colorbar={"tickvals": [0, 1], "ticktext": ["less", "more similar"] if direction else ["low", "high"],
                   "thickness": 12, "len": 0.9, "title": {"text": "per target", "side": "right"}},
@@ -90,16 +93,18 @@ def heatmap(long: pd.DataFrame, measure: str) -> go.Figure:
         texttemplate="%{text}", textfont={"size": font, "color": "#555"}, customdata=hover, xgap=2, ygap=2,
         hovertemplate=template, hoverongaps=False, name="flagged",
     ))
-    for i, j in zip(*np.nonzero(marks)):
-        fig.add_shape(type="rect", x0=j - 0.47, x1=j + 0.47, y0=i - 0.45, y1=i + 0.45, xref="x", yref="y",
-                      line={"color": OUTLINE, "width": 2, "dash": "dot"}, layer="above")
+    # one assignment: fig.add_shape per cell re-validates every shape already there (180 outlines took 5 s)
+    outlines = [{"type": "rect", "x0": j - 0.47, "x1": j + 0.47, "y0": i - 0.45, "y1": i + 0.45, "xref": "x",
+                 "yref": "y", "line": {"color": OUTLINE, "width": 2, "dash": "dot"}, "layer": "above"}
+                for i, j in zip(*np.nonzero(marks))]
     note = ""
     if marks.any():
         note = (f"<br><span style='font-size:11px;color:{OUTLINE}'>{MARK} dotted outline: flagged"
                 + ("; grey: left out of its column's scale" if greyed.any() else "; every value of a column flagged: "
                    "shaded among themselves") + "</span>")
     fig.update_layout(
-        title={"text": f"{label(measure)} <span style='font-size:12px;color:#666'>{_gloss(measure)}"
+        shapes=outlines,
+        title={"text": f"{unit_label(measure)} <span style='font-size:12px;color:#666'>{_gloss(measure)}"
                        f"({DIRECTION_NOTE[direction]}; "
                        f"each target's column on its own scale)</span>{note}"},
         height=160 + 44 * len(sources) + (16 if note else 0), margin={"l": 10, "r": 10, "t": 40 + (16 if note else 0),

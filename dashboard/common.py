@@ -95,6 +95,7 @@ def locator() -> ws.Locator:
 def _new_workspace(state: AppState, related: list[str] | None = None, demo: bool = True,
                    ws_id: str | None = None) -> None:
     state.workspace = ws_id or ws.new_id()
+    state.jobs = jobs.of_workspace(state.workspace)
     state.workspace_name = time.strftime("Workspace of %d %b %Y, %H:%M")
     state.workspace_created = time.time()
     state.workspace_related = list(related or [])
@@ -117,6 +118,7 @@ def open_workspace(state: AppState, ws_id: str | None) -> None:
             notes = ws.restore(files, state, locator())
             state.extra[SEEN] = files[ws.MANIFEST]
             state.workspace, state.workspace_name = ws_id, str(manifest.get("name", ""))[:ws.MAX_NAME]
+            state.jobs = jobs.of_workspace(ws_id)  # a job this workspace runs, started in another tab or before F5
             state.workspace_created = float(manifest.get("created") or time.time())
             related = manifest.get("related")
             state.workspace_related = [r for r in related if ws.valid_id(r)] if isinstance(related, list) else []
@@ -176,10 +178,7 @@ def save_workspace(state: AppState) -> None:
 
 def switch_workspace(state: AppState, ws_id: str | None) -> None:
     """Leave this workspace for another (or a new one, ``None``): the session's state starts again from it."""
-    save_workspace(state)
-    for job in state.jobs.values():
-        if job.running:
-            job.cancel()
+    save_workspace(state)  # its running jobs go on: they belong to it, and reopening it shows them
     related = [state.workspace, *state.workspace_related]
     fresh = AppState()
     st.session_state[STATE_KEY] = fresh
@@ -215,6 +214,13 @@ def similarity_measures(long: pd.DataFrame) -> list[str]:
     """The measures of a long matrix that are similarities (TTR is not), in their order."""
     directions = long.groupby("measure", sort=False)["direction"].first()
     return [m for m, d in directions.items() if d != 0]
+
+
+def uncomputed_measures(long: pd.DataFrame, measures: Iterable[str]) -> list[str]:
+    """The measures among ``measures`` with no value at all in the matrix (WVV below 1M tokens per source)."""
+    values = pd.to_numeric(long["value"], errors="coerce")
+    have = set(long.loc[values.notna() & values.abs().ne(float("inf")), "measure"])
+    return [m for m in measures if m not in have]
 
 
 def show_error(exc: BaseException) -> None:
@@ -329,12 +335,18 @@ def _job_line(job: jobs.BackgroundJob) -> str:
 
 
 def _jobs_panel() -> None:
-    """Progress of the session's running jobs, refreshed every second from any page; Cancel buttons."""
+    """Progress of the workspace's running jobs, refreshed every REFRESH_SECONDS from any page of any of its
+    tabs; Cancel buttons. When a job ends the page runs again: here its result is filed, or, once another tab
+    filed and saved it, merged from the workspace."""
     state = get_state()
     active = [j for j in state.jobs.values() if j.running]
     ended = [j for j in state.jobs.values() if not j.running and not j.collected]
-    if ended:
-        st.rerun()  # the whole page: the job's result is filed and shown
+    seen: set[int] = st.session_state.setdefault("jobs_seen", set())
+    filed_elsewhere = [j for j in state.jobs.values() if id(j) in seen and j.collected and j.saved]
+    seen.difference_update(id(j) for j in filed_elsewhere)
+    seen.update(id(j) for j in active)
+    if ended or filed_elsewhere:
+        st.rerun()  # the whole page: the job's result is filed (or merged) and shown
     for job in active:
         st.progress(job.fraction, text=md(_job_line(job)))
         st.button("Cancel", key=f"cancel_{job.kind}", on_click=job.cancel, disabled=job.cancel_requested,
@@ -365,8 +377,9 @@ def _sidebar(state: AppState) -> None:
         for page, text, icon in NAVIGATION:
             st.page_link(page, label=text, icon=icon)
         st.divider()
-        running = any(j.running for j in state.jobs.values())
-        st.fragment(_jobs_panel, run_every=REFRESH_SECONDS if running else None)()
+        # also while a job that ended is not yet filed and saved (by whichever tab runs first)
+        watching = any(j.running or not j.saved for j in state.jobs.values())
+        st.fragment(_jobs_panel, run_every=REFRESH_SECONDS if watching else None)()
         _loaded_now(state)
 
 
@@ -377,8 +390,10 @@ def setup_page(title: str, icon: str = "") -> None:
     state = get_state()
     if st.query_params.get("ws") != state.workspace:
         st.query_params["ws"] = state.workspace  # a reload, a bookmark or a new tab opens this workspace again
-    jobs.collect(state)
+    filed = jobs.collect(state)
     save_workspace(state)  # what the last run changed
+    for job in filed:
+        job.saved = True  # the workspace's other tabs may merge its result now
     _sidebar(state)
     st.title(title)
     messages, state.flash = state.flash, []

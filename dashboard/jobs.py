@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import atexit
 import multiprocessing
+import sys
 import threading
 import time
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
@@ -75,6 +78,7 @@ class BackgroundJob:
     total_cost: float = 0.0
     done_cost: float = 0.0
     work_started: float | None = None  # when the work itself began (after waiting for the server's lock)
+    expected: float | None = None  # seconds the work should take, estimated before it began (stored paces)
     status: str = RUNNING
     result: Any = None
     error: str | None = None
@@ -83,6 +87,7 @@ class BackgroundJob:
     started: float = field(default_factory=time.time)
     finished: float | None = None
     collected: bool = False
+    saved: bool = False  # its result is in the workspace on disk (the other tabs can merge it)
     on_done: Callable[[AppState, BackgroundJob], None] | None = field(default=None, repr=False)
     _cancel: threading.Event = field(default_factory=threading.Event, repr=False)
     _thread: threading.Thread | None = field(default=None, repr=False)
@@ -102,6 +107,11 @@ class BackgroundJob:
         self.message = str(message)[:160]
         self.advance(fraction)
 
+    def expect(self, seconds: float) -> None:
+        """The work's own estimate of the time it still needs, once it knows (replaces the one made before)."""
+        spent = 0.0 if self.work_started is None else time.time() - self.work_started
+        self.expected = spent + max(0.0, float(seconds))
+
     def advance(self, fraction: float) -> None:
         """Move the bar to ``fraction`` (or to the share of the finished rows' cost when that is ahead); never back."""
         by_rows = self.done_cost / self.total_cost if self.total_cost > 0 else 0.0
@@ -116,19 +126,26 @@ class BackgroundJob:
             self.advance(self.fraction)
 
     def eta(self) -> float | None:
-        """Seconds left, from the pace so far; None until there is a pace to go by."""
+        """Seconds left: the estimate made before the work began less the time spent, weighed against the
+        pace so far as the work goes on (the bar's share of it); None with neither to go by."""
         if self.work_started is None or not self.running:
             return None
         spent = time.time() - self.work_started
+        planned = None if self.expected is None else max(0.0, self.expected - spent)
         if self.fraction < 0.01 or spent < 2:
-            return None
-        return spent * (1 - self.fraction) / self.fraction
+            return planned
+        by_pace = spent * (1 - self.fraction) / self.fraction
+        if planned is None or planned == 0.0:  # past its estimate: only the pace says anything
+            return by_pace
+        return self.fraction * by_pace + (1 - self.fraction) * planned
 
     def line(self) -> str:
         """``Similarity matrix: ppl of news → forum — 34 of 108 values · 31% · 1 min 05 s, about 2 min 20 s left``."""
         parts = [f"{self.fraction:.0%}"]
-        if self.total:
+        if self.total and self.partial:
             parts.insert(0, f"{len(self.partial)} of {self.total} values")
+        elif self.total:  # the corpora are read and prepared before any value: say so, not "0 of 126" throughout
+            parts.insert(0, f"{self.total} values, the first once the corpora are prepared")
         parts.append(duration(self.elapsed()))
         left = self.eta()
         if left is not None:
@@ -150,6 +167,21 @@ class BackgroundJob:
         return (self.finished or time.time()) - self.started
 
 
+# ---- jobs belong to the workspace ------------------------------------------------------------------------
+# One dict of jobs per workspace on this server, shared by every session (tab) of that workspace: a reload or
+# a second tab finds a running job, shows its progress, can cancel it, and the first to run after it ends files
+# its result in the workspace (the other tabs merge it from disk).
+_WORKSPACES: dict[str, dict[str, BackgroundJob]] = {}
+_WORKSPACES_LOCK = threading.Lock()
+_COLLECT = threading.Lock()
+
+
+def of_workspace(ws_id: str) -> dict[str, BackgroundJob]:
+    """The jobs of the workspace ``ws_id`` on this server (the same dict for every tab of it)."""
+    with _WORKSPACES_LOCK:
+        return _WORKSPACES.setdefault(ws_id, {})
+
+
 def running(state: AppState, kind: str) -> BackgroundJob | None:
     job = state.jobs.get(kind)
     return job if job is not None and job.running else None
@@ -158,7 +190,8 @@ def running(state: AppState, kind: str) -> BackgroundJob | None:
 def start(state: AppState, kind: str, title: str, work: Callable[[Any], Any],
           on_done: Callable[[AppState, BackgroundJob], None], params: Any = None,
           lock: threading.Lock | None = None, total: int | None = None,
-          cost: Callable[[dict[str, Any]], float] | None = None, total_cost: float = 0.0) -> BackgroundJob:
+          cost: Callable[[dict[str, Any]], float] | None = None, total_cost: float = 0.0,
+          expected: float | None = None) -> BackgroundJob:
     """Run ``work(task)`` in a child process owned by this session; one job of a kind at a time.
 
     With ``lock`` (shared by the sessions of this server) the job waits for it before it starts, so
@@ -167,7 +200,7 @@ def start(state: AppState, kind: str, title: str, work: Callable[[Any], Any],
     if running(state, kind) is not None:
         raise SimcoreError(f"a {kind} computation is already running; wait for it or cancel it in the sidebar")
     job = BackgroundJob(kind=kind, title=title, params=params, on_done=on_done, total=total, cost=cost,
-                        total_cost=total_cost)
+                        total_cost=total_cost, expected=expected)
     job._thread = threading.Thread(target=_watch, args=(job, work, lock), name=f"simcore-{kind}-job", daemon=True)
     state.jobs[kind] = job
     job._thread.start()
@@ -200,7 +233,8 @@ def _supervise(job: BackgroundJob, work: Callable[[Any], Any]) -> None:
     cancel = _CONTEXT.Event()
     # not daemonic, so the work may start processes of its own (spaCy workers, TVcC's tagging)
     child = _CONTEXT.Process(target=_child, args=(work, send, cancel), name=f"simcore-{job.kind}", daemon=False)
-    child.start()
+    with _plain_main():
+        child.start()
     _children.add(child)
     send.close()  # the child holds the only writing end: end of file once it exits
     cancel_sent: float | None = None
@@ -238,6 +272,30 @@ def _supervise(job: BackgroundJob, work: Callable[[Any], Any]) -> None:
         _children.discard(child)
 
 
+_MAIN_SWAP = threading.Lock()
+
+
+@contextmanager
+def _plain_main() -> Iterator[None]:
+    """While a child is spawned: an empty ``__main__`` in place of the page script's.
+
+    Streamlit runs each page script as ``__main__`` (with its ``__file__``), and a spawned child re-runs the
+    parent's ``__main__`` file to prepare itself: every job's child ran the whole page (app.py) in bare
+    mode, a thousand "missing ScriptRunContext" warnings on a demo start, and could have started jobs of
+    its own. The work needs nothing from ``__main__`` (it is a function of dashboard.work).
+    """
+    with _MAIN_SWAP:
+        saved = sys.modules.get("__main__")
+        neutral = types.ModuleType("__main__")
+        sys.modules["__main__"] = neutral
+        try:
+            yield
+        finally:
+            # a page run that began meanwhile set its own __main__: leave that one in place
+            if sys.modules.get("__main__") is neutral and saved is not None:
+                sys.modules["__main__"] = saved
+
+
 def _record(job: BackgroundJob, message: tuple[Any, ...]) -> bool:
     """Copy one report of the child onto the job; True once the work has ended."""
     what = message[0]
@@ -246,6 +304,8 @@ def _record(job: BackgroundJob, message: tuple[Any, ...]) -> bool:
         job.advance(message[2])
     elif what == "row":
         job.add_row(message[1])
+    elif what == "expected":
+        job.expect(message[1])
     elif what == DONE:
         job.result = message[1]
         job.fraction, job.message, job.status = 1.0, "done", DONE
@@ -282,6 +342,10 @@ class ChildTask:
         if self._cancel.is_set():
             raise JobCancelled
 
+    def expect(self, seconds: float) -> None:
+        """The time the work still needs, as it estimates it once it knows (the sidebar's time left)."""
+        self._send.send(("expected", float(seconds)))
+
 
 def _child(work: Callable[[Any], Any], send: Connection, cancel: Any) -> None:
     task = ChildTask(send, cancel)
@@ -301,12 +365,16 @@ def _child(work: Callable[[Any], Any], send: Connection, cancel: Any) -> None:
     send.close()
 
 
-def collect(state: AppState) -> None:
-    """Hand each ended job to its on_done (in the page script's thread) once; messages go to the flash."""
+def collect(state: AppState) -> list[BackgroundJob]:
+    """Hand each ended job to its on_done (in the page script's thread) once, whichever tab of the workspace
+    runs first; messages go to the flash. Returns the jobs filed here (to be marked saved once written)."""
+    filed = []
     for job in list(state.jobs.values()):
-        if job.running or job.collected:
-            continue
-        job.collected = True
+        with _COLLECT:
+            if job.running or job.collected:
+                continue
+            job.collected = True
+        filed.append(job)
         if job.status == DONE and job.on_done is not None:
             try:
                 job.on_done(state, job)
@@ -316,3 +384,4 @@ def collect(state: AppState) -> None:
             state.say("error", f"{job.title} stopped: {job.error}")
         elif job.status == CANCELLED:
             state.say("info", f"{job.title} was cancelled.")
+    return filed

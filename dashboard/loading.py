@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -87,6 +88,30 @@ def suggest_name(role: str, name: str) -> str:
     if role == "target":
         return f"e.g. forum posts ({base} split)"
     return "e.g. clinical notes 2019"
+
+
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, 11th, 22nd."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def human_size(size: int) -> str:
+    """``512 bytes``, ``14.2 kB``, ``3.1 MB``."""
+    if size < 1000:
+        return f"{size} bytes"
+    return f"{size / 1e3:.1f} kB" if size < 1e6 else f"{size / 1e6:.1f} MB"
+
+
+def upload_hint(position: int, size: int, first_line: str | None, width: int = 80,
+                quote: Callable[[str], str] = str) -> str:
+    """What tells two uploads of one file name apart: ``uploaded 2nd · 14.2 kB · starts “EU rejects …”``
+    (``quote`` makes the file's own text inert where it is shown, e.g. in Markdown)."""
+    parts = [f"uploaded {ordinal(position)}", human_size(size)]
+    if first_line:
+        line = " ".join(first_line.split())
+        parts.append(f"starts “{quote(line if len(line) <= width else line[:width - 1] + '…')}”")
+    return " · ".join(parts)
 
 
 def add_server_path(state: AppState, role: str, text: str, fmt: str | None = None, text_field: str = "text",

@@ -13,6 +13,7 @@ from functools import partial
 
 import pandas as pd
 
+from simcore import pace
 from simcore.corpus import display_name, save_upload
 from simcore.errors import SimcoreError
 from simcore.probe import ProbeCaps, TargetSplits, seed_list
@@ -110,6 +111,27 @@ def time_bound(caps: ProbeCaps, sources: int, seeds: int) -> str:
             f"{duration(runs * caps.seconds)}, less for runs already stored or stopped by their epochs")
 
 
+def estimate(state: AppState, caps: ProbeCaps, sources: list[str], seeds: int,
+             source_tokens: int | None) -> pace.ProbeEstimate:
+    """The probe's time with its skip-gram training on each source (the sample the vectors train on: the
+    form's size, else the matrix's), from this machine's stored paces."""
+    from simcore.matrix import comparison_size
+    from simcore.measures import MeasureOptions
+
+    from .corpus_view import corpus_stats
+
+    sizes = []
+    for name in sources:
+        try:
+            sizes.append(corpus_stats(state.sources[name].corpus).tokens)
+        except (KeyError, SimcoreError):
+            continue
+    sample = source_tokens or (comparison_size(sizes, "wvv") if sizes else 0)
+    return pace.probe_estimate(get_store(), [min(sample, n) for n in sizes], seeds=seeds, epochs=caps.epochs,
+                               seconds_cap=caps.seconds, train_sentences=caps.train_sentences,
+                               wvv_epochs=MeasureOptions().wvv_epochs)
+
+
 def loaded_target_dirs(state: AppState) -> list[str]:
     """The loaded targets that are directories of splits (the ones a probe can use)."""
     return sorted(name for name, t in state.targets.items() if t.corpus.path.is_dir())
@@ -164,8 +186,9 @@ def start_probe(state: AppState, request: ProbeRequest) -> jobs.BackgroundJob:
     task = partial(work.probe, root=str(get_store().root), sources=[state.sources[n].corpus for n in request.sources],
                    target=request.target, caps=request.caps, seeds=seed_list(request.seeds),
                    source_tokens=request.source_tokens, columns=RUN_COLUMNS)
+    expected = estimate(state, request.caps, list(request.sources), request.seeds, request.source_tokens).seconds
     return jobs.start(state, KIND, f"NER probe ({request.runs} training runs)", task, _finished, params=request,
-                      lock=bench.lock)
+                      lock=bench.lock, expected=expected)
 
 
 def _finished(state: AppState, task: jobs.BackgroundJob) -> None:

@@ -15,6 +15,7 @@ import pandas as pd
 
 from simcore.corpus import Corpus
 from simcore.distributed.cluster import scheduler_from_env
+from simcore.estimates import probe_seconds
 from simcore.distributed.prepare import matrix_runner
 from simcore.matrix import Workbench
 from simcore.measures import MeasureOptions
@@ -55,7 +56,12 @@ def probe(task: Any, root: str, sources: list[Corpus], target: TargetSplits, cap
         task.partial.append({k: run[k] for k in columns})
         task.check()  # Cancel lands between runs (and inside a run, at its next progress report)
 
-    return run_probe(sources, [target], workbench=Workbench(ArtefactStore(root)), caps=caps, seeds=seeds,
+    bench = Workbench(ArtefactStore(root))
+    task.progress("sizing the sources and their vectors' samples", 0.0)
+    # what is left to do, now that the store can be asked (vectors trained for the matrix are reused)
+    task.expect(probe_seconds(bench, sources, seeds=len(seeds), epochs=caps.epochs, seconds_cap=caps.seconds,
+                              train_sentences=caps.train_sentences, source_tokens=source_tokens).seconds)
+    return run_probe(sources, [target], workbench=bench, caps=caps, seeds=seeds,
                      source_tokens=source_tokens, progress=task.progress, on_run=on_run)
 
 

@@ -17,6 +17,7 @@ from dashboard.loading import (
     says_little,
     set_language,
     suggest_name,
+    upload_hint,
 )
 from dashboard.paths import data_roots, remote_roots
 from simcore.corpora.lang import language_name as language_label
@@ -38,7 +39,8 @@ def corpus_options(prefix: str, roles: list[str]) -> tuple[str, str | None, str]
     return role, FORMAT_CHOICES[fmt], field
 
 
-add_tab, path_tab = st.tabs(["Upload files", "Server path"])
+# with state: after adding from the server the page shows its message and stays on the tab (it jumped back)
+add_tab, path_tab = st.tabs(["Upload files", "Server path"], key="corpora_add_tab", on_change="rerun")
 with add_tab:
     with st.form("upload_form", clear_on_submit=True):
         files = st.file_uploader(f"Corpus files (up to {st.get_option('server.maxUploadSize')} MB each)",
@@ -90,8 +92,17 @@ if vague:
     with st.form("name_uploads"):
         st.markdown("**Name your uploads.** These file names say little on the pages and in the exports "
                     "(the browser sends no folder name): what is each one?")
+        uploads = {(role, name): i for role, bucket in (("target", state.targets), ("source", state.sources))
+                   for i, name in enumerate([n for n, lc in bucket.items() if lc.origin.startswith("upload")], 1)}
         for role, name in vague:
+            corpus = state.targets[name].corpus if role == "target" else state.sources[name].corpus
+            try:
+                first = next(iter(corpus_preview(corpus)), None)
+            except SimcoreError:
+                first = None
+            # two uploads both called test.conll: their order, size and first line say which is which
             st.text_input(f"{role} “{name}”", key=f"vague_{role}_{name}", placeholder=suggest_name(role, name))
+            st.caption(upload_hint(uploads.get((role, name), 0), corpus.size_bytes, first, quote=c.md))
         named = st.form_submit_button("Rename", type="primary", key="name_uploads_go")
     if named:
         done = []
@@ -150,7 +161,11 @@ for role, bucket in (("target", state.targets), ("source", state.sources)):
     if any(repaired.values()):
         st.caption("Odd lines tolerated: " + "; ".join(f"{n}: {r.summary()}" for n, r in repaired.items() if r))
     for name, loaded in sorted(bucket.items()):
-        with st.expander(f"{name}: preview and sentence lengths"):
+        # drawn when opened: fourteen previews and length charts drawn closed took most of the page's time
+        with st.expander(f"{name}: preview and sentence lengths", key=f"exp_{role}_{name}",
+                         on_change="rerun") as details:
+            if details.open is False:
+                continue
             left, right = st.columns([3, 2])
             with left:
                 try:
@@ -175,7 +190,9 @@ for role, bucket in (("target", state.targets), ("source", state.sources)):
                 renamed = r2.form_submit_button("Rename", key=f"rename_{role}_{name}")
             if renamed:
                 try:
-                    c.changed(state, "success", f"Renamed {c.md(name)} to {c.md(rename(state, role, name, new_name))}.")
+                    new = rename(state, role, name, new_name)
+                    st.session_state[f"exp_{role}_{new}"] = True  # the renamed corpus's details stay open
+                    c.changed(state, "success", f"Renamed {c.md(name)} to {c.md(new)}.")
                 except SimcoreError as exc:
                     st.error(str(exc))
             if st.button(f"Remove {name}", key=f"remove_{role}_{name}"):

@@ -18,6 +18,13 @@ from simcore.option_checks import MAX_EMB_SENTENCES, MAX_KL_BUCKETS
 from simcore.report import values_with_intervals
 
 c.setup_page("Similarity", ":material/grid_on:")
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def heatmap_of(fingerprint: str, measure: str, _long: pd.DataFrame):
+    """A measure's heatmap, built once per matrix content (each new tab of a workspace drew them all again)."""
+    return heatmap(_long, measure)
+
 state = c.get_state()
 task = jobs.running(state, KIND)
 
@@ -51,9 +58,9 @@ if state.sources and state.targets:
     c.keep_choices(state, "similarity", defaults,
                    allowed={"f_sources": state.sources, "f_targets": state.targets, "f_measures": all_measures()})
     with st.form("compute_form"):
-        cols = st.columns(2)
-        sources = cols[0].multiselect("Sources", sorted(state.sources), key="f_sources")
-        targets = cols[1].multiselect("Targets", sorted(state.targets), key="f_targets")
+        # a row each, chips wrapped: in a column they stayed on one scrolling row (2.5 of 9 sources in view)
+        sources = st.multiselect("Sources", sorted(state.sources), key="f_sources", wrap=True)
+        targets = st.multiselect("Targets", sorted(state.targets), key="f_targets", wrap=True)
         measures = st.multiselect("Measures", all_measures(),
                                   format_func=lambda m: get_measure(m).label, key="f_measures",
                                   help="; ".join(f"{get_measure(m).label}: {get_measure(m).description}"
@@ -140,6 +147,7 @@ if len(bad):
 measures = list(dict.fromkeys(long["measure"]))
 similarity = [m for m in measures if (long[long["measure"] == m]["direction"].iloc[0]) != 0]
 others = [m for m in measures if m not in similarity]
+content = str(int(pd.util.hash_pandas_object(long.astype(str), index=False).sum()))
 grid = st.columns(2)
 for i, m in enumerate(similarity):
     with grid[i % 2]:
@@ -151,7 +159,8 @@ for i, m in enumerate(similarity):
             start = str(why).find(f"{label(m)} not computed")
             st.info(str(why)[start:] if start >= 0 else str(why))
             continue
-        st.plotly_chart(heatmap(long, m), width="stretch", key=f"heat_{m}", config={"displayModeBar": False})
+        st.plotly_chart(heatmap_of(content, m, long), width="stretch", key=f"heat_{m}",
+                        config={"displayModeBar": False})
 for m in others:
     part = long[long["measure"] == m].groupby("source", as_index=False)["value"].first()
     st.caption(f"{label(m)} of each source (diversity, not a similarity): "
@@ -182,9 +191,13 @@ source_name = pick[1].selectbox("Source", job.sources, key="drill_source")
 top = pick[2].slider("Rows", 5, 100, 25, step=5, key="drill_top")
 for line in pair_flags(long, source_name, target_name):
     st.caption(f"⚠ {c.md(line)}")
-tabs = st.tabs(list(VIEWS.values()))
+# Only the open view is worked out (each needs the pair's prepared corpora: seconds on large sources, and it
+# waits for a computation running on this server); the others when their tab is picked.
+tabs = st.tabs(list(VIEWS.values()), key="drill_view", on_change="rerun")
 for tab, view in zip(tabs, VIEWS):
     with tab:
+        if tab.open is False:
+            continue
         if view not in job.measures and view != "tvc":
             st.caption(f"{label(view)} was not computed; include it in the measures to see this.")
             continue

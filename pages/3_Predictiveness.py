@@ -87,6 +87,14 @@ if shown_matrix is None:
 
 long = shown_matrix.long
 measures = c.similarity_measures(long)
+missing = c.uncomputed_measures(long, measures)  # WVV below 1M tokens: no value, nothing to correlate or plot
+measures = [m for m in measures if m not in missing]
+if missing:
+    st.caption(", ".join(label(m) for m in missing) + " not computed in this matrix (no values): left out of the "
+               "correlations, scatters, regret and audit below.")
+if not measures:
+    st.info("This matrix has no similarity values to compare with the NER results.")
+    st.stop()
 
 # Names in the results that the matrix does not have: suggest matches, let the user pick, remember the picks.
 mapping: dict[str, dict[str, str | None]] = state.extra.setdefault("name_map", {"target": {}, "source": {}})

@@ -20,8 +20,12 @@ st.caption("Large corpora are best scored on the command line, e.g. "
            "see the heatmaps, agreement, rankings and exports. A wide table with one column per measure "
            "(like the paper's Table 3) works too.")
 
-upload_tab, path_tab, ws_tab = st.tabs(["Upload a matrix CSV", "Server path", "Workspaces"],
-                                      default="Workspaces" if st.query_params.get("tab") == "workspaces" else None)
+TABS = ["Upload a matrix CSV", "Server path", "Workspaces"]
+if st.query_params.get("tab") == "workspaces":  # the sidebar's "Manage workspaces" link
+    st.session_state["open_results_tab"] = "Workspaces"
+    del st.query_params["tab"]
+# Tabs that keep their state: the open tab stays open across the rerun after an action (a rename, an upload).
+upload_tab, path_tab, ws_tab = st.tabs(TABS, key="open_results_tab", on_change="rerun")
 with upload_tab:
     upload = st.file_uploader("Matrix CSV", type=["csv"], key="matrix_upload")
     if upload is not None and state.extra.get("matrix_upload_id") != upload.file_id:
@@ -95,6 +99,10 @@ with ws_tab:
             new_state = c.AppState()
             notes = ws.restore(files, new_state, here)
             manifest = ws.parse_manifest(files)
+            if not ws.has_content(new_state):  # e.g. a pickle named m0.csv: refused, not a new empty workspace
+                raise SimcoreError(f"{opened.name} holds nothing that can be opened"
+                                   + (f": {'; '.join(notes[:3])}" if notes else " (no corpus, matrix or result)")
+                                   + ". This workspace is unchanged.")
             c.switch_workspace(state, None)
             fresh = c.get_state()
             for key in ("sources", "targets", "matrices", "active", "results", "results_label", "results_columns"):

@@ -49,7 +49,8 @@ with st.form("probe_form"):
                          "number of tokens, then a token classifier is fine-tuned (GPU when present; a CPU is "
                          "about 400 times slower, so the run is planned and timed first)")
     left, right = st.columns(2)
-    sources = left.multiselect("Sources (their word vectors are probed)", sorted(state.sources), key="probe_sources")
+    sources = left.multiselect("Sources (their word vectors are probed)", sorted(state.sources), key="probe_sources",
+                               wrap=True)  # every chosen source in view, not a scrolling row
     caps_rows = [left.columns(3), left.columns(3)]
     train_n = caps_rows[0][0].number_input("Train sentences (0 = all)", 0, 10**7, step=500, key="probe_train_n")
     test_n = caps_rows[0][1].number_input("Test sentences (0 = all)", 0, 10**7, step=500, key="probe_test_n")
@@ -85,8 +86,12 @@ if state.extra.get(pj.PLAN):
 shown_caps = ProbeCaps(train_sentences=int(st.session_state.get("probe_train_n") or 0) or None,
                        epochs=int(st.session_state.get("probe_epochs") or 1),
                        seconds=float(st.session_state.get("probe_seconds") or 5))
-st.caption("With these caps: " + pj.time_bound(shown_caps, len(st.session_state.get("probe_sources") or []),
-                                                int(st.session_state.get("probe_seeds") or 1)) + ".")
+shown_sources = [n for n in st.session_state.get("probe_sources") or [] if n in state.sources]
+shown_seeds = int(st.session_state.get("probe_seeds") or 1)
+st.caption("With these caps: " + pj.estimate(state, shown_caps, shown_sources, shown_seeds,
+                                             int(st.session_state.get("probe_source_tokens") or 0) or None
+                                             ).text(jobs.duration)
+           + "; " + pj.time_bound(shown_caps, len(shown_sources), shown_seeds) + " for the training runs.")
 
 if submitted or plan_only:
     c.save_choices(state, "probe", FORM_KEYS)

@@ -90,3 +90,30 @@ def test_demo_without_an_answer_on_the_server_works_it_out_in_the_background(tmp
     finally:
         job.cancel()
         assert job.wait(90)
+
+
+def test_demo_home_drops_the_working_line_once_the_answer_is_in(tmp_path, monkeypatch):
+    """While the job runs, Home says it is working the answer out; once PPL and JSD are in for every pair the
+    answer is shown and that line is gone (it stood above the finished answer)."""
+    from dashboard import compute
+
+    monkeypatch.setenv("SIMCORE_DEMO", "1")
+    monkeypatch.setenv("SIMCORE_CACHE", str(tmp_path / "store"))
+    compute._answers()[0].clear()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    job = at.session_state["simcore_state"].jobs["matrix"]
+    try:
+        assert any("Working it out in the background" in c.value for c in at.caption)
+        long, best = _sample_matrix()
+        job.partial.extend(long[long["measure"].isin(["ppl", "jsd"])].to_dict("records"))
+        assert job.running
+        at.run()
+        assert not at.exception
+        text = " ".join(m.value for m in at.markdown)
+        for source in best.values():
+            assert f"pretrain on **{source.replace('_', chr(92) + '_')}**" in text, text
+        assert not any("Working it out in the background" in c.value for c in at.caption)
+    finally:
+        job.cancel()
+        assert job.wait(90)

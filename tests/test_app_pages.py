@@ -3,6 +3,7 @@ uploads, server paths, NER results, agreement on Table 3, ranking and export, op
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -115,6 +116,15 @@ def test_compute_matches_the_library_and_colours_point_to_the_most_similar(compu
                 continue
             best = part.idxmin() if measure in ("ppl", "wvv", "jsd") else part.idxmax()
             assert z[trace["y"].index(best), j] == 1.0, (measure, target)
+            if measure == "tvc":  # a percentage, as in the Values table's "TVC (%)" column
+                assert spec["layout"]["title"]["text"].startswith("TVC (%)")
+                shown = trace["text"][trace["y"].index(best)][j].split()[0]
+                assert float(shown) == pytest.approx(100 * part[best], abs=0.01), (shown, part[best])
+    values = next(d.value for d in at.dataframe if "TVC (%)" in d.value.columns)
+    row = values[(values["target"] == trace["x"][0])].set_index("source")["TVC (%)"]
+    tvc = long[(long["measure"] == "tvc") & (long["target"] == trace["x"][0])].set_index("source")["value"]
+    for source, cell in row.items():
+        assert float(cell.split()[0]) == pytest.approx(100 * tvc[source], abs=0.01)
 
 
 def test_forum_target_prefers_informal_sources_over_clinical_notes(computed):
@@ -254,6 +264,8 @@ def test_a_running_computation_can_be_cancelled(computed):
 
 
 def test_drill_down_lists_target_words_absent_from_the_source(computed, cache):
+    from dashboard.drill import VIEWS
+
     at = go(computed, "pages/2_Similarity.py")
     at.selectbox(key="drill_target").set_value("med_forum_posts")
     at.selectbox(key="drill_source").set_value("news").run()
@@ -271,8 +283,13 @@ def test_drill_down_lists_target_words_absent_from_the_source(computed, cache):
     assert len(table) > 0
     for word, freq in zip(table["word"], table["target frequency"]):
         assert word not in source_words and counts[word] == freq
-    # the sentences view and the n-gram view render too
+    # only the open view is worked out; the sentences view and the n-gram view render when picked
+    assert not any("perplexity" in d.value.columns for d in at.dataframe)
+    at.session_state["drill_view"] = VIEWS["ppl"]
+    at.run()
     assert any("perplexity" in d.value.columns for d in at.dataframe)
+    at.session_state["drill_view"] = VIEWS["jsd"]
+    at.run()
     assert any("contribution" in d.value.columns for d in at.dataframe)
     # the pair's flags are said above the views (the sample's sources are smaller than the reliable size)
     long = state(at).matrix
@@ -298,6 +315,11 @@ def test_corpora_page_upload_statistics_and_removal():
     lines = [tokenize(line) for line in example.read_text().splitlines() if line.strip()]
     row = stats_table[stats_table["name"] == "med_forum_posts_sample"].iloc[0]
     assert row["tokens"] == sum(map(len, lines)) and row["sentences"] == len(lines)
+    # a corpus's preview, chart, rename and remove are drawn once its details are opened
+    assert not [t for t in at.text_input if t.key == "name_target_med_forum_posts_sample"]
+    at.session_state["exp_target_med_forum_posts_sample"] = True
+    at.run()
+    assert any(c.value.startswith("Most frequent words") for c in at.caption)
     # renamed: the statistics follow the new name
     at.text_input(key="name_target_med_forum_posts_sample").set_value("forum sample")
     at.button(key="rename_target_med_forum_posts_sample").click().run()
@@ -319,6 +341,8 @@ def test_corpora_page_shows_each_corpus_language_and_reads_it_as_another_on_requ
     [name] = list(state(at).targets)
     table = at.dataframe[0].value
     assert table[table["name"] == name]["language"].iat[0] == "German (de)"
+    at.session_state[f"exp_target_{name}"] = True  # the language picker is in the corpus's details, drawn when open
+    at.run()
     assert any("German (de), Latin script, detected" in e.value for e in at.caption)
     at.selectbox(key=f"language_target_{name}").set_value("nl").run()
     no_problems(at)
@@ -425,6 +449,26 @@ def test_results_table_can_be_typed_in_for_the_computed_matrix(computed):
     # no F1 typed yet: a message, not a traceback
     assert not at.exception
     assert any("no F1 values" in e.value for e in at.error)
+
+
+def test_a_measure_without_values_is_said_not_computed_and_not_plotted(computed):
+    """WVV is not computed on the sample (below 1M tokens): no empty scatter, no None/nan correlation row."""
+    from dashboard.loading import set_results
+
+    at = go(computed, "pages/3_Predictiveness.py")
+    s = state(at)
+    pairs = s.matrix[["target", "source"]].drop_duplicates().sort_values(["target", "source"]).reset_index(drop=True)
+    set_results(s, pairs.assign(f1=np.linspace(60, 80, len(pairs)), baseline=55.0), "typed in")
+    at.run()
+    no_problems(at)
+    similarity = [m for m in dict.fromkeys(s.matrix["measure"]) if m not in ("ttr", "wvv")]
+    assert s.matrix.loc[s.matrix["measure"] == "wvv", "value"].isna().all()
+    scatters = [json.loads(c.proto.spec) for c in charts(at, "vega_lite_chart")]
+    assert len(scatters) == len(similarity)
+    assert not any("WVV" in json.dumps(spec.get("title", "")) for spec in scatters)
+    corr = next(d.value for d in at.dataframe if "Pearson r" in d.value.columns)
+    assert "WVV" not in set(corr["measure"]) and corr["Pearson r"].notna().all()
+    assert any("WVV not computed" in c.value for c in at.caption)
 
 
 def test_table3_agreement_shows_0_733():

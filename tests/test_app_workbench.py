@@ -87,9 +87,12 @@ def test_server_directory_as_one_corpus_or_one_per_file_and_no_readme():
     # the statistics table adds up: the merged corpus has the tokens of the six
     table = at.dataframe[0].value.set_index("name")
     assert table.loc["sources", "tokens"] == table.loc[expected, "tokens"].sum()
-    # each corpus's sentence-length histogram has bars with both ends (they were empty axes)
+    # each corpus's sentence-length histogram has bars with both ends (they were empty axes); drawn once opened
+    for name in state(at).sources:
+        at.session_state[f"exp_source_{name}"] = True
+    at.run()
     specs = [c.proto.spec for c in charts(at, "arrow_vega_lite_chart") + charts(at, "vega_lite_chart")]
-    assert specs and all('"x2"' in spec for spec in specs)
+    assert len(specs) == len(state(at).sources) and all('"x2"' in spec for spec in specs)
 
 
 def test_table3_matrix_file_and_results_are_all_kept():
@@ -277,6 +280,15 @@ def test_vague_upload_names_are_asked_for_and_renamed_in_one_form():
     at.button(key="add_uploads").click().run()
     no_problems(at)
     assert sorted(state(at).targets) == ["test", "test (2)"]
+    # which is which: upload order, size and first line, read from the files themselves
+    from dashboard.common import md
+
+    hints = [c.value for c in at.caption if c.value.startswith("uploaded ")]
+    for i, file in enumerate(["news_ner.conll", "med_forum_posts.conll"]):
+        path = SAMPLE_DATA / "targets" / file
+        words = [line.split()[0] for line in path.read_text().splitlines()[:40] if line.strip()][:3]
+        assert hints[i].startswith(f"uploaded {['1st', '2nd'][i]} · {path.stat().st_size / 1e3:.1f} kB · starts “")
+        assert md(" ".join(words)) in hints[i], (words, hints[i])
     at.text_input(key="vague_target_test").set_value("news wire")
     at.text_input(key="vague_target_test (2)").set_value("forum posts")
     at.button(key="name_uploads_go").click().run()  # a form: Enter in a field submits it too

@@ -119,3 +119,67 @@ def test_two_tabs_of_one_workspace_keep_both_tabs_work(cache: Path):
     assert any("Another tab of this workspace changed it: renamed Shared by two tabs" in i.value for i in a.info)
     reload = opened(ws_id)
     assert state(reload).workspace_name == "Shared by two tabs" and list(state(reload).matrices) == list(state(a).matrices)
+
+
+def test_a_workspace_zip_holding_a_pickle_is_refused_not_opened_empty(cache: Path):
+    """A zip whose m0.csv is a pickle (named in the manifest or not) is refused with a message; the open
+    workspace stays as it was (it used to open as a new, empty workspace)."""
+    import io
+    import json
+    import pickle
+    import zipfile
+
+    at = opened(page="pages/6_Open_results.py")
+    at.button(key="open_table3").click().run()
+    before = state(at).workspace
+    from dashboard.state import AppState
+
+    manifest = json.loads(ws.snapshot(AppState(), "evil", cache, SAMPLE_DATA, 0.0, [])[ws.MANIFEST])
+    for listed in (False, True):
+        if listed:
+            manifest["matrices"] = [{"name": "evil", "file": "m0.csv", "raw": None, "origin": "zip"}]
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as z:
+            z.writestr(ws.MANIFEST, json.dumps(manifest))
+            z.writestr("m0.csv", pickle.dumps(pd.DataFrame({"source": ["a"], "value": [1.0]})))
+        at.get("file_uploader")[-1].upload(f"evil{int(listed)}.zip", buf.getvalue(), "application/zip")
+        at.run()
+        assert not at.exception
+        # refused by the zip's reader (a member the manifest does not name, a binary table) or by the page
+        # (nothing in it could be opened): either way a one-line message
+        assert any(w in e.value for e in at.error for w in ("holds nothing that can be opened", "does not name",
+                                                            "not a text table")), [e.value for e in at.error]
+        assert state(at).workspace == before and state(at).matrices
+
+
+def test_a_running_job_belongs_to_its_workspace_reload_and_second_tab_see_it(cache: Path):
+    """Issue 29: F5 during a computation lost the job. A reload (a new session on the same address) and a
+    second tab find the running job, either can cancel it, and its result reaches every tab."""
+    from dashboard import jobs
+
+    a = opened()
+    a.button(key="load_sample").click().run()
+    ws_id = state(a).workspace
+    go(a, "pages/2_Similarity.py")
+    a.button(key="compute").click().run()
+    job = jobs.running(state(a), "matrix")
+    assert job is not None
+    reload = opened(ws_id, "pages/2_Similarity.py")  # F5 on the same address: a new session
+    second = opened(ws_id)  # another tab
+    assert jobs.running(state(reload), "matrix") is job and jobs.running(state(second), "matrix") is job
+    assert reload.get("progress"), "its progress is drawn in the new session"
+    assert not [b for b in reload.button if b.key == "compute" and not b.disabled]  # no second start
+    second.sidebar.button(key="cancel_matrix").click().run()  # Cancel from another tab
+    assert job.wait(120) and job.status == jobs.CANCELLED
+
+    go(reload, "pages/2_Similarity.py")
+    reload.button(key="compute").click().run()
+    job = jobs.running(state(reload), "matrix")
+    assert job is not None and jobs.running(state(second), "matrix") is job
+    assert job.wait(300) and job.status == jobs.DONE
+    second.run()  # the first tab to run after the end files the result, once, and saves it
+    assert [m for m in state(second).matrices if m.startswith("run ")] and job.collected and job.saved
+    reload.run()  # the other merges it from the workspace
+    no_problems(reload)
+    assert list(state(reload).matrices) == list(state(second).matrices)
+    assert len([m for m in state(reload).matrices if m.startswith("run ")]) == 1  # filed once

@@ -94,8 +94,31 @@ def _page(browser):
 
 def settle(page, ms: int = 400) -> None:
     page.wait_for_timeout(ms)
-    page.wait_for_selector(IDLE, timeout=90_000)
+    page.wait_for_selector(IDLE, timeout=300_000)  # one script run; a loaded machine makes it slow, not stuck
     page.wait_for_timeout(200)
+
+
+JOB_LINE = '[data-testid="stSidebar"] [data-testid="stProgress"]'
+_JOB_STATE = """(sel) => [...document.querySelectorAll(sel)].map(e => e.innerText.replace(/ · [^·]*$/, '')).join('|')"""
+
+
+def wait_for_jobs(pages, done: str, stall_s: float = 240) -> None:
+    """Wait until every page shows ``done`` (a selector), for as long as the server's jobs make progress.
+
+    Progress is the app's own: the sidebar's job lines (message, values, percentage; the clock left out).
+    Only when none of them has changed for ``stall_s`` is it a failure: a loaded machine makes the work
+    slow, which a fixed time budget mistook for a hang (ten sessions' computations run one after another).
+    """
+    last, changed = None, time.monotonic()
+    while True:
+        waiting = [p for p in pages if p.locator(done).count() == 0]
+        if not waiting:
+            return
+        state = [p.evaluate(_JOB_STATE, JOB_LINE) for p in pages]
+        if state != last:
+            last, changed = state, time.monotonic()
+        assert time.monotonic() - changed < stall_s, f"no job progressed for {stall_s:.0f} s: {last}"
+        waiting[0].wait_for_timeout(1000)
 
 
 def shot(page, name: str) -> None:
@@ -189,7 +212,7 @@ def test_sample_compute_upload_download_and_charts(browser, cache, tmp_path):
         if sidebar.locator('[data-testid="stProgress"]').count():
             shot(page, "03a_agreement_while_computing")
         # about 30 s on a cold cache (KenLM, skip-gram, spaCy tagging), longer when the machine is shared
-        page.wait_for_selector('[data-testid="stSidebar"] >> text=Similarity matrices: 1', timeout=180_000)
+        wait_for_jobs([page], '[data-testid="stSidebar"] >> text=Similarity matrices: 1')
         print(f"matrix of the sample on a cold cache, computed in the background: {time.time() - started:.0f} s")
         nav(page, "Similarity")
         page.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg', timeout=60_000)
@@ -256,7 +279,7 @@ def test_sample_compute_upload_download_and_charts(browser, cache, tmp_path):
         no_exception(page)
         page.get_by_role("button", name="Select").click()
         settle(page, 1000)
-        page.wait_for_selector('[data-testid="stVegaLiteChart"] svg.marks', timeout=60_000)
+        wait_for_jobs([page], '[data-testid="stVegaLiteChart"] svg.marks')
         no_exception(page)
         page.wait_for_timeout(500)
         shot(page, "09_sentence_selection")
@@ -264,3 +287,90 @@ def test_sample_compute_upload_download_and_charts(browser, cache, tmp_path):
     finally:
         server.stop()
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_a_rename_stays_on_the_workspaces_tab_and_every_chosen_source_is_in_view(browser, tmp_path):
+    """Issue 29: the Open results page jumped back to its first tab after a rename; the Similarity form's
+    source chips sat on one scrolling row (2.5 of 9 in view)."""
+    server = Server(tmp_path / "cache", tmp_path / "server.log")
+    try:
+        context, page = _page(browser)
+        page.goto(server.url)
+        settle(page, 800)
+        page.get_by_role("button", name="Load the sample data").click()
+        settle(page)
+        page.locator('[data-testid="stSidebar"]').get_by_text("Manage workspaces").click()
+        settle(page)
+        selected = '[data-testid="stMain"] [role="tab"][aria-selected="true"]'
+        assert page.locator(selected).inner_text().strip() == "Workspaces"
+        nav(page, "Home")
+        nav(page, "Open results")  # opened on its first tab; the user picks Workspaces
+        page.locator('[data-testid="stMain"] [role="tab"]', has_text="Workspaces").click()
+        settle(page)
+        assert page.locator(selected).inner_text().strip() == "Workspaces"
+        field = page.get_by_label("Name of this workspace")
+        field.fill("Chip check")
+        page.get_by_role("button", name="Rename").first.click()
+        assert visible(page, "This workspace is now called Chip check")
+        settle(page)
+        assert page.locator(selected).inner_text().strip() == "Workspaces"
+        no_exception(page)
+
+        nav(page, "Corpora")  # the same for Corpora's Server path tab after adding a corpus from the server
+        page.locator('[data-testid="stMain"] [role="tab"]', has_text="Server path").click()
+        settle(page)
+        page.get_by_label("…or type a path inside a data directory").fill("sources/news.txt")
+        page.locator('[data-testid="stRadio"]', has_text="Add as").last.get_by_text("source", exact=True).click()
+        page.get_by_role("button", name="Add from the server").click()
+        assert visible(page, "Added news (2) as source")
+        settle(page)
+        assert page.locator(selected).first.inner_text().strip() == "Server path"
+
+        nav(page, "Similarity")
+        box = page.locator('[data-testid="stMultiSelect"]').first
+        frame = box.bounding_box()
+        chips = box.locator('[data-testid="stMultiSelectTagsContainer"] [data-tag]')
+        assert chips.count() == 7
+        for i in range(chips.count()):  # each chip inside the widget's own box: wrapped, not scrolled away
+            chip = chips.nth(i).bounding_box()
+            assert frame["x"] <= chip["x"] and chip["x"] + chip["width"] <= frame["x"] + frame["width"] + 1, (i, chip)
+        shot(page, "10_similarity_form_sources")
+        context.close()
+    finally:
+        server.stop()
+
+
+def test_a_reload_and_a_second_tab_mid_job_show_it_and_get_its_result(browser, tmp_path):
+    """Issue 29: F5 46 s into a computation came back with no job, no progress and Compute enabled. Now the
+    job belongs to the workspace: the reloaded tab and a second tab show its progress and both get the matrix."""
+    server = Server(tmp_path / "cache", tmp_path / "server.log")
+    try:
+        context, page = _page(browser)
+        page.goto(server.url)
+        settle(page, 800)
+        page.get_by_role("button", name="Load the sample data").click()
+        settle(page)
+        nav(page, "Similarity")
+        page.get_by_role("button", name="Compute").click()
+        settle(page, 300)
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        sidebar.locator('[data-testid="stProgress"]').first.wait_for(timeout=60_000)
+        page.reload()  # F5 mid-job
+        settle(page, 800)
+        sidebar.locator('[data-testid="stProgress"]').first.wait_for(timeout=30_000)  # the job is still there
+        assert page.get_by_role("button", name="Compute").is_disabled()
+        other = context.new_page()  # a second tab on the same address
+        other.goto(page.url)
+        settle(other, 800)
+        other.locator('[data-testid="stSidebar"] [data-testid="stProgress"]').first.wait_for(timeout=30_000)
+        shot(other, "11_second_tab_mid_job")
+        done = '[data-testid="stSidebar"] >> text=Similarity matrices: 1'
+        wait_for_jobs([page, other], done)
+        for tab in (page, other):
+            settle(tab)
+            no_exception(tab)
+            nav(tab, "Similarity")
+            tab.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg', timeout=60_000)
+        context.close()
+    finally:
+        server.stop()

@@ -18,7 +18,7 @@ from simcore.matrix import Workbench, corpora_in
 from simcore.store import ArtefactStore
 
 from .conftest import SAMPLE_DATA
-from .test_browser import Server, _page, browser, no_exception, settle  # noqa: F401  (browser is a fixture)
+from .test_browser import Server, _page, browser, no_exception, settle, wait_for_jobs  # noqa: F401  (browser: a fixture)
 
 pytestmark = pytest.mark.browser
 
@@ -68,8 +68,9 @@ def test_ten_sessions_at_once(browser, tmp_path, monkeypatch):  # noqa: F811  (t
             for measure in ("TVcC", "WVV", "JSD", "TTR"):  # the two the test checks are enough to share the server
                 page.get_by_label(f"Remove {measure}", exact=True).click()
             page.get_by_role("button", name="Compute").click()
+        # as long as the server's computations go on (a loaded machine makes them slow, not stuck)
+        wait_for_jobs(pages, '[data-testid="stPlotlyChart"] .main-svg')
         for page in pages:
-            page.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg', timeout=300_000)
             settle(page)
             no_exception(page)
         rankings = []

@@ -4,6 +4,7 @@ kappa in words and the disagreements that change the first choice, the sentence-
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 
@@ -414,3 +415,37 @@ def test_the_recommended_column_marks_a_source_flagged_under_a_carrying_measure(
     assert list(grid["recommended"]) == ["small ⚠", "big"]  # flagged under PPL, which carries it
     # under word vectors TVC carries the answer, and small's TVC cell is not flagged
     assert list(ranking_grid(ranking, "t", long, carrying=("tvc",))["recommended"]) == ["small", "big"]
+
+
+def test_a_jobs_child_does_not_run_the_page_script_that_started_it(tmp_path, monkeypatch):
+    """Streamlit runs a page as ``__main__``; a spawned child re-ran that file in bare mode (the whole page:
+    a thousand "missing ScriptRunContext" warnings on a demo start). The child must not run it."""
+    import types
+
+    marker = tmp_path / "ran"
+    page = tmp_path / "page.py"
+    page.write_text(f"open({str(marker)!r}, 'a').write('page ran')\n")
+    fake = types.ModuleType("__main__")
+    fake.__file__ = str(page)
+    monkeypatch.setitem(sys.modules, "__main__", fake)
+    job = jobs.start(AppState(), "x", "Test job", _seven, lambda s, j: None)
+    assert job.wait(30) and job.result == 7
+    assert not marker.exists(), "the child ran the page script"
+    assert sys.modules["__main__"] is fake, "the page's __main__ is back once the child started"
+
+
+def test_a_jobs_time_left_starts_from_its_estimate_and_moves_to_its_pace():
+    """Issue 29: the probe's sidebar said "33 s, about 33 s left" for two minutes (no estimate before a pace);
+    a matrix said "0 of 126 values" through its whole preparation."""
+    job = jobs.BackgroundJob(kind="probe", title="NER probe", expected=200.0)
+    job.started = job.work_started = time.time() - 50
+    assert job.eta() == pytest.approx(150, abs=2)  # no pace yet: the estimate less the time spent
+    job.progress("training", 0.5)  # half done in 50 s: the pace says 50 s more
+    assert job.eta() == pytest.approx(0.5 * 50 + 0.5 * 150, abs=2)
+    job.work_started = time.time() - 250  # past its estimate: the pace alone
+    assert job.eta() == pytest.approx(250, abs=2)
+    matrix = jobs.BackgroundJob(kind="matrix", title="Similarity matrix", total=126)
+    matrix.progress("preparing the sources in 2 processes (3 of 18)", 0.1)
+    assert "126 values, the first once the corpora are prepared" in matrix.line() and "0 of 126" not in matrix.line()
+    matrix.add_row({"measure": "tvc"})
+    assert "1 of 126 values" in matrix.line()

@@ -17,6 +17,7 @@ import math
 import random
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from simcore import cli
@@ -216,3 +217,19 @@ def test_a_matrix_with_one_ladder_cell_in_many_rows_reads_without_a_warning(tmp_
         warnings.simplefilter("error")
         long = read_matrix(path)
     assert len(long) == 20_000
+
+
+def test_a_bad_ladder_cell_among_many_good_ones_is_named_by_its_row():
+    """The ladder's replicates are checked in one parse for the whole column; a bad one still names its row."""
+    from simcore.analysis.tables import TableError, _check_ladder
+
+    good = json.dumps({"10000": {"value": 1.5, "replicates": "1.4 1.6"}, "20000": {"value": 1.2, "replicates": None}})
+    cells = [good] * 40
+    _check_ladder(pd.Series(cells, dtype=object), "m.csv")  # every cell fine: no error
+    cells[27] = json.dumps({"10000": {"value": 1.5, "replicates": "1.4 inf"}})
+    with pytest.raises(TableError, match=r"column ladder, row 28:"):
+        _check_ladder(pd.Series(cells, dtype=object), "m.csv")
+    cells[27] = good
+    cells[33] = json.dumps({"10000": {"value": 1.5, "replicates": "1.4 x"}})
+    with pytest.raises(TableError, match=r"column ladder, row 34:"):
+        _check_ladder(pd.Series(cells, dtype=object), "m.csv")

@@ -16,11 +16,13 @@ cost a training run each).
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .. import pace
 from ..errors import SimcoreError
 from ..store import digest
 from ..uncertainty import item_weights
@@ -41,10 +43,19 @@ def _new_model(options: Any) -> Any:
     )
 
 
+def _vectors_key(source: PreparedSource) -> str:
+    return digest("word2vec", source.sample.fingerprint, source.options.subset(OPTION_NAMES))
+
+
+def vectors_stored(source: PreparedSource) -> bool:
+    """Whether the source's skip-gram vectors are in the store already (no training to wait for)."""
+    return source.store.get("word2vec", _vectors_key(source)) is not None
+
+
 def source_vectors_path(source: PreparedSource) -> Path:
     """The stored source model (words, counts, input and output vectors)."""
     o = source.options
-    key = digest("word2vec", source.sample.fingerprint, o.subset(OPTION_NAMES))
+    key = _vectors_key(source)
 
     def build(out: Path) -> dict[str, Any]:
         if source.progress:
@@ -56,8 +67,10 @@ def source_vectors_path(source: PreparedSource) -> Path:
                 f"{source.name}: no word occurs {o.wvv_min_count} times, so no word vectors can be "
                 "trained; use a larger corpus or a lower min_count"
             )
+        began = time.perf_counter()
         model.train(corpus_file=str(source.sample.tokens_file), total_examples=model.corpus_count,
                     total_words=model.corpus_total_words, epochs=model.epochs)
+        pace.record(source.store, "skipgram", model.corpus_total_words * model.epochs, time.perf_counter() - began)
         words = list(model.wv.index_to_key)
         counts = [int(model.wv.get_vecattr(w, "count")) for w in words]
         (out / "words.json").write_text(json.dumps(words))

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .. import pace
 from ..corpus import Corpus
 from ..errors import SimcoreError, StoreError
 from ..matrix import Workbench, comparison_size
@@ -153,6 +154,7 @@ def probe(
                         except (ValueError, KeyError) as exc:  # spaCy's own complaints about the data
                             raise SimcoreError(f"{target.name}: spaCy could not train a tagger ({exc})") from exc
                         record = asdict(result)
+                        pace.record(store, "probe-epoch", train.sentences * record["epochs"], record["seconds"])
                         # a run that ended by its epoch cap is the same under any time cap it fits in
                         store.put_json("probe-run", key if result.stopped_by == "epochs" else _timed(key, caps.seconds),
                                        record)

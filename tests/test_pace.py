@@ -1,0 +1,58 @@
+"""simcore.pace: paces recorded by the slow steps, read back as rates, and the probe's estimate from them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from simcore import pace
+from simcore.corpus import Corpus
+from simcore.matrix import Workbench
+from simcore.measures import MeasureOptions, get_measure
+
+from .conftest import SAMPLE_DATA
+
+
+def test_a_rate_is_the_latest_records_units_over_their_seconds(store):
+    assert pace.recorded(store, "skipgram") is None
+    assert pace.rate(store, "skipgram") == (pace.DEFAULTS["skipgram"], False)  # before any record
+    pace.record(store, "skipgram", 1000, 2.0)
+    pace.record(store, "skipgram", 3000, 2.0)
+    pace.record(store, "skipgram", 5, 0.0)  # no time: nothing to go by, not kept
+    assert pace.rate(store, "skipgram") == (pytest.approx(4000 / 4.0), True)
+    for i in range(pace.KEEP + 5):  # kept short; the rate follows the latest
+        pace.record(store, "skipgram", 100.0 * (i + 1), 1.0)
+    lines = (store.root / "pace" / "skipgram.jsonl").read_text().splitlines()
+    assert len(lines) == pace.KEEP
+    latest = [json.loads(line) for line in lines[-pace.LATEST:]]
+    assert pace.recorded(store, "skipgram") == pytest.approx(sum(r["units"] for r in latest) / pace.LATEST)
+    with open(store.root / "pace" / "skipgram.jsonl", "a") as f:
+        f.write("not json\n{\"units\": \"x\"}\n")  # a torn line is skipped, not an error
+    assert pace.recorded(store, "skipgram") > 0
+
+
+def test_training_skip_gram_vectors_records_its_pace(store):
+    bench = Workbench(store, options=MeasureOptions(wvv_workers=1))
+    source = bench.source(Corpus.from_path(SAMPLE_DATA / "sources" / "news.txt"), 10**9, 1)[0]
+    get_measure("wvv").prepare(source)
+    lines = (store.root / "pace" / "skipgram.jsonl").read_text().splitlines()
+    assert len(lines) == 1
+    record = json.loads(lines[0])
+    # the units are the training's words times its epochs, as gensim counted them (tokens in vocabulary or not)
+    assert record["units"] == source.sample.n_tokens * MeasureOptions().wvv_epochs
+    assert record["seconds"] > 0
+
+
+def test_the_probe_estimate_counts_vector_training_and_every_run(store):
+    pace.record(store, "skipgram", 100_000, 1.0)  # 100,000 tokens × epochs a second
+    pace.record(store, "probe-epoch", 50, 1.0)  # 50 sentences × epochs a second
+    est = pace.probe_estimate(store, [200_000, 100_000], seeds=2, epochs=3, seconds_cap=60,
+                              train_sentences=500, wvv_epochs=5)
+    assert est.vectors == pytest.approx((200_000 + 100_000) * 5 / 100_000)  # 15 s
+    assert est.count == 3 * 2
+    assert est.runs == pytest.approx(6 * (500 * 3 / 50 + pace.RUN_OVERHEAD))  # 30 s each, under the 60 s cap
+    assert est.seconds == pytest.approx(est.vectors + est.runs) and est.measured
+    capped = pace.probe_estimate(store, [200_000], seeds=1, epochs=100, seconds_cap=5, train_sentences=500)
+    assert capped.runs == pytest.approx(2 * (5 + pace.RUN_OVERHEAD))  # the time cap bounds each run
+    assert "skip-gram vectors for 1 source" in capped.text()
