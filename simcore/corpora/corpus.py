@@ -45,6 +45,7 @@ from .lang import (
     LanguageGuess,
     Segmenter,
     char_tokens,
+    content_words_method,
     detect_language,
     language_name,
     segmenter_for,
@@ -315,7 +316,10 @@ class Corpus:
         guess = self.language_guess()
         how = {"given": "given", "script": "told by its script",
                "detector": f"detected (py3langid, {guess.confidence:.0%} sure)"}.get(guess.method, guess.method)
-        return f"{language_name(guess.language)}, {guess.script} script, {how}; words cut by {self.segmenter().name}"
+        content = content_words_method(guess.working_language)
+        tvcc = f"TVcC's {content.reason}" if content.kind else f"TVcC not computed: {content.reason}"
+        return (f"{language_name(guess.language)}, {guess.script} script, {how}; words cut by {self.segmenter().name}; "
+                f"{tvcc}")
 
     def segmentation_key(self) -> list[dict[str, str]]:
         """What the segmenter adds to fingerprints: nothing for the English regex (keys made before
