@@ -35,6 +35,7 @@ Progress = Callable[[str, float], None]
 Unit = str | tuple[str, ...]
 MAX_SAMPLES = 64
 _KEYS_PER_HASH = 8  # BLAKE2b gives up to 64 bytes: eight 64-bit keys per call
+_NO_BOUND = 1 << 64  # above every 64-bit key
 
 
 def _quiet(message: str, fraction: float) -> None:
@@ -122,29 +123,57 @@ class Candidates:
         hasher = hashlib.blake2b(digest_size=8 * self.samples, key=self.seed.to_bytes(8, "big", signed=True),
                                  person=(0).to_bytes(4, "big"))
         heaps, totals, target, add_one = self.heaps, self.totals, self.target, self._add_one
-        positions = range(0, 8 * self.samples, 8)
+        # bounds[i]: the key a unit must be under to enter sample i (above every key while it is not full);
+        # the same test as _add_one's, kept in a local list instead of read from the heap for every unit
+        bounds = [-heap[0][0] if total >= target else _NO_BOUND for heap, total in zip(heaps, totals)]
         words_seen = units_seen = 0
-        for unit in units:
-            if isinstance(unit, str):
-                unit = unit.strip()
-                words = len(unit.split())
-                data = unit.encode("utf-8", "surrogatepass")
-            else:
-                unit = tuple(unit)
-                words = len(unit)
-                data = _unit_bytes(unit)
-            words_seen += words
-            units_seen += 1
-            if not words:
-                continue
-            h = hasher.copy()
-            h.update(data)
-            raw = h.digest()
-            for i, at in enumerate(positions):
-                key = int.from_bytes(raw[at:at + 8], "big")
-                if totals[i] >= target and key >= -heaps[i][0][0]:
+        from_bytes = int.from_bytes
+        if self.samples == 1:
+            heap, bound = heaps[0], bounds[0]
+            for unit in units:
+                if isinstance(unit, str):
+                    unit = unit.strip()
+                    words = len(unit.split())
+                    data = unit.encode("utf-8", "surrogatepass")
+                else:
+                    unit = tuple(unit)
+                    words = len(unit)
+                    data = _unit_bytes(unit)
+                words_seen += words
+                units_seen += 1
+                if not words:
                     continue
-                add_one(i, key, words, unit)
+                h = hasher.copy()
+                h.update(data)
+                key = from_bytes(h.digest(), "big")
+                if key < bound:
+                    add_one(0, key, words, unit)
+                    if totals[0] >= target:
+                        bound = -heap[0][0]
+        else:
+            positions = range(0, 8 * self.samples, 8)
+            for unit in units:
+                if isinstance(unit, str):
+                    unit = unit.strip()
+                    words = len(unit.split())
+                    data = unit.encode("utf-8", "surrogatepass")
+                else:
+                    unit = tuple(unit)
+                    words = len(unit)
+                    data = _unit_bytes(unit)
+                words_seen += words
+                units_seen += 1
+                if not words:
+                    continue
+                h = hasher.copy()
+                h.update(data)
+                raw = h.digest()
+                for i, at in enumerate(positions):
+                    key = from_bytes(raw[at:at + 8], "big")
+                    if key < bounds[i]:
+                        add_one(i, key, words, unit)
+                        if totals[i] >= target:
+                            bounds[i] = -heaps[i][0][0]
         self.words += words_seen
         self.units += units_seen
 
