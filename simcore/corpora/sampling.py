@@ -76,6 +76,9 @@ class Candidates:
     file_hashes: list[str] = field(default_factory=list)
     notes: ReadNotes = field(default_factory=ReadNotes)
     dense: bool = False  # units in a script written without spaces: sized by characters too (see _words)
+    # Keys at or above ceilings[i] are never kept for sample i: the bound of candidates already merged
+    # elsewhere, which only falls as more merge, so a merge would refuse those units anyway (see ceilings()).
+    ceilings: list[int] | None = None
 
     def __post_init__(self) -> None:
         if not self.heaps:
@@ -108,10 +111,12 @@ class Candidates:
             self.units += 1
         if words == 0:
             return
-        totals, heaps, target = self.totals, self.heaps, self.target
+        totals, heaps, target, ceilings = self.totals, self.heaps, self.target, self.ceilings
         for i, key in enumerate(keys or self._keys(unit)):
             if totals[i] >= target and key >= -heaps[i][0][0]:
                 continue  # inlined from _add_one: the common case once a sample is full
+            if ceilings is not None and key >= ceilings[i]:
+                continue
             self._add_one(i, key, words, unit)
 
     def offer(self, units: Iterable[str | list[str]]) -> None:
@@ -126,6 +131,8 @@ class Candidates:
         # bounds[i]: the key a unit must be under to enter sample i (above every key while it is not full);
         # the same test as _add_one's, kept in a local list instead of read from the heap for every unit
         bounds = [-heap[0][0] if total >= target else _NO_BOUND for heap, total in zip(heaps, totals)]
+        if self.ceilings is not None:  # once a sample is full here its bound is under the ceiling
+            bounds = [min(b, c) for b, c in zip(bounds, self.ceilings)]
         words_seen = units_seen = 0
         from_bytes = int.from_bytes
         if self.samples == 1:
@@ -190,6 +197,16 @@ class Candidates:
         examples = sorted(self.notes.examples + other.notes.examples)[:5]  # the same whatever the shard order
         self.notes.merge(other.notes)
         self.notes.examples = examples
+
+    def bounds(self) -> list[int] | None:
+        """Each sample's bound when every sample is full (``ceilings`` for pieces read after this merge), else None.
+
+        A piece read with them returns only units under them: the merge of its candidates is the same,
+        since merging refuses a unit at or above a full sample's bound, and the bound only falls.
+        """
+        if any(total < self.target for total in self.totals):
+            return None
+        return [-heap[0][0] for heap in self.heaps]
 
     def _add_one(self, i: int, key: int, words: int, unit: Unit) -> None:
         heap = self.heaps[i]
@@ -276,12 +293,14 @@ def _range_sha256(path: Path, start: int, end: int) -> str:
 
 
 def shard_candidates(corpus: Corpus, file: Path, target: int, samples: int, seed: int,
-                     progress: Progress = _quiet, span: tuple[int, int] = (0, -1)) -> Candidates:
+                     progress: Progress = _quiet, span: tuple[int, int] = (0, -1),
+                     ceilings: list[int] | None = None) -> Candidates:
     """Read one file of ``corpus`` (or the byte range ``span`` of it) once and keep, for every sample,
-    what it may need: a task of its own."""
+    what it may need: a task of its own. ``ceilings``: the bounds of the candidates merged so far
+    (:meth:`Candidates.bounds`), when known: only units under them are kept, so less is returned."""
     from .columnar import MissingColumn
 
-    found = Candidates(target, samples, seed, dense=corpus.segmenter().kind == "icu")
+    found = Candidates(target, samples, seed, dense=corpus.segmenter().kind == "icu", ceilings=ceilings)
     start, end = span
     try:
         if end >= 0:
