@@ -15,8 +15,9 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, wait
 from typing import Any
 
+from .corpora.sampling import Candidates, Piece, draw_samples, pieces, remember_pass, remembered_pass, shard_candidates
 from .corpus import Corpus
-from .corpus_cache import CorpusCache, Progress, UnitResult
+from .corpus_cache import STREAM_SIZES, CorpusCache, Progress, UnitResult
 from .errors import SimcoreError
 from .measures import MeasureOptions, PreparedTarget, get_measure
 from .store import ArtefactStore
@@ -67,6 +68,27 @@ def _read_in_worker(config: Any, corpus: Corpus, source: bool, samples: int) -> 
     bench = _worker_bench(config)
     try:
         bench.size(corpus, samples) if source else bench.tokenize(corpus)
+    except SimcoreError:
+        pass
+
+
+def _piece_in_worker(corpus: Corpus, piece: Piece, target: int, samples: int, seed: int,
+                     ceilings: list[int] | None) -> Candidates | None:
+    """One piece of a large source's streaming pass (a shard, or a byte range of a large file); None when it
+    cannot be read (the source's pass is then left to the parent, which says why)."""
+    file, start, end = piece
+    try:
+        return shard_candidates(corpus, file, target, samples, seed, span=(start, end), ceilings=ceilings)
+    except SimcoreError:
+        return None
+
+
+def _draw_in_worker(config: Any, corpus: Corpus, found: Candidates, samples: int) -> None:
+    """A pass's merged candidates tokenized into the ladder's samples and remembered, as sample_source does."""
+    bench = _worker_bench(config)
+    try:
+        result = draw_samples(corpus, found, STREAM_SIZES, bench.store, bench.tokenizer)
+        remember_pass(corpus, result, samples, bench.options.seed, bench.store, bench.tokenizer)
     except SimcoreError:
         pass
 
@@ -178,26 +200,83 @@ def run_parallel(bench: CorpusCache, plan: list[tuple[Corpus, str, int]], sample
         executor.shutdown(wait=True)
 
 
+PASS_IN_FLIGHT = 2  # pieces of a pass per process submitted at once: the later ones get the bounds merged meanwhile
+
+
+class _Pass:
+    """A large source's streaming pass split into its pieces, merged here as they come back."""
+
+    def __init__(self, corpus: Corpus, samples: int, seed: int) -> None:
+        self.corpus, self.samples, self.seed = corpus, samples, seed
+        self.todo: list[Piece] = pieces(corpus)
+        self.left = len(self.todo)
+        self.merged = Candidates(max(STREAM_SIZES), samples, seed)
+        self.failed = False
+
+    def task(self) -> tuple[Any, ...]:
+        return (self.corpus, self.todo.pop(0), max(STREAM_SIZES), self.samples, self.seed, self.merged.bounds())
+
+    def take(self, found: Candidates | None) -> bool:
+        """Merge one piece's candidates; whether the pass is complete (and every piece was read)."""
+        self.left -= 1
+        if found is None:
+            self.failed = True
+        elif not self.failed:
+            self.merged.merge(found)
+        return self.left == 0 and not self.failed
+
+
 def tokenize_in_processes(bench: CorpusCache, sources: list[Corpus], targets: list[Corpus], samples: int, jobs: int,
                            progress: Progress) -> None:
-    """Corpora not yet in the store tokenized (large sources: sampled in their pass) in ``jobs``
-    processes, largest first; this process then reads them back. Below PARALLEL_MIN_BYTES in all,
-    starting the processes costs more than it saves."""
+    """Corpora not yet in the store tokenized in ``jobs`` processes, largest first; a large source's pass
+    in pieces (each shard or byte range a task of its own, merged here, then its samples drawn in a
+    process), so one big source keeps every process busy. This process then reads them back. Below
+    PARALLEL_MIN_BYTES in all, starting the processes costs more than it saves."""
     todo = [(c, role) for role, corpora in (("source", sources), ("target", targets)) for c in corpora
             if c.problem is None and not bench._in_store(c)]
     bench._read_in_processes = False
-    if len(todo) < 2 or sum(_tokens_hint(c) for c, _ in todo) < PARALLEL_MIN_BYTES:
+    if sum(_tokens_hint(c) for c, _ in todo) < PARALLEL_MIN_BYTES:
         return
-    todo.sort(key=lambda item: _tokens_hint(item[0]), reverse=True)
+    seed = bench.options.seed
+    passes, whole = [], []
+    for c, role in todo:
+        if role == "source" and bench.streams(c):
+            try:
+                if remembered_pass(c, STREAM_SIZES, samples, seed, bench.store, bench.tokenizer) is not None:
+                    continue
+                passes.append(_Pass(c, samples, seed))
+                continue
+            except (SimcoreError, OSError):
+                pass  # read whole below, where its error is found and kept
+        whole.append((c, role))
+    if len(whole) + sum(p.left for p in passes) < 2:
+        return
+    whole.sort(key=lambda item: _tokens_hint(item[0]), reverse=True)
     method = "fork" if threading.active_count() == 1 else "spawn"
     config = (str(bench.store.root), bench.tokenizer, bench.options, dict(bench._raw_keys_by_name()))
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(method)) as pool:
-        pending = {pool.submit(_read_in_worker, config, c, role == "source", samples) for c, role in todo}
-        total = len(pending)
+        pending: dict[Any, _Pass | None] = {pool.submit(_read_in_worker, config, c, role == "source", samples): None
+                                            for c, role in whole}
+        total = len(pending) + sum(p.left + 1 for p in passes)  # every piece, and each pass's draw
+        queue = [p for p in passes for _ in range(p.left)]  # source by source: a pass's bound falls soonest
+
+        def submit() -> None:
+            while queue and len(pending) < PASS_IN_FLIGHT * jobs:
+                owner = queue.pop(0)
+                pending[pool.submit(_piece_in_worker, *owner.task())] = owner
+
+        submit()
+        finished = 0
         while pending:
-            _, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
-            progress(f"reading the corpora in {jobs} processes ({total - len(pending)} of {total})",
-                     READING_SHARE * (total - len(pending)) / total)
+            done, _ = wait(set(pending), timeout=1.0, return_when=FIRST_COMPLETED)
+            for future in done:
+                owner = pending.pop(future)
+                finished += 1
+                if owner is not None and owner.take(future.result()):
+                    pending[pool.submit(_draw_in_worker, config, owner.corpus, owner.merged, samples)] = None
+            submit()
+            progress(f"reading the corpora in {jobs} processes ({finished} of {total} parts)",
+                     READING_SHARE * finished / total)
     bench._read_in_processes = True
 
 

@@ -326,7 +326,8 @@ def read_candidates(corpus: Corpus, target: int, samples: int, seed: int, progre
     work = pieces(corpus)
     for number, (f, start, end) in enumerate(work):
         merged.merge(shard_candidates(corpus, f, target, samples, seed,
-                                      lambda m, x, n=number: progress(m, (n + x) / len(work)), (start, end)))
+                                      lambda m, x, n=number: progress(m, (n + x) / len(work)), (start, end),
+                                      ceilings=merged.bounds()))
     return merged
 
 
@@ -457,14 +458,24 @@ def sample_source(corpus: Corpus, sizes: Sequence[int], samples: int, seed: int,
         raise InvalidArgument(f"options must be TokenizerOptions, not {type(options).__name__}")
     corpus.check_readable()
     ordered = _check(sizes, samples, seed)
-    for top in (ordered[-1], *(t for t in _REMEMBERED_TOPS if t > ordered[-1])):
-        remembered = _remembered(corpus, store, top, ordered, samples, seed, options)
-        if remembered is not None:
-            return remembered
+    remembered = remembered_pass(corpus, ordered, samples, seed, store, options)
+    if remembered is not None:
+        return remembered
     found = read_candidates(corpus, ordered[-1], samples, seed, progress)
     result = draw_samples(corpus, found, ordered, store, options)
     remember_pass(corpus, result, samples, seed, store, options)
     return result
+
+
+def remembered_pass(corpus: Corpus, sizes: Sequence[int], samples: int, seed: int, store: ArtefactStore,
+                    options: TokenizerOptions = TokenizerOptions()) -> StreamSamples | None:
+    """``sizes`` from an earlier pass over the same files (for the largest of them or more), or None."""
+    ordered = _check(sizes, samples, seed)
+    for top in (ordered[-1], *(t for t in _REMEMBERED_TOPS if t > ordered[-1])):
+        remembered = _remembered(corpus, store, top, ordered, samples, seed, options)
+        if remembered is not None:
+            return remembered
+    return None
 
 
 def remember_pass(corpus: Corpus, result: StreamSamples, samples: int, seed: int, store: ArtefactStore,
