@@ -119,7 +119,8 @@ def run_parallel(bench: CorpusCache, plan: list[tuple[Corpus, str, int]], sample
     With at least two targets per process, the targets are split into ``jobs`` groups of about equal
     size and each group is scored in a process of its own: a target's shared work (bootstrap draws,
     n-gram counts, tagging) is done once, in that process, and every process scores every source.
-    With fewer targets, the parts (a source at one size under one measure, with every target) go to
+    With fewer targets, the parts (a source at one size under one measure, with every target; one part
+    per target for a measure whose every cell trains a model, WVV) go to
     whichever process is free, and the targets' tagging runs beside them."""
     method = "fork" if threading.active_count() == 1 else "spawn"
     config = (str(bench.store.root), bench.tokenizer, bench.options, dict(bench._raw_keys_by_name()))
@@ -153,6 +154,7 @@ def run_parallel(bench: CorpusCache, plan: list[tuple[Corpus, str, int]], sample
               start + 0.05, SCORING_FROM)
         parts: dict[Any, tuple[Corpus, str, int, int]] = {}
         part_weight: dict[Any, float] = {}
+        expected: dict[tuple[str, str, int], int] = {}  # futures per (source, measure, size): its targets' parts
         if groups:
             pool.shutdown(wait=True)  # its processes hold prepared sources: free them for the groups'
             for k, group in enumerate(groups):
@@ -172,9 +174,13 @@ def run_parallel(bench: CorpusCache, plan: list[tuple[Corpus, str, int]], sample
             quick = [item for item in plan if item not in slow]
             for batch in (quick, slow):
                 for corpus, name, size in batch:
-                    future = pool.submit(_unit_in_worker, config, corpus, name, size, samples, targets)
-                    parts[future] = (corpus, name, size, -1)
-                    part_weight[future] = weight[(corpus.name, name, size)]
+                    # a measure whose every cell trains a model: one part per target, so no part holds them all
+                    chunks = [[t] for t in targets] if name in HEAVY_SCORING else [targets]
+                    expected[(corpus.name, name, size)] = len(chunks)
+                    for chunk in chunks:
+                        future = pool.submit(_unit_in_worker, config, corpus, name, size, samples, chunk)
+                        parts[future] = (corpus, name, size, -1)
+                        part_weight[future] = weight[(corpus.name, name, size)] * len(chunk) / max(1, len(targets))
         pieces: dict[tuple[str, str, int], list[UnitResult]] = {}
         wanted = max(1, len(groups))
         pending = set(parts)
@@ -185,7 +191,7 @@ def run_parallel(bench: CorpusCache, plan: list[tuple[Corpus, str, int]], sample
                 got = pieces.setdefault((corpus.name, name, size), [])
                 got.append(future.result())
                 done += part_weight[future]
-                if len(got) == wanted:
+                if len(got) == expected.get((corpus.name, name, size), wanted):
                     take(corpus, name, size, _merge_units(got))
             left = len(pending)
             progress(f"scoring in {jobs} processes ({len(parts) - left} of {len(parts)} parts done)",

@@ -119,13 +119,16 @@ def test_parts_in_parallel_processes_give_the_same_table_as_one_process(tmp_path
     seen = []
     monkeypatch.setattr("simcore.schedule.PARALLEL_MIN_TOKENS", 0)  # the sample is small: run it in processes all the same
     parallel = Workbench(ArtefactStore(tmp_path / "two")).matrix(
-        sources, targets, measures, jobs=2, progress=lambda message, fraction: seen.append(fraction),
+        sources, targets, measures, jobs=2, progress=lambda message, fraction: seen.append((fraction, message)),
         compute_noise=True)
     import pandas as pd
 
     pd.testing.assert_frame_equal(serial, parallel)  # bit for bit, WVV included
     assert serial["error"].isna().all()
-    assert seen == sorted(seen) and seen[-1] == 1.0  # progress never goes back
+    fractions = [f for f, _ in seen]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0  # progress never goes back
+    # 3 sources x 6 measures, WVV's parts one per target (each of its cells trains a model): 3 x 5 + 3 x 2
+    assert any(m == "scoring in 2 processes (21 of 21 parts done)" for _, m in seen)
     with pytest.raises(SimcoreError, match="jobs"):
         Workbench(ArtefactStore(tmp_path / "three")).matrix(sources, targets, ["tvc"], jobs=0)
 
