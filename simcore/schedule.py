@@ -114,14 +114,14 @@ def run_parallel(bench: CorpusCache, plan: list[tuple[Corpus, str, int]], sample
                   side: list[tuple[Callable[..., Any], tuple[Any, ...]]] = ()) -> None:
     """The parts in ``jobs`` processes, each single-threaded and seeded as in one process, so every
     value is the same. Samples are drawn first (each once), then every source is prepared (KenLM
-    models, counts, skip-gram vectors: the cold cost), then the cells are scored.
+    models, counts, skip-gram vectors: the cold cost) and the cells are scored.
 
     With at least two targets per process, the targets are split into ``jobs`` groups of about equal
     size and each group is scored in a process of its own: a target's shared work (bootstrap draws,
     n-gram counts, tagging) is done once, in that process, and every process scores every source.
     With fewer targets, the parts (a source at one size under one measure, with every target; one part
-    per target for a measure whose every cell trains a model, WVV) go to
-    whichever process is free, and the targets' tagging runs beside them."""
+    per target for a measure whose every cell trains a model, WVV) go to whichever process is free as
+    soon as their source is prepared for their measure, and the targets' tagging runs beside them."""
     method = "fork" if threading.active_count() == 1 else "spawn"
     config = (str(bench.store.root), bench.tokenizer, bench.options, dict(bench._raw_keys_by_name()))
     context = multiprocessing.get_context(method)
@@ -145,17 +145,18 @@ def run_parallel(bench: CorpusCache, plan: list[tuple[Corpus, str, int]], sample
         sizes = list(dict.fromkeys((c, z) for c, _, z in plan))
         drain({pool.submit(_sample_in_worker, config, c, z, samples) for c, z in sizes},
               lambda left: f"drawing samples ({len(sizes) - left} of {len(sizes)})", start, start + 0.05)
-        # With groups of targets, the targets' tagging (in parts: one large target is tagged by several
-        # processes) is done here too, beside the sources' preparation.
-        tagging = [pool.submit(function, *args) for function, args in side] if groups else []
-        drain({*tagging, *(pool.submit(_prepare_in_worker, config, c, n, z, samples) for c, n, z in plan)},
-              lambda left: f"preparing the sources{' and tagging the targets' if tagging else ''} in {jobs} "
-                           f"processes ({len(plan) + len(tagging) - left} of {len(plan) + len(tagging)})",
-              start + 0.05, SCORING_FROM)
         parts: dict[Any, tuple[Corpus, str, int, int]] = {}
         part_weight: dict[Any, float] = {}
         expected: dict[tuple[str, str, int], int] = {}  # futures per (source, measure, size): its targets' parts
+        prepares: dict[Any, tuple[Corpus, str, int]] = {}
         if groups:
+            # the targets' tagging (in parts: one large target is tagged by several processes) is done
+            # here too, beside the sources' preparation
+            tagging = [pool.submit(function, *args) for function, args in side]
+            drain({*tagging, *(pool.submit(_prepare_in_worker, config, c, n, z, samples) for c, n, z in plan)},
+                  lambda left: f"preparing the sources{' and tagging the targets' if tagging else ''} in {jobs} "
+                               f"processes ({len(plan) + len(tagging) - left} of {len(plan) + len(tagging)})",
+                  start + 0.05, SCORING_FROM)
             pool.shutdown(wait=True)  # its processes hold prepared sources: free them for the groups'
             for k, group in enumerate(groups):
                 share = sum(_tokens_hint(t) for t in group) / max(1, sum(_tokens_hint(t) for t in targets))
@@ -164,38 +165,54 @@ def run_parallel(bench: CorpusCache, plan: list[tuple[Corpus, str, int]], sample
                     parts[future] = (corpus, name, size, k)
                     part_weight[future] = weight[(corpus.name, name, size)] * share
         else:
-            # The targets' tagging first (the longest pieces; it takes at most half the processes), then
-            # the cheap parts (the answer for language models comes in seconds), then the parts that train
-            # (WVV) or wait for the tagging (TVcC).
-            for function, args in side:
-                pool.submit(function, *args)
+            # Each source prepared for each measure, cheap measures first (the answer for language models
+            # comes in seconds), then the ones that train (WVV) or wait for the tagging (TVcC); the targets'
+            # tagging beside them (it takes at most half the processes). No phase waits for another: a
+            # part is scored as soon as its source is prepared, so one long preparation (a skip-gram
+            # model) holds up only its own parts.
             slow = [(c, n, z) for c, n, z in plan
                     if n in HEAVY_SCORING or hasattr(get_measure(n), "background_work")]
             quick = [item for item in plan if item not in slow]
-            for batch in (quick, slow):
-                for corpus, name, size in batch:
-                    # a measure whose every cell trains a model: one part per target, so no part holds them all
-                    chunks = [[t] for t in targets] if name in HEAVY_SCORING else [targets]
-                    expected[(corpus.name, name, size)] = len(chunks)
-                    for chunk in chunks:
-                        future = pool.submit(_unit_in_worker, config, corpus, name, size, samples, chunk)
-                        parts[future] = (corpus, name, size, -1)
-                        part_weight[future] = weight[(corpus.name, name, size)] * len(chunk) / max(1, len(targets))
+            prepares = {pool.submit(_prepare_in_worker, config, c, n, z, samples): (c, n, z) for c, n, z in quick + slow}
+            for function, args in side:
+                pool.submit(function, *args)
+        # a measure whose every cell trains a model: one part per target, so no part holds them all
+        chunks_of = {(c.name, n, z): [[t] for t in targets] if n in HEAVY_SCORING else [targets] for c, n, z in plan}
+        n_parts = len(parts) or sum(len(chunks) for chunks in chunks_of.values())
+        n_prepares = len(prepares)
         pieces: dict[tuple[str, str, int], list[UnitResult]] = {}
         wanted = max(1, len(groups))
-        pending = set(parts)
+        pending = set(parts) | set(prepares)
+        scored = 0
         while pending:
             finished, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
             for future in finished:
+                if future in prepares:
+                    future.result()
+                    corpus, name, size = prepares.pop(future)
+                    chunks = chunks_of[(corpus.name, name, size)]
+                    expected[(corpus.name, name, size)] = len(chunks)
+                    for chunk in chunks:
+                        part = pool.submit(_unit_in_worker, config, corpus, name, size, samples, chunk)
+                        parts[part] = (corpus, name, size, -1)
+                        part_weight[part] = weight[(corpus.name, name, size)] * len(chunk) / max(1, len(targets))
+                        pending.add(part)
+                    continue
                 corpus, name, size, k = parts[future]
                 got = pieces.setdefault((corpus.name, name, size), [])
                 got.append(future.result())
                 done += part_weight[future]
+                scored += 1
                 if len(got) == expected.get((corpus.name, name, size), wanted):
                     take(corpus, name, size, _merge_units(got))
-            left = len(pending)
-            progress(f"scoring in {jobs} processes ({len(parts) - left} of {len(parts)} parts done)",
-                     SCORING_FROM + (1 - SCORING_FROM) * min(done / total, 1.0))
+            if prepares:
+                ready = n_prepares - len(prepares)
+                progress(f"preparing the sources in {jobs} processes ({ready} of {n_prepares}), scoring beside "
+                         f"them ({scored} of {n_parts} parts done)",
+                         start + 0.05 + (SCORING_FROM - start - 0.05) * ready / n_prepares)
+            else:
+                progress(f"scoring in {jobs} processes ({scored} of {n_parts} parts done)",
+                         SCORING_FROM + (1 - SCORING_FROM) * min(done / total, 1.0))
     except BaseException:
         for executor in (pool, *pinned):
             executor.shutdown(wait=False, cancel_futures=True)
