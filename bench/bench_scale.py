@@ -545,27 +545,37 @@ def print_full(label: str, r: dict, input_bytes: int, jobs_note: bool = True) ->
 
 
 def print_pieces(measured: list[list]) -> None:
-    """The run's work as simcore.schedule splits it with --jobs N (fewer targets than 2N: a measure's part
-    scores every target), the largest piece, and what that and the phases' order allow at most."""
+    """The run's work cut as simcore.schedule cuts it with --jobs N (fewer targets than 2N: a measure's part
+    scores every target, WVV's one target), its largest piece, and the speed-up that allows: at most the
+    total over the longest chain of pieces that wait for each other (the slowest piece of the pass, the
+    draw, a measure's preparation, its slowest part), and at most N."""
     parts: dict[str, float] = {}
     for name, cpu in measured:
-        if name == "table (from the store)":
+        if name in ("table (from the store)", "samples from the store"):
             continue
-        part = name.split(":")[0] if name.startswith("score ") else name  # one part: a measure with every target
-        parts[part] = parts.get(part, 0.0) + cpu
-    phase_of = lambda name: ("read" if name.startswith(("pass:", "target:")) else "draw" if name.startswith(  # noqa: E731
-        ("draw", "samples")) else "prepare" if name.startswith("prepare") else "score")
-    phases: dict[str, float] = {}
-    for name, cpu in parts.items():
-        phases[phase_of(name)] = max(phases.get(phase_of(name), 0.0), cpu)
+        if name.startswith("score ") and not name.startswith("score wvv"):
+            name = name.split(":")[0]  # one part: a measure with every target
+        parts[name] = parts.get(name, 0.0) + cpu
     total = sum(parts.values())
     name, largest = max(parts.items(), key=lambda item: item[1])
-    path = sum(phases.values())  # the phases run one after the other: each waits for its slowest piece
-    print(f"pieces as --jobs N runs them: {len(parts)}; the largest {name!r}: {largest:.1f} CPU s of {total:.1f} "
-          f"({100 * largest / total:.1f}%; 16x needs every piece under 6.25%): --jobs N gains at most "
-          f"{total / largest:.1f}x; with the phases in order (read, draw, prepare, score: slowest pieces "
-          + ", ".join(f"{phases.get(p, 0):.1f}" for p in ("read", "draw", "prepare", "score"))
-          + f" CPU s) at most {total / path:.1f}x, and {total / max(path, total / 16):.1f}x on 16 cores")
+    reading = max(cpu for n, cpu in parts.items() if n.startswith(("pass:", "target:")))
+    draw = sum(cpu for n, cpu in parts.items() if n.startswith("draw"))
+    chains = {}
+    for n, cpu in parts.items():
+        if n.startswith("prepare "):
+            measure = n.removeprefix("prepare ")
+            scoring = max((c for p, c in parts.items() if p.startswith(f"score {measure}")), default=0.0)
+            chains[measure] = reading + draw + cpu + scoring
+    measure, chain = max(chains.items(), key=lambda item: item[1])
+    print(f"pieces as --jobs N runs them: {len(parts)}, {total:.1f} CPU s in all; the largest {name!r}: "
+          f"{largest:.1f} CPU s ({100 * largest / total:.1f}%; 16x needs every piece under 6.25%)")
+    print(f"longest chain of pieces that wait for each other ({measure}: slowest piece of the pass or a target "
+          f"{reading:.1f} s, draw {draw:.1f} s, preparing and its slowest part {chain - reading - draw:.1f} s): "
+          f"{chain:.1f} CPU s")
+    for sources in (1, 5):
+        work = sources * total
+        print(f"  {sources} source(s) like this one: --jobs 16 gains at most {work / max(chain, work / 16):.1f}x, "
+              f"--jobs 64 at most {work / max(chain, work / 64):.1f}x")
 
 
 def main_full(argv: list[str]) -> None:
