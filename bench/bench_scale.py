@@ -13,8 +13,8 @@ the ``.zst`` shards: wall time against one process.
 --tokenize-all: the earlier path (tokenize the whole source, then sample), in one process and on a
 local cluster, with every measure; wall time, peak memory and per stage tokens per second.
 
---full: the whole matrix on a large source: ``--tokens`` (default 1G) drawn as above into JSONL.zst
-shards (one per 10M tokens, records ``{"text": ...}``), through the streaming pass to 10M-token samples
+--full: the whole matrix on a large source: ``--tokens`` (default 1G) of the shared units, then pairs
+of them joined (distinct units, not repeats) in JSONL.zst shards (one per 10M tokens, records ``{"text": ...}``), through the streaming pass to 10M-token samples
 and every measure (tvc, jsd, kl, ttr, ppl, wvv, tvcc) against the five shared targets (dev), in one
 fresh process: per stage wall time and CPU time (KenLM's programs included), peak memory, the store's
 disk; the work cut as ``--jobs N`` cuts it, its largest piece and the speed-up that allows. With
@@ -466,8 +466,12 @@ print(json.dumps({"wall": time.perf_counter() - start, "cpu": cpu() - cpu_start,
 
 
 def draw_jsonl_zst(n_tokens: int, shards: int, folder: Path, seed: int = 1) -> None:
-    """Units from all five shared sources, shuffled, resampled beyond what exists (as draw_shards), as
-    ``shards`` JSONL.zst shards of records ``{"text": unit}``, written as they are drawn."""
+    """Units from all five shared sources, shuffled, then pairs of random units joined as one, as ``shards``
+    JSONL.zst shards of records ``{"text": unit}``, written as they are drawn.
+
+    Not units drawn again, as draw_shards does: a unit repeated a hundred times (1B tokens from the
+    shared 10M) has one key, so the pass would keep a hundred copies of a few thousand units, and the
+    sample would be a hundredth as diverse as one of distinct units (a duplicated corpus's sample is)."""
     import orjson
     import zstandard
 
@@ -483,9 +487,13 @@ def draw_jsonl_zst(n_tokens: int, shards: int, folder: Path, seed: int = 1) -> N
         with open(folder / f"part-{s:05d}.jsonl.zst", "wb") as raw, compressor.stream_writer(raw) as out:
             lines = []
             while written < per_shard:
-                k = i if i < len(units) else rng.randrange(len(units))
-                lines.append(records[k])
-                written += words[k]
+                if i < len(units):
+                    lines.append(records[i])
+                    written += words[i]
+                else:  # two random units as one: distinct, where a unit drawn again would be a duplicate
+                    a, b = rng.randrange(len(units)), rng.randrange(len(units))
+                    lines.append(orjson.dumps({"text": f"{units[a]} {units[b]}"}))
+                    written += words[a] + words[b]
                 i += 1
                 if len(lines) == 10_000:
                     out.write(b"\n".join(lines) + b"\n")
@@ -595,7 +603,7 @@ def main_full(argv: list[str]) -> None:
 
     def source_of(n_tokens: int) -> Path:
         shards = args.shards or max(16, n_tokens // 10_000_000)
-        folder = OUT / f"full_{n_tokens}_{shards}"
+        folder = OUT / f"full_distinct_{n_tokens}_{shards}"
         if not folder.exists():
             print(f"drawing {n_tokens:,} tokens into {shards} JSONL.zst shards in {folder}", file=sys.stderr)
             t = time.perf_counter()
