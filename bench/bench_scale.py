@@ -423,6 +423,9 @@ def cpu():
     own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 def peak_mb(who):
+    if who == resource.RUSAGE_SELF:  # this process's own peak: ru_maxrss keeps the forking parent's size
+        with open("/proc/self/status") as status:
+            return next(int(line.split()[1]) for line in status if line.startswith("VmHWM")) / 1024
     return resource.getrusage(who).ru_maxrss / 1024
 stages, work_pieces = {}, []
 def timed(stage, work, piece=None):
