@@ -575,7 +575,7 @@ def print_pieces(measured: list[list]) -> None:
     for n, cpu in parts.items():
         if n.startswith("prepare "):
             measure = n.removeprefix("prepare ")
-            scoring = max((c for p, c in parts.items() if p.startswith(f"score {measure}")), default=0.0)
+            scoring = max((c for p, c in parts.items() if p.split(":")[0] == f"score {measure}"), default=0.0)
             chains[measure] = reading + draw + cpu + scoring
     measure, chain = max(chains.items(), key=lambda item: item[1])
     print(f"pieces as --jobs N runs them: {len(parts)}, {total:.1f} CPU s in all; the largest {name!r}: "
