@@ -13,7 +13,16 @@ the ``.zst`` shards: wall time against one process.
 --tokenize-all: the earlier path (tokenize the whole source, then sample), in one process and on a
 local cluster, with every measure; wall time, peak memory and per stage tokens per second.
 
+--full: the whole matrix on a large source: ``--tokens`` (default 1G) of the shared units, then pairs
+of them joined (distinct units, not repeats) in JSONL.zst shards (one per 10M tokens, records ``{"text": ...}``), through the streaming pass to 10M-token samples
+and every measure (tvc, jsd, kl, ttr, ppl, wvv, tvcc) against the five shared targets (dev), in one
+fresh process: per stage wall time and CPU time (KenLM's programs included), peak memory, the store's
+disk; the work cut as ``--jobs N`` cuts it, its largest piece and the speed-up that allows. With
+``--s3-tokens 50M``, the same through moto's S3 server on 127.0.0.1 (``s3://bench/source/``) beside
+the local files of that size.
+
 Usage: nice .venv/bin/python bench/bench_scale.py [--tokens 100M] [--shards 20] [--workers 2]
+       nice .venv/bin/python bench/bench_scale.py --full [--tokens 1G] [--s3-tokens 50M]
 """
 
 from __future__ import annotations
@@ -26,7 +35,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
@@ -392,8 +403,254 @@ def main_one_pass(argv: list[str]) -> None:
               f"{'yes' if c['first'] == results['zst']['first'] and c['fingerprint'] == results['zst']['fingerprint'] else 'NO'}")
 
 
+# The whole matrix: a large source through the pass to 10M-token samples and every measure
+
+FULL_MEASURES = "tvc,jsd,kl,ttr,ppl,wvv,tvcc"
+
+FULL = r"""
+import json, os, resource, sys, time
+from pathlib import Path
+from simcore.corpus import Corpus
+from simcore.corpus_cache import STREAM_SIZES
+from simcore.corpora.sampling import Candidates, draw_samples, pieces, remember_pass, shard_candidates
+from simcore.matrix import Workbench
+from simcore.measures import get_measure
+from simcore.store import ArtefactStore
+source_at, targets_at, store_root, n_sample, measures, options = sys.argv[1:7]
+n_sample, measures, targets_at = int(n_sample), measures.split(","), targets_at.split(",")
+options = json.loads(options) or None
+def cpu():
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+def peak_mb(who):
+    if who == resource.RUSAGE_SELF:  # this process's own peak: ru_maxrss keeps the forking parent's size
+        with open("/proc/self/status") as status:
+            return next(int(line.split()[1]) for line in status if line.startswith("VmHWM")) / 1024
+    return resource.getrusage(who).ru_maxrss / 1024
+stages, work_pieces = {}, []
+def timed(stage, work, piece=None):
+    t, c = time.perf_counter(), cpu()
+    result = work()
+    wall, used = time.perf_counter() - t, cpu() - c
+    old = stages.get(stage, [0.0, 0.0])
+    stages[stage] = [old[0] + wall, old[1] + used]
+    work_pieces.append([piece or stage, used])
+    return result
+start, cpu_start, load_before = time.perf_counter(), cpu(), os.getloadavg()[0]
+source = Corpus.from_path(source_at, name="source", storage_options=options)
+targets = [Corpus.from_path(t, name=Path(t).parent.name) for t in targets_at]
+bench = Workbench(ArtefactStore(store_root))
+seed, tokenizer = bench.options.seed, bench.tokenizer
+found = Candidates(max(STREAM_SIZES), 1, seed)
+work = pieces(source)
+for f, a, b in work:  # what read_candidates does, each piece timed: the pass's pieces
+    found.merge(timed("streaming pass", lambda: shard_candidates(source, f, max(STREAM_SIZES), 1, seed, span=(a, b)),
+                      f"pass: {f.name}" + (f" bytes {a:,}-{b:,}" if b >= 0 else "")))
+peak_pass = peak_mb(resource.RUSAGE_SELF)
+drawn = timed("draw (tokenize the kept units)", lambda: draw_samples(source, found, STREAM_SIZES, bench.store, tokenizer))
+remember_pass(source, drawn, 1, seed, bench.store, tokenizer)  # as sample_source does: the Workbench finds it
+prepared = timed("samples from the store", lambda: bench.source(source, n_sample, 1))
+for name in measures:
+    timed(f"prepare {name}", lambda: get_measure(name).prepare(prepared[0]))
+ready = [timed("targets (read, tokenize)", lambda: bench.target(t), f"target: {t.name}") for t in targets]
+for name in measures:
+    for t in ready:
+        timed(f"score {name}", lambda: bench.cell(prepared, t, name), f"score {name}: {t.tokenized.name}")
+table = timed("table (from the store)", lambda: bench.matrix([source], targets, measures, sample_tokens=n_sample))
+disk = sum(f.stat().st_size for f in Path(store_root).rglob("*") if f.is_file())
+print(json.dumps({"wall": time.perf_counter() - start, "cpu": cpu() - cpu_start, "stages": stages,
+                  "pieces": work_pieces, "words": found.words, "units": found.units,
+                  "sample": prepared[0].sample.n_tokens, "peak_pass": peak_pass,
+                  "peak": [peak_mb(resource.RUSAGE_SELF), peak_mb(resource.RUSAGE_CHILDREN)], "disk": disk,
+                  "load": [load_before, os.getloadavg()[0]],
+                  "errors": sorted({str(e) for e in table["error"] if isinstance(e, str) and e}),
+                  "values": {f"{m} {t}": v for m, t, v in zip(table["measure"], table["target"], table["value"])}}))
+"""
+
+
+def draw_jsonl_zst(n_tokens: int, shards: int, folder: Path, seed: int = 1) -> None:
+    """Units from all five shared sources, shuffled, then pairs of random units joined as one, as ``shards``
+    JSONL.zst shards of records ``{"text": unit}``, written as they are drawn.
+
+    Not units drawn again, as draw_shards does: a unit repeated a hundred times (1B tokens from the
+    shared 10M) has one key, so the pass would keep a hundred copies of a few thousand units, and the
+    sample would be a hundredth as diverse as one of distinct units (a duplicated corpus's sample is)."""
+    import orjson
+    import zstandard
+
+    units, rng = shuffled_units(seed)
+    words = [len(u.split()) for u in units]
+    records = [orjson.dumps({"text": u}) for u in units]  # each unit's record encoded once
+    folder.mkdir(parents=True)
+    per_shard = n_tokens / shards
+    i = 0
+    compressor = zstandard.ZstdCompressor(level=3, write_checksum=True)
+    for s in range(shards):
+        written = 0
+        with open(folder / f"part-{s:05d}.jsonl.zst", "wb") as raw, compressor.stream_writer(raw) as out:
+            lines = []
+            while written < per_shard:
+                if i < len(units):
+                    lines.append(records[i])
+                    written += words[i]
+                else:  # two random units as one: distinct, where a unit drawn again would be a duplicate
+                    a, b = rng.randrange(len(units)), rng.randrange(len(units))
+                    lines.append(orjson.dumps({"text": f"{units[a]} {units[b]}"}))
+                    written += words[a] + words[b]
+                i += 1
+                if len(lines) == 10_000:
+                    out.write(b"\n".join(lines) + b"\n")
+                    lines = []
+            if lines:
+                out.write(b"\n".join(lines) + b"\n")
+
+
+def s3_server() -> tuple[Any, dict[str, str]]:
+    """moto's S3 server on 127.0.0.1 (as tests/test_corpora_remote.py starts it) and options for s3fs."""
+    import logging
+
+    from moto.server import ThreadedMotoServer
+
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        os.environ.pop(name, None)
+    os.environ["AWS_DEFAULT_REGION"] = "us-east-1"
+    os.environ["AWS_SHARED_CREDENTIALS_FILE"] = "/nonexistent"
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    return server, {"key": "bench", "secret": "bench-secret", "endpoint_url": f"http://{host}:{port}"}
+
+
+def full_run(source_at: str, targets: list[Path], n_sample: int, measures: str,
+             options: dict[str, str] | None = None) -> dict:
+    work = Path(tempfile.mkdtemp(prefix="simcore-bench-full-"))
+    try:
+        result = run(FULL, source_at, ",".join(map(str, targets)), str(work / "store"), str(n_sample), measures,
+                     json.dumps(options or {}))
+        kept = OUT / f"full_result_{source_at.strip('/').replace('/', '_').replace(':', '')[-60:]}.json"
+        kept.write_text(json.dumps(result))  # the raw figures, kept
+        print(f"figures kept in {kept}", file=sys.stderr)
+        return result
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def print_full(label: str, r: dict, input_bytes: int, jobs_note: bool = True) -> None:
+    words = r["words"]
+    print(f"{label}: {words:,} whitespace words in {r['units']:,} units, {input_bytes / 1e9:.2f} GB compressed; "
+          f"sample {r['sample']:,} tokens; load average {r['load'][0]:.1f} → {r['load'][1]:.1f}\n")
+    rows = []
+    for stage, (wall, cpu) in r["stages"].items():
+        rate = f"{words / cpu / 1e6:.2f}" if stage == "streaming pass" and cpu else ""
+        rows.append([stage, f"{wall:.1f}", f"{cpu:.1f}", rate])
+    rows.append(["all", f"{r['wall']:.1f}", f"{r['cpu']:.1f}", f"{words / r['cpu'] / 1e6:.2f}"])
+    print(table(rows, ["stage", "wall s", "CPU s (incl. KenLM's programs)", "M words/CPU s"]))
+    print(f"\npeak memory: {r['peak_pass']:,.0f} MB after the pass, {r['peak'][0]:,.0f} MB in all "
+          f"({r['peak'][1]:,.0f} MB in KenLM's programs); store on disk {r['disk'] / 1e6:,.0f} MB")
+    if jobs_note:
+        print_pieces(r["pieces"])
+    if r["errors"]:
+        print("errors: " + "; ".join(r["errors"]))
+    print("values: " + ", ".join(f"{k} {v:.6g}" for k, v in sorted(r["values"].items())) + "\n")
+
+
+def print_pieces(measured: list[list]) -> None:
+    """The run's work cut as simcore.schedule cuts it with --jobs N (fewer targets than 2N: a measure's part
+    scores every target, WVV's one target), its largest piece, and the speed-up that allows: at most the
+    total over the longest chain of pieces that wait for each other (the slowest piece of the pass, the
+    draw, a measure's preparation, its slowest part), and at most N."""
+    parts: dict[str, float] = {}
+    for name, cpu in measured:
+        if name in ("table (from the store)", "samples from the store"):
+            continue
+        if name.startswith("score ") and not name.startswith("score wvv"):
+            name = name.split(":")[0]  # one part: a measure with every target
+        parts[name] = parts.get(name, 0.0) + cpu
+    total = sum(parts.values())
+    name, largest = max(parts.items(), key=lambda item: item[1])
+    reading = max(cpu for n, cpu in parts.items() if n.startswith(("pass:", "target:")))
+    draw = sum(cpu for n, cpu in parts.items() if n.startswith("draw"))
+    chains = {}
+    for n, cpu in parts.items():
+        if n.startswith("prepare "):
+            measure = n.removeprefix("prepare ")
+            scoring = max((c for p, c in parts.items() if p.split(":")[0] == f"score {measure}"), default=0.0)
+            chains[measure] = reading + draw + cpu + scoring
+    measure, chain = max(chains.items(), key=lambda item: item[1])
+    print(f"pieces as --jobs N runs them: {len(parts)}, {total:.1f} CPU s in all; the largest {name!r}: "
+          f"{largest:.1f} CPU s ({100 * largest / total:.1f}%; 16x needs every piece under 6.25%)")
+    print(f"longest chain of pieces that wait for each other ({measure}: slowest piece of the pass or a target "
+          f"{reading:.1f} s, draw {draw:.1f} s, preparing and its slowest part {chain - reading - draw:.1f} s): "
+          f"{chain:.1f} CPU s")
+    for sources in (1, 5):
+        work = sources * total
+        print(f"  {sources} source(s) like this one: --jobs 16 gains at most {work / max(chain, work / 16):.1f}x, "
+              f"--jobs 64 at most {work / max(chain, work / 64):.1f}x")
+
+
+def main_full(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--full", action="store_true")
+    parser.add_argument("--tokens", type=lambda t: int(float(t.rstrip("MmGg")) * (1e9 if t[-1] in "Gg" else 1e6))
+                        if t[-1] in "MmGg" else int(t), default=1_000_000_000, help="source size, e.g. 10M, 1G")
+    parser.add_argument("--shards", type=int, default=0, help="default: one per 10M tokens, at least 16")
+    parser.add_argument("--sample-tokens", type=int, default=10_000_000)
+    parser.add_argument("--measures", default=FULL_MEASURES)
+    parser.add_argument("--s3-tokens", type=lambda t: int(float(t.rstrip("Mm")) * 1e6) if t[-1] in "Mm" else int(t),
+                        default=0, help="also this size through moto's S3 server, beside the local run (e.g. 50M)")
+    args = parser.parse_args(argv)
+    if not (SHARED / "sources").is_dir():
+        raise SystemExit("../shared/data is not present")
+    targets = [SHARED / "targets" / name / "dev.conll" for name in sorted(os.listdir(SHARED / "targets"))]
+
+    def source_of(n_tokens: int) -> Path:
+        shards = args.shards or max(16, n_tokens // 10_000_000)
+        folder = OUT / f"full_distinct_{n_tokens}_{shards}"
+        if not folder.exists():
+            print(f"drawing {n_tokens:,} tokens into {shards} JSONL.zst shards in {folder}", file=sys.stderr)
+            t = time.perf_counter()
+            draw_jsonl_zst(n_tokens, shards, folder / "partial")
+            (folder / "partial").rename(folder / "source")
+            print(f"drawn in {time.perf_counter() - t:.0f} s", file=sys.stderr)
+        return folder / "source"
+
+    local = source_of(args.tokens)
+    size = lambda folder: sum(f.stat().st_size for f in folder.iterdir())  # noqa: E731
+    print(f"machine: {os.cpu_count()} cores; targets {', '.join(t.parent.name for t in targets)} (dev); "
+          f"measures {args.measures}; one process (--jobs 1)\n")
+    print(f"running: local, {args.tokens:,} tokens", file=sys.stderr)
+    r = full_run(str(local), targets, args.sample_tokens, args.measures)
+    print_full(f"local files ({local})", r, size(local))
+    if args.s3_tokens:
+        import fsspec
+
+        small = local if args.s3_tokens == args.tokens else source_of(args.s3_tokens)
+        server, options = s3_server()
+        try:
+            fs = fsspec.filesystem("s3", skip_instance_cache=True, **options)
+            fs.mkdir("bench")
+            fs.put(str(small) + "/", "bench/source/", recursive=True)
+            server_cpu = time.process_time()
+            print(f"running: S3, {args.s3_tokens:,} tokens", file=sys.stderr)
+            remote = full_run("s3://bench/source/", targets, args.sample_tokens, args.measures, options)
+            server_cpu = time.process_time() - server_cpu
+        finally:
+            server.stop()
+        near = r if small == local else full_run(str(small), targets, args.sample_tokens, args.measures)
+        if small != local:
+            print_full(f"local files ({small})", near, size(small))
+        print_full("the same through moto's S3 server (s3://bench/source/)", remote, size(small), jobs_note=False)
+        print(f"S3 server's own CPU (moto, in the bench's process): {server_cpu:.1f} s; pass wall "
+              f"{remote['stages']['streaming pass'][0]:.1f} s from S3 against {near['stages']['streaming pass'][0]:.1f} s "
+              f"from local files; the same values: "
+              f"{'yes' if json.dumps(remote['values']) == json.dumps(near['values']) else 'NO'}")
+
+
 def main() -> None:
-    if "--tokenize-all" in sys.argv[1:]:
+    if "--full" in sys.argv[1:]:
+        main_full(sys.argv[1:])
+    elif "--tokenize-all" in sys.argv[1:]:
         main_tokenize_all(sys.argv[1:])
     else:
         main_one_pass(sys.argv[1:])

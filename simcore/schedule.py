@@ -15,8 +15,9 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, wait
 from typing import Any
 
+from .corpora.sampling import Candidates, Piece, draw_samples, pieces, remember_pass, remembered_pass, shard_candidates
 from .corpus import Corpus
-from .corpus_cache import CorpusCache, Progress, UnitResult
+from .corpus_cache import STREAM_SIZES, CorpusCache, Progress, UnitResult
 from .errors import SimcoreError
 from .measures import MeasureOptions, PreparedTarget, get_measure
 from .store import ArtefactStore
@@ -71,6 +72,27 @@ def _read_in_worker(config: Any, corpus: Corpus, source: bool, samples: int) -> 
         pass
 
 
+def _piece_in_worker(corpus: Corpus, piece: Piece, target: int, samples: int, seed: int,
+                     ceilings: list[int] | None) -> Candidates | None:
+    """One piece of a large source's streaming pass (a shard, or a byte range of a large file); None when it
+    cannot be read (the source's pass is then left to the parent, which says why)."""
+    file, start, end = piece
+    try:
+        return shard_candidates(corpus, file, target, samples, seed, span=(start, end), ceilings=ceilings)
+    except SimcoreError:
+        return None
+
+
+def _draw_in_worker(config: Any, corpus: Corpus, found: Candidates, samples: int) -> None:
+    """A pass's merged candidates tokenized into the ladder's samples and remembered, as sample_source does."""
+    bench = _worker_bench(config)
+    try:
+        result = draw_samples(corpus, found, STREAM_SIZES, bench.store, bench.tokenizer)
+        remember_pass(corpus, result, samples, bench.options.seed, bench.store, bench.tokenizer)
+    except SimcoreError:
+        pass
+
+
 def _prepare_in_worker(config: Any, corpus: Corpus, name: str, size: int, samples: int) -> None:
     """A source's samples prepared for one measure (stored); failures are found again when scoring."""
     bench = _worker_bench(config)
@@ -92,13 +114,14 @@ def run_parallel(bench: CorpusCache, plan: list[tuple[Corpus, str, int]], sample
                   side: list[tuple[Callable[..., Any], tuple[Any, ...]]] = ()) -> None:
     """The parts in ``jobs`` processes, each single-threaded and seeded as in one process, so every
     value is the same. Samples are drawn first (each once), then every source is prepared (KenLM
-    models, counts, skip-gram vectors: the cold cost), then the cells are scored.
+    models, counts, skip-gram vectors: the cold cost) and the cells are scored.
 
     With at least two targets per process, the targets are split into ``jobs`` groups of about equal
     size and each group is scored in a process of its own: a target's shared work (bootstrap draws,
     n-gram counts, tagging) is done once, in that process, and every process scores every source.
-    With fewer targets, the parts (a source at one size under one measure, with every target) go to
-    whichever process is free, and the targets' tagging runs beside them."""
+    With fewer targets, the parts (a source at one size under one measure, with every target; one part
+    per target for a measure whose every cell trains a model, WVV) go to whichever process is free as
+    soon as their source is prepared for their measure, and the targets' tagging runs beside them."""
     method = "fork" if threading.active_count() == 1 else "spawn"
     config = (str(bench.store.root), bench.tokenizer, bench.options, dict(bench._raw_keys_by_name()))
     context = multiprocessing.get_context(method)
@@ -122,16 +145,18 @@ def run_parallel(bench: CorpusCache, plan: list[tuple[Corpus, str, int]], sample
         sizes = list(dict.fromkeys((c, z) for c, _, z in plan))
         drain({pool.submit(_sample_in_worker, config, c, z, samples) for c, z in sizes},
               lambda left: f"drawing samples ({len(sizes) - left} of {len(sizes)})", start, start + 0.05)
-        # With groups of targets, the targets' tagging (in parts: one large target is tagged by several
-        # processes) is done here too, beside the sources' preparation.
-        tagging = [pool.submit(function, *args) for function, args in side] if groups else []
-        drain({*tagging, *(pool.submit(_prepare_in_worker, config, c, n, z, samples) for c, n, z in plan)},
-              lambda left: f"preparing the sources{' and tagging the targets' if tagging else ''} in {jobs} "
-                           f"processes ({len(plan) + len(tagging) - left} of {len(plan) + len(tagging)})",
-              start + 0.05, SCORING_FROM)
         parts: dict[Any, tuple[Corpus, str, int, int]] = {}
         part_weight: dict[Any, float] = {}
+        expected: dict[tuple[str, str, int], int] = {}  # futures per (source, measure, size): its targets' parts
+        prepares: dict[Any, tuple[Corpus, str, int]] = {}
         if groups:
+            # the targets' tagging (in parts: one large target is tagged by several processes) is done
+            # here too, beside the sources' preparation
+            tagging = [pool.submit(function, *args) for function, args in side]
+            drain({*tagging, *(pool.submit(_prepare_in_worker, config, c, n, z, samples) for c, n, z in plan)},
+                  lambda left: f"preparing the sources{' and tagging the targets' if tagging else ''} in {jobs} "
+                               f"processes ({len(plan) + len(tagging) - left} of {len(plan) + len(tagging)})",
+                  start + 0.05, SCORING_FROM)
             pool.shutdown(wait=True)  # its processes hold prepared sources: free them for the groups'
             for k, group in enumerate(groups):
                 share = sum(_tokens_hint(t) for t in group) / max(1, sum(_tokens_hint(t) for t in targets))
@@ -140,34 +165,54 @@ def run_parallel(bench: CorpusCache, plan: list[tuple[Corpus, str, int]], sample
                     parts[future] = (corpus, name, size, k)
                     part_weight[future] = weight[(corpus.name, name, size)] * share
         else:
-            # The targets' tagging first (the longest pieces; it takes at most half the processes), then
-            # the cheap parts (the answer for language models comes in seconds), then the parts that train
-            # (WVV) or wait for the tagging (TVcC).
-            for function, args in side:
-                pool.submit(function, *args)
+            # Each source prepared for each measure, cheap measures first (the answer for language models
+            # comes in seconds), then the ones that train (WVV) or wait for the tagging (TVcC); the targets'
+            # tagging beside them (it takes at most half the processes). No phase waits for another: a
+            # part is scored as soon as its source is prepared, so one long preparation (a skip-gram
+            # model) holds up only its own parts.
             slow = [(c, n, z) for c, n, z in plan
                     if n in HEAVY_SCORING or hasattr(get_measure(n), "background_work")]
             quick = [item for item in plan if item not in slow]
-            for batch in (quick, slow):
-                for corpus, name, size in batch:
-                    future = pool.submit(_unit_in_worker, config, corpus, name, size, samples, targets)
-                    parts[future] = (corpus, name, size, -1)
-                    part_weight[future] = weight[(corpus.name, name, size)]
+            prepares = {pool.submit(_prepare_in_worker, config, c, n, z, samples): (c, n, z) for c, n, z in quick + slow}
+            for function, args in side:
+                pool.submit(function, *args)
+        # a measure whose every cell trains a model: one part per target, so no part holds them all
+        chunks_of = {(c.name, n, z): [[t] for t in targets] if n in HEAVY_SCORING else [targets] for c, n, z in plan}
+        n_parts = len(parts) or sum(len(chunks) for chunks in chunks_of.values())
+        n_prepares = len(prepares)
         pieces: dict[tuple[str, str, int], list[UnitResult]] = {}
         wanted = max(1, len(groups))
-        pending = set(parts)
+        pending = set(parts) | set(prepares)
+        scored = 0
         while pending:
             finished, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
             for future in finished:
+                if future in prepares:
+                    future.result()
+                    corpus, name, size = prepares.pop(future)
+                    chunks = chunks_of[(corpus.name, name, size)]
+                    expected[(corpus.name, name, size)] = len(chunks)
+                    for chunk in chunks:
+                        part = pool.submit(_unit_in_worker, config, corpus, name, size, samples, chunk)
+                        parts[part] = (corpus, name, size, -1)
+                        part_weight[part] = weight[(corpus.name, name, size)] * len(chunk) / max(1, len(targets))
+                        pending.add(part)
+                    continue
                 corpus, name, size, k = parts[future]
                 got = pieces.setdefault((corpus.name, name, size), [])
                 got.append(future.result())
                 done += part_weight[future]
-                if len(got) == wanted:
+                scored += 1
+                if len(got) == expected.get((corpus.name, name, size), wanted):
                     take(corpus, name, size, _merge_units(got))
-            left = len(pending)
-            progress(f"scoring in {jobs} processes ({len(parts) - left} of {len(parts)} parts done)",
-                     SCORING_FROM + (1 - SCORING_FROM) * min(done / total, 1.0))
+            if prepares:
+                ready = n_prepares - len(prepares)
+                progress(f"preparing the sources in {jobs} processes ({ready} of {n_prepares}), scoring beside "
+                         f"them ({scored} of {n_parts} parts done)",
+                         start + 0.05 + (SCORING_FROM - start - 0.05) * ready / n_prepares)
+            else:
+                progress(f"scoring in {jobs} processes ({scored} of {n_parts} parts done)",
+                         SCORING_FROM + (1 - SCORING_FROM) * min(done / total, 1.0))
     except BaseException:
         for executor in (pool, *pinned):
             executor.shutdown(wait=False, cancel_futures=True)
@@ -178,26 +223,83 @@ def run_parallel(bench: CorpusCache, plan: list[tuple[Corpus, str, int]], sample
         executor.shutdown(wait=True)
 
 
+PASS_IN_FLIGHT = 2  # pieces of a pass per process submitted at once: the later ones get the bounds merged meanwhile
+
+
+class _Pass:
+    """A large source's streaming pass split into its pieces, merged here as they come back."""
+
+    def __init__(self, corpus: Corpus, samples: int, seed: int) -> None:
+        self.corpus, self.samples, self.seed = corpus, samples, seed
+        self.todo: list[Piece] = pieces(corpus)
+        self.left = len(self.todo)
+        self.merged = Candidates(max(STREAM_SIZES), samples, seed)
+        self.failed = False
+
+    def task(self) -> tuple[Any, ...]:
+        return (self.corpus, self.todo.pop(0), max(STREAM_SIZES), self.samples, self.seed, self.merged.bounds())
+
+    def take(self, found: Candidates | None) -> bool:
+        """Merge one piece's candidates; whether the pass is complete (and every piece was read)."""
+        self.left -= 1
+        if found is None:
+            self.failed = True
+        elif not self.failed:
+            self.merged.merge(found)
+        return self.left == 0 and not self.failed
+
+
 def tokenize_in_processes(bench: CorpusCache, sources: list[Corpus], targets: list[Corpus], samples: int, jobs: int,
                            progress: Progress) -> None:
-    """Corpora not yet in the store tokenized (large sources: sampled in their pass) in ``jobs``
-    processes, largest first; this process then reads them back. Below PARALLEL_MIN_BYTES in all,
-    starting the processes costs more than it saves."""
+    """Corpora not yet in the store tokenized in ``jobs`` processes, largest first; a large source's pass
+    in pieces (each shard or byte range a task of its own, merged here, then its samples drawn in a
+    process), so one big source keeps every process busy. This process then reads them back. Below
+    PARALLEL_MIN_BYTES in all, starting the processes costs more than it saves."""
     todo = [(c, role) for role, corpora in (("source", sources), ("target", targets)) for c in corpora
             if c.problem is None and not bench._in_store(c)]
     bench._read_in_processes = False
-    if len(todo) < 2 or sum(_tokens_hint(c) for c, _ in todo) < PARALLEL_MIN_BYTES:
+    if sum(_tokens_hint(c) for c, _ in todo) < PARALLEL_MIN_BYTES:
         return
-    todo.sort(key=lambda item: _tokens_hint(item[0]), reverse=True)
+    seed = bench.options.seed
+    passes, whole = [], []
+    for c, role in todo:
+        if role == "source" and bench.streams(c):
+            try:
+                if remembered_pass(c, STREAM_SIZES, samples, seed, bench.store, bench.tokenizer) is not None:
+                    continue
+                passes.append(_Pass(c, samples, seed))
+                continue
+            except (SimcoreError, OSError):
+                pass  # read whole below, where its error is found and kept
+        whole.append((c, role))
+    if len(whole) + sum(p.left for p in passes) < 2:
+        return
+    whole.sort(key=lambda item: _tokens_hint(item[0]), reverse=True)
     method = "fork" if threading.active_count() == 1 else "spawn"
     config = (str(bench.store.root), bench.tokenizer, bench.options, dict(bench._raw_keys_by_name()))
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(method)) as pool:
-        pending = {pool.submit(_read_in_worker, config, c, role == "source", samples) for c, role in todo}
-        total = len(pending)
+        pending: dict[Any, _Pass | None] = {pool.submit(_read_in_worker, config, c, role == "source", samples): None
+                                            for c, role in whole}
+        total = len(pending) + sum(p.left + 1 for p in passes)  # every piece, and each pass's draw
+        queue = [p for p in passes for _ in range(p.left)]  # source by source: a pass's bound falls soonest
+
+        def submit() -> None:
+            while queue and len(pending) < PASS_IN_FLIGHT * jobs:
+                owner = queue.pop(0)
+                pending[pool.submit(_piece_in_worker, *owner.task())] = owner
+
+        submit()
+        finished = 0
         while pending:
-            _, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
-            progress(f"reading the corpora in {jobs} processes ({total - len(pending)} of {total})",
-                     READING_SHARE * (total - len(pending)) / total)
+            done, _ = wait(set(pending), timeout=1.0, return_when=FIRST_COMPLETED)
+            for future in done:
+                owner = pending.pop(future)
+                finished += 1
+                if owner is not None and owner.take(future.result()):
+                    pending[pool.submit(_draw_in_worker, config, owner.corpus, owner.merged, samples)] = None
+            submit()
+            progress(f"reading the corpora in {jobs} processes ({finished} of {total} parts)",
+                     READING_SHARE * finished / total)
     bench._read_in_processes = True
 
 

@@ -175,3 +175,24 @@ def test_a_later_call_for_smaller_sizes_reads_nothing_and_gives_the_same_bytes(t
         assert [s.tokens_file.read_bytes() for s in later.samples[size]] == [
             s.tokens_file.read_bytes() for s in fresh.samples[size]]
         assert [s.meta for s in later.samples[size]] == [s.meta for s in fresh.samples[size]]
+
+
+@pytest.mark.parametrize("samples", [1, SAMPLES])
+def test_pieces_read_under_the_bounds_merged_so_far_keep_less_and_merge_the_same(tmp_path, samples):
+    """A piece read with the bounds of the candidates merged before it (as the parallel pass does) keeps
+    only units under them, and the merge is the brute-force bottom-k all the same."""
+    sharded = write_shards(tmp_path / "eight", LINES, 8)
+    merged, kept = Candidates(300, samples, 5), []
+    for f in sharded.files:
+        part = shard_candidates(sharded, f, 300, samples, 5, ceilings=merged.bounds())
+        kept.append(sum(len(h) for h in part.heaps))
+        merged.merge(part)
+    assert merged.words == sum(len(line.split()) for line in LINES) and merged.units == 400
+    whole = read_candidates(write_shards(tmp_path / "one", LINES, 1), 300, samples, 5)
+    assert [merged.ordered(i) for i in range(samples)] == [whole.ordered(i) for i in range(samples)]
+    if samples == SAMPLES:  # the brute force's keys are those of SAMPLES samples (a key depends on the count)
+        assert [merged.ordered(i) for i in range(samples)] == [expected_bottom_k(LINES, 300, i, 5)
+                                                               for i in range(samples)]
+    plain = [sum(len(h) for h in shard_candidates(sharded, f, 300, samples, 5).heaps) for f in sharded.files]
+    assert kept[0] == plain[0] and sum(kept[1:]) < sum(plain[1:]) / 2  # the later pieces return far less
+    assert Candidates(300, samples, 5).bounds() is None  # not full: no bound yet

@@ -119,13 +119,16 @@ def test_parts_in_parallel_processes_give_the_same_table_as_one_process(tmp_path
     seen = []
     monkeypatch.setattr("simcore.schedule.PARALLEL_MIN_TOKENS", 0)  # the sample is small: run it in processes all the same
     parallel = Workbench(ArtefactStore(tmp_path / "two")).matrix(
-        sources, targets, measures, jobs=2, progress=lambda message, fraction: seen.append(fraction),
+        sources, targets, measures, jobs=2, progress=lambda message, fraction: seen.append((fraction, message)),
         compute_noise=True)
     import pandas as pd
 
     pd.testing.assert_frame_equal(serial, parallel)  # bit for bit, WVV included
     assert serial["error"].isna().all()
-    assert seen == sorted(seen) and seen[-1] == 1.0  # progress never goes back
+    fractions = [f for f, _ in seen]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0  # progress never goes back
+    # 3 sources x 6 measures, WVV's parts one per target (each of its cells trains a model): 3 x 5 + 3 x 2
+    assert any(m == "scoring in 2 processes (21 of 21 parts done)" for _, m in seen)
     with pytest.raises(SimcoreError, match="jobs"):
         Workbench(ArtefactStore(tmp_path / "three")).matrix(sources, targets, ["tvc"], jobs=0)
 
@@ -211,3 +214,34 @@ def test_a_large_source_is_sampled_in_one_pass_the_same_from_every_format(tmp_pa
     for kind in ("parquet", "zst"):
         pd.testing.assert_frame_equal(tables["text"][columns], tables[kind][columns])
     assert tables["text"]["error"].isna().all()
+
+
+def test_a_large_sources_pass_is_read_in_pieces_by_the_processes_with_the_same_table(tmp_path, monkeypatch):
+    """With several processes, a large source's streaming pass is split into its shards (each a task, merged
+    in the parent, its samples drawn in a process): every value and replicate as in one process."""
+    from simcore import schedule
+    from simcore.store import ArtefactStore
+
+    monkeypatch.setattr("simcore.corpus_cache.STREAM_MIN_BYTES", 0)  # every source counts as large here
+    lines = [line for line in (SAMPLE_DATA / "sources" / "news.txt").read_text().splitlines() if line.strip()]
+    folder = tmp_path / "news"
+    folder.mkdir()
+    for s in range(5):
+        (folder / f"part-{s}.txt").write_text("\n".join(lines[s::5]) + "\n")
+    sources = [Corpus.from_path(folder, name="news"), Corpus.from_path(SAMPLE_DATA / "sources" / "tweets.jsonl")]
+    target = Corpus.from_path(SAMPLE_DATA / "targets" / "news_ner.conll")
+    serial = Workbench(ArtefactStore(tmp_path / "one")).matrix(sources, [target], ["tvc", "jsd"], samples=2)
+    monkeypatch.setattr(schedule, "PARALLEL_MIN_TOKENS", 0)
+    monkeypatch.setattr(schedule, "PARALLEL_MIN_BYTES", 0)
+
+    def no_pass_here(*args, **kwargs):
+        raise AssertionError("a whole pass read in one process")
+
+    monkeypatch.setattr("simcore.corpora.sampling.read_candidates", no_pass_here)
+    seen = []
+    parallel = Workbench(ArtefactStore(tmp_path / "two")).matrix(
+        sources, [target], ["tvc", "jsd"], samples=2, jobs=2, progress=lambda message, f: seen.append(message))
+    pd.testing.assert_frame_equal(serial, parallel)
+    assert serial["error"].isna().all()
+    # 5 pieces and a draw for news, 1 piece and a draw for tweets (a source of one file), the target read whole
+    assert "reading the corpora in 2 processes (9 of 9 parts)" in seen

@@ -35,6 +35,7 @@ Progress = Callable[[str, float], None]
 Unit = str | tuple[str, ...]
 MAX_SAMPLES = 64
 _KEYS_PER_HASH = 8  # BLAKE2b gives up to 64 bytes: eight 64-bit keys per call
+_NO_BOUND = 1 << 64  # above every 64-bit key
 
 
 def _quiet(message: str, fraction: float) -> None:
@@ -75,6 +76,9 @@ class Candidates:
     file_hashes: list[str] = field(default_factory=list)
     notes: ReadNotes = field(default_factory=ReadNotes)
     dense: bool = False  # units in a script written without spaces: sized by characters too (see _words)
+    # Keys at or above ceilings[i] are never kept for sample i: the bound of candidates already merged
+    # elsewhere, which only falls as more merge, so a merge would refuse those units anyway (see ceilings()).
+    ceilings: list[int] | None = None
 
     def __post_init__(self) -> None:
         if not self.heaps:
@@ -107,10 +111,12 @@ class Candidates:
             self.units += 1
         if words == 0:
             return
-        totals, heaps, target = self.totals, self.heaps, self.target
+        totals, heaps, target, ceilings = self.totals, self.heaps, self.target, self.ceilings
         for i, key in enumerate(keys or self._keys(unit)):
             if totals[i] >= target and key >= -heaps[i][0][0]:
                 continue  # inlined from _add_one: the common case once a sample is full
+            if ceilings is not None and key >= ceilings[i]:
+                continue
             self._add_one(i, key, words, unit)
 
     def offer(self, units: Iterable[str | list[str]]) -> None:
@@ -122,29 +128,59 @@ class Candidates:
         hasher = hashlib.blake2b(digest_size=8 * self.samples, key=self.seed.to_bytes(8, "big", signed=True),
                                  person=(0).to_bytes(4, "big"))
         heaps, totals, target, add_one = self.heaps, self.totals, self.target, self._add_one
-        positions = range(0, 8 * self.samples, 8)
+        # bounds[i]: the key a unit must be under to enter sample i (above every key while it is not full);
+        # the same test as _add_one's, kept in a local list instead of read from the heap for every unit
+        bounds = [-heap[0][0] if total >= target else _NO_BOUND for heap, total in zip(heaps, totals)]
+        if self.ceilings is not None:  # once a sample is full here its bound is under the ceiling
+            bounds = [min(b, c) for b, c in zip(bounds, self.ceilings)]
         words_seen = units_seen = 0
-        for unit in units:
-            if isinstance(unit, str):
-                unit = unit.strip()
-                words = len(unit.split())
-                data = unit.encode("utf-8", "surrogatepass")
-            else:
-                unit = tuple(unit)
-                words = len(unit)
-                data = _unit_bytes(unit)
-            words_seen += words
-            units_seen += 1
-            if not words:
-                continue
-            h = hasher.copy()
-            h.update(data)
-            raw = h.digest()
-            for i, at in enumerate(positions):
-                key = int.from_bytes(raw[at:at + 8], "big")
-                if totals[i] >= target and key >= -heaps[i][0][0]:
+        from_bytes = int.from_bytes
+        if self.samples == 1:
+            heap, bound = heaps[0], bounds[0]
+            for unit in units:
+                if isinstance(unit, str):
+                    unit = unit.strip()
+                    words = len(unit.split())
+                    data = unit.encode("utf-8", "surrogatepass")
+                else:
+                    unit = tuple(unit)
+                    words = len(unit)
+                    data = _unit_bytes(unit)
+                words_seen += words
+                units_seen += 1
+                if not words:
                     continue
-                add_one(i, key, words, unit)
+                h = hasher.copy()
+                h.update(data)
+                key = from_bytes(h.digest(), "big")
+                if key < bound:
+                    add_one(0, key, words, unit)
+                    if totals[0] >= target:
+                        bound = -heap[0][0]
+        else:
+            positions = range(0, 8 * self.samples, 8)
+            for unit in units:
+                if isinstance(unit, str):
+                    unit = unit.strip()
+                    words = len(unit.split())
+                    data = unit.encode("utf-8", "surrogatepass")
+                else:
+                    unit = tuple(unit)
+                    words = len(unit)
+                    data = _unit_bytes(unit)
+                words_seen += words
+                units_seen += 1
+                if not words:
+                    continue
+                h = hasher.copy()
+                h.update(data)
+                raw = h.digest()
+                for i, at in enumerate(positions):
+                    key = from_bytes(raw[at:at + 8], "big")
+                    if key < bounds[i]:
+                        add_one(i, key, words, unit)
+                        if totals[i] >= target:
+                            bounds[i] = -heaps[i][0][0]
         self.words += words_seen
         self.units += units_seen
 
@@ -161,6 +197,16 @@ class Candidates:
         examples = sorted(self.notes.examples + other.notes.examples)[:5]  # the same whatever the shard order
         self.notes.merge(other.notes)
         self.notes.examples = examples
+
+    def bounds(self) -> list[int] | None:
+        """Each sample's bound when every sample is full (``ceilings`` for pieces read after this merge), else None.
+
+        A piece read with them returns only units under them: the merge of its candidates is the same,
+        since merging refuses a unit at or above a full sample's bound, and the bound only falls.
+        """
+        if any(total < self.target for total in self.totals):
+            return None
+        return [-heap[0][0] for heap in self.heaps]
 
     def _add_one(self, i: int, key: int, words: int, unit: Unit) -> None:
         heap = self.heaps[i]
@@ -247,12 +293,14 @@ def _range_sha256(path: Path, start: int, end: int) -> str:
 
 
 def shard_candidates(corpus: Corpus, file: Path, target: int, samples: int, seed: int,
-                     progress: Progress = _quiet, span: tuple[int, int] = (0, -1)) -> Candidates:
+                     progress: Progress = _quiet, span: tuple[int, int] = (0, -1),
+                     ceilings: list[int] | None = None) -> Candidates:
     """Read one file of ``corpus`` (or the byte range ``span`` of it) once and keep, for every sample,
-    what it may need: a task of its own."""
+    what it may need: a task of its own. ``ceilings``: the bounds of the candidates merged so far
+    (:meth:`Candidates.bounds`), when known: only units under them are kept, so less is returned."""
     from .columnar import MissingColumn
 
-    found = Candidates(target, samples, seed, dense=corpus.segmenter().kind == "icu")
+    found = Candidates(target, samples, seed, dense=corpus.segmenter().kind == "icu", ceilings=ceilings)
     start, end = span
     try:
         if end >= 0:
@@ -278,7 +326,8 @@ def read_candidates(corpus: Corpus, target: int, samples: int, seed: int, progre
     work = pieces(corpus)
     for number, (f, start, end) in enumerate(work):
         merged.merge(shard_candidates(corpus, f, target, samples, seed,
-                                      lambda m, x, n=number: progress(m, (n + x) / len(work)), (start, end)))
+                                      lambda m, x, n=number: progress(m, (n + x) / len(work)), (start, end),
+                                      ceilings=merged.bounds()))
     return merged
 
 
@@ -409,14 +458,24 @@ def sample_source(corpus: Corpus, sizes: Sequence[int], samples: int, seed: int,
         raise InvalidArgument(f"options must be TokenizerOptions, not {type(options).__name__}")
     corpus.check_readable()
     ordered = _check(sizes, samples, seed)
-    for top in (ordered[-1], *(t for t in _REMEMBERED_TOPS if t > ordered[-1])):
-        remembered = _remembered(corpus, store, top, ordered, samples, seed, options)
-        if remembered is not None:
-            return remembered
+    remembered = remembered_pass(corpus, ordered, samples, seed, store, options)
+    if remembered is not None:
+        return remembered
     found = read_candidates(corpus, ordered[-1], samples, seed, progress)
     result = draw_samples(corpus, found, ordered, store, options)
     remember_pass(corpus, result, samples, seed, store, options)
     return result
+
+
+def remembered_pass(corpus: Corpus, sizes: Sequence[int], samples: int, seed: int, store: ArtefactStore,
+                    options: TokenizerOptions = TokenizerOptions()) -> StreamSamples | None:
+    """``sizes`` from an earlier pass over the same files (for the largest of them or more), or None."""
+    ordered = _check(sizes, samples, seed)
+    for top in (ordered[-1], *(t for t in _REMEMBERED_TOPS if t > ordered[-1])):
+        remembered = _remembered(corpus, store, top, ordered, samples, seed, options)
+        if remembered is not None:
+            return remembered
+    return None
 
 
 def remember_pass(corpus: Corpus, result: StreamSamples, samples: int, seed: int, store: ArtefactStore,
