@@ -205,3 +205,19 @@ def test_the_heatmap_hover_says_a_cell_compares_across_languages(tmp_path, store
     hover = heatmap(table, "tvc").data[0].customdata  # rows: sources in order (de_news, en_news)
     assert "across languages" not in hover[0][0]
     assert hover[1][0].endswith("across languages: English (en) source, German (de) target")
+
+
+def test_a_large_chinese_source_is_sampled_by_its_words_not_its_clauses(tmp_path, store):
+    from simcore.corpora.sampling import read_candidates, sample_source
+
+    lines = [f"{CAPITAL}第{i}条新闻说北京今天天气很好。" for i in range(3_000)]  # one whitespace word a line
+    path = tmp_path / "zh_news.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    corpus = Corpus.from_path(path)
+    result = sample_source(corpus, [2_000], 1, 13, store)
+    [sample] = result.samples[2_000]
+    assert sample.n_tokens == 2_000  # cut at exactly the size asked, in ICU's words
+    # sized by characters (at least one token per DENSE_CHARS_PER_TOKEN of them), the pass keeps a few
+    # hundred lines; sized by whitespace words (one a line) it would keep 2,000 lines, two thirds of the source
+    kept = len(read_candidates(corpus, 2_000, 1, 13).heaps[0])
+    assert kept < 1_000
