@@ -23,7 +23,7 @@ from simcore.measures import MeasureOptions, all_measures, get_measure
 from simcore.store import digest
 from simcore.tokenize import TokenizerOptions
 
-from . import jobs, work
+from . import job_records, jobs, work
 from .resources import get_bench, get_store
 from .state import AppState, Job, NamedMatrix
 
@@ -70,8 +70,10 @@ def _run_name(state: AppState, job: Job) -> str:
     return f"run {runs}: {len(job.sources)} sources × {len(job.targets)} targets, {options_label(job)}"
 
 
-def start_matrix(state: AppState, job: Job, on_done: Any = None, title: str = "") -> jobs.BackgroundJob:
-    """Start computing the matrix for these choices in the background (SimcoreError when they do not make sense)."""
+def start_matrix(state: AppState, job: Job, on_done: Any = None, title: str = "",
+                 demo: bool = False) -> jobs.BackgroundJob:
+    """Start computing the matrix for these choices in the background (SimcoreError when they do not make sense).
+    It is recorded with the workspace on disk (``demo``: the sample's answer) until its result is filed."""
     missing = [n for n in job.sources if n not in state.sources] + [n for n in job.targets if n not in state.targets]
     if missing:
         raise SimcoreError(f"not loaded any more: {', '.join(missing)}")
@@ -88,8 +90,12 @@ def start_matrix(state: AppState, job: Job, on_done: Any = None, title: str = ""
                    sample_tokens=job.sample_tokens, compute_noise=job.compute_noise)
     total = len(job.sources) * len(job.targets) * len(job.measures)
     total_cost = len(job.sources) * len(job.targets) * sum(cell_cost({"measure": m}) for m in job.measures)
+    from .workspace.records import matrix_params
+
+    record = job_records.recorder(get_store().root, state.workspace, KIND, matrix_params(job, demo))
     return jobs.start(state, KIND, title or f"Similarity matrix ({total} values)", task, on_done or _finished,
-                      params=job, lock=bench.lock, total=total, cost=cell_cost, total_cost=total_cost)
+                      params=job, lock=bench.lock, total=total, cost=cell_cost, total_cost=total_cost,
+                      on_change=record)
 
 
 # ---- the demo's answer: the sample's matrix, computed at start (once per server) -------------------------
@@ -153,7 +159,8 @@ def start_demo_answer(state: AppState) -> None:
     if table is not None:
         _keep(state, job, table.copy(), DEMO_NAME)
         return
-    start_matrix(state, job, on_done=partial(_demo_finished, key=key), title="Working out the sample's answer")
+    start_matrix(state, job, on_done=partial(_demo_finished, key=key), title="Working out the sample's answer",
+                 demo=True)
 
 
 def _demo_finished(state: AppState, task: jobs.BackgroundJob, key: str) -> None:
