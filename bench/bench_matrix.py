@@ -19,7 +19,12 @@ wall time that did not shrink from 1 to 2 processes beyond what the second core 
 than the largest single piece of work (one target's tagging or one source's preparation; the --profile
 stage figures give them).
 
-Usage: .venv/bin/python bench/bench_matrix.py [--jobs 2] [--large] [--skip-cold] [--profile]
+- with --estimates: the estimate the Similarity form shows (simcore.estimates.matrix_seconds, this machine's
+  recorded paces) against the measured time of the matrix on two small cases: the bundled sample (in a fresh
+  store, first at the default paces, then again with the paces the runs recorded) and two ../shared/data
+  sources (200k tokens each) against the conll2003 and wetlab test splits.
+
+Usage: .venv/bin/python bench/bench_matrix.py [--jobs 2] [--large] [--skip-cold] [--profile] [--estimates]
 """
 
 from __future__ import annotations
@@ -131,16 +136,65 @@ def profile(sources: Path, targets: Path, store: Path) -> tuple[Any, str]:
     return table, top
 
 
+def estimate_then_run(sources: Path, targets: Path, store: Path, out: Path, jobs: int) -> dict[str, Any]:
+    """The estimate made before the matrix (as the dashboard makes it), then the matrix's measured wall time."""
+    from simcore.estimates import matrix_seconds
+    from simcore.matrix import DEFAULT_MEASURES, Workbench, corpora_in
+    from simcore.store import ArtefactStore
+
+    bench = Workbench(ArtefactStore(store))
+    made = time.perf_counter()
+    estimate = matrix_seconds(bench, corpora_in(sources), corpora_in(targets), list(DEFAULT_MEASURES))
+    made = time.perf_counter() - made
+    measured = run(["matrix", "--sources", str(sources), "--targets", str(targets), "--jobs", str(jobs), "--out",
+                    str(out)], store)["wall s"]
+    return {"paces": "this machine's" if estimate.measured else "defaults", "estimate_s": round(estimate.seconds, 1),
+            "measured_s": measured, "ratio": round(estimate.seconds / measured, 2), "estimate_took_s": round(made, 2),
+            "steps": ", ".join(f"{k} {v:.0f}" for k, v in estimate.steps.items() if v >= 0.5)}
+
+
+def estimates(work: Path, jobs: int) -> None:
+    import pandas as pd
+
+    sample = ROOT / "sample_data"
+    small, targets = work / "small_sources", work / "small_targets"
+    small.mkdir()
+    targets.mkdir()
+    for name in ("news_1bwb", "biomed_ohsumed_medline"):
+        resample(SHARED / "sources" / f"{name}.txt.gz", 200_000, small / f"{name}.txt")
+    for name in ("conll2003", "wetlab_wlp"):
+        shutil.copy(SHARED / "targets" / name / "test.conll", targets / f"{name}.conll")
+    rows = [{"case": "sample, fresh store", **estimate_then_run(sample / "sources", sample / "targets", work / "a",
+                                                                  work / "a.csv", jobs)},
+            {"case": "2 shared sources x 2 targets", **estimate_then_run(small, targets, work / "a", work / "b.csv", jobs)}]
+    from simcore.store import ArtefactStore
+
+    fresh = work / "c"
+    ArtefactStore(fresh)  # made a store first: it refuses a folder of other files
+    shutil.copytree(work / "a" / "pace", fresh / "pace")  # the paces only: every artefact to build again
+    rows.append({"case": "sample, fresh store, recorded paces",
+                 **estimate_then_run(sample / "sources", sample / "targets", fresh, work / "c.csv", jobs)})
+    with pd.option_context("display.width", 200, "display.max_colwidth", 80):
+        print(pd.DataFrame(rows).to_string(index=False))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--large", action="store_true", help="also the 14 x 24 shape")
     parser.add_argument("--skip-cold", action="store_true", help="only the large shape")
     parser.add_argument("--profile", action="store_true", help="stage shares and top entries (cProfile)")
+    parser.add_argument("--estimates", action="store_true", help="only the estimate against the measured time")
     args = parser.parse_args()
     if not (SHARED / "sources").is_dir():
         sys.exit("../shared/data is not present")
     work = Path(tempfile.mkdtemp(prefix="simcore-bench-matrix-"))
+    if args.estimates:
+        try:
+            estimates(work, args.jobs)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return
     rows = []
     try:
         if not args.skip_cold:

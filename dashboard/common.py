@@ -20,7 +20,7 @@ import streamlit as st
 
 from simcore.errors import SimcoreError
 
-from . import compute, jobs
+from . import compute, job_records, jobs, resume
 from . import workspace as ws
 from .loading import load_sample
 from .paths import SAMPLE_DATA, resolve_server_path
@@ -124,6 +124,7 @@ def open_workspace(state: AppState, ws_id: str | None) -> None:
             state.workspace_related = [r for r in related if ws.valid_id(r)] if isinstance(related, list) else []
             for note in notes[:10]:
                 state.say("warning", note)
+            _find_interrupted(state)
             return
         except SimcoreError as exc:
             state.say("error", f"The workspace could not be opened: {exc}. This is a new one.")
@@ -136,6 +137,14 @@ def open_workspace(state: AppState, ws_id: str | None) -> None:
     elif ws_id:
         state.say("warning", "This address does not name a workspace (it is incomplete): this is a new one.")
     _new_workspace(state)
+
+
+def _find_interrupted(state: AppState) -> None:
+    """The workspace's jobs whose server stopped (their records on disk): shown in the sidebar with Resume."""
+    found, notes = job_records.find_interrupted(get_store().root, state.workspace, locator(), resolve_server_path)
+    state.extra[job_records.INTERRUPTED] = found
+    for note in notes[:5]:
+        state.say("warning", note)
 
 
 def _merge_other_tabs(state: AppState, spaces: ws.Workspaces) -> None:
@@ -353,6 +362,24 @@ def _jobs_panel() -> None:
                   help="Stops at the next step; values already computed stay in the cache")
 
 
+def _interrupted_panel(state: AppState) -> None:
+    """Each interrupted job of the workspace: what it was and how far it got, Resume and Dismiss."""
+    for kind, record in list(resume.interrupted(state).items()):
+        st.warning(md(job_records.describe(record)), icon=":material/pause_circle:")
+        left, right = st.columns(2)
+        if left.button("Resume", key=f"resume_{kind}", type="primary",
+                       help="Starts the same job again; what it had finished is read back from the store"):
+            try:
+                resume.resume(state, kind)
+                changed(state, "info", f"{record.title}: started again; what it had finished is read back from "
+                                       "the store, only the rest is computed.")
+            except SimcoreError as exc:
+                st.error(str(exc))
+        if right.button("Dismiss", key=f"dismiss_{kind}", help="Forget this job (what it stored stays cached)"):
+            resume.dismiss(state, kind)
+            changed(state)
+
+
 def _loaded_now(state: AppState) -> None:
     st.markdown("**Loaded now**")
     st.caption(f"Workspace: {md(state.workspace_name)} (saved as you work; its address reopens it)")
@@ -380,6 +407,7 @@ def _sidebar(state: AppState) -> None:
         # also while a job that ended is not yet filed and saved (by whichever tab runs first)
         watching = any(j.running or not j.saved for j in state.jobs.values())
         st.fragment(_jobs_panel, run_every=REFRESH_SECONDS if watching else None)()
+        _interrupted_panel(state)
         _loaded_now(state)
 
 
@@ -394,6 +422,7 @@ def setup_page(title: str, icon: str = "") -> None:
     save_workspace(state)  # what the last run changed
     for job in filed:
         job.saved = True  # the workspace's other tabs may merge its result now
+        job_records.close(get_store().root, state.workspace, job)  # filed: its record on disk goes
     _sidebar(state)
     st.title(title)
     messages, state.flash = state.flash, []

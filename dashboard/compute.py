@@ -23,7 +23,7 @@ from simcore.measures import MeasureOptions, all_measures, get_measure
 from simcore.store import digest
 from simcore.tokenize import TokenizerOptions
 
-from . import jobs, work
+from . import job_records, jobs, work
 from .resources import get_bench, get_store
 from .state import AppState, Job, NamedMatrix
 
@@ -70,8 +70,45 @@ def _run_name(state: AppState, job: Job) -> str:
     return f"run {runs}: {len(job.sources)} sources × {len(job.targets)} targets, {options_label(job)}"
 
 
-def start_matrix(state: AppState, job: Job, on_done: Any = None, title: str = "") -> jobs.BackgroundJob:
-    """Start computing the matrix for these choices in the background (SimcoreError when they do not make sense)."""
+def _estimate_key(state: AppState, job: Job) -> str:
+    """The estimate's cache key: the choices, each corpus's files as they are, and the recorded paces."""
+    corpora = []
+    for bucket, names in ((state.sources, job.sources), (state.targets, job.targets)):
+        for n in names:
+            c = bucket[n].corpus
+            corpora.append((n, str(c.path), c.size_bytes))
+    paces = Path(get_store().root) / "pace"
+    stamp = max((p.stat().st_mtime_ns for p in paces.glob("*.jsonl")), default=0) if paces.is_dir() else 0
+    return json.dumps([_job_key(job), corpora, stamp], default=str)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _estimate(key: str, _state: AppState, _job: Job) -> tuple[float, str]:
+    from simcore.estimates import matrix_seconds
+
+    options, tokenizer = job_options(_job)
+    estimate = matrix_seconds(get_bench(options, tokenizer).workbench, [_state.sources[n].corpus for n in _job.sources],
+                              [_state.targets[n].corpus for n in _job.targets], list(_job.measures),
+                              samples=_job.samples, sample_tokens=_job.sample_tokens, compute_noise=_job.compute_noise)
+    return estimate.seconds, estimate.text(jobs.duration)
+
+
+def matrix_estimate(state: AppState, job: Job) -> tuple[float, str] | None:
+    """(seconds, the sentence the form shows) for these choices, from this machine's recorded paces and
+    counting only what is not stored yet (simcore.estimates.matrix_seconds); None when it cannot be made."""
+    if not job.sources or not job.targets or not job.measures or any(
+            n not in state.sources for n in job.sources) or any(n not in state.targets for n in job.targets):
+        return None
+    try:
+        return _estimate(_estimate_key(state, job), state, job)
+    except (SimcoreError, OSError):
+        return None
+
+
+def start_matrix(state: AppState, job: Job, on_done: Any = None, title: str = "",
+                 demo: bool = False) -> jobs.BackgroundJob:
+    """Start computing the matrix for these choices in the background (SimcoreError when they do not make sense).
+    It is recorded with the workspace on disk (``demo``: the sample's answer) until its result is filed."""
     missing = [n for n in job.sources if n not in state.sources] + [n for n in job.targets if n not in state.targets]
     if missing:
         raise SimcoreError(f"not loaded any more: {', '.join(missing)}")
@@ -88,8 +125,13 @@ def start_matrix(state: AppState, job: Job, on_done: Any = None, title: str = ""
                    sample_tokens=job.sample_tokens, compute_noise=job.compute_noise)
     total = len(job.sources) * len(job.targets) * len(job.measures)
     total_cost = len(job.sources) * len(job.targets) * sum(cell_cost({"measure": m}) for m in job.measures)
+    from .workspace.records import matrix_params
+
+    record = job_records.recorder(get_store().root, state.workspace, KIND, matrix_params(job, demo))
+    estimate = matrix_estimate(state, job)  # the time left starts from it, then moves to the job's pace
     return jobs.start(state, KIND, title or f"Similarity matrix ({total} values)", task, on_done or _finished,
-                      params=job, lock=bench.lock, total=total, cost=cell_cost, total_cost=total_cost)
+                      params=job, lock=bench.lock, total=total, cost=cell_cost, total_cost=total_cost,
+                      on_change=record, expected=None if estimate is None else estimate[0])
 
 
 # ---- the demo's answer: the sample's matrix, computed at start (once per server) -------------------------
@@ -153,7 +195,8 @@ def start_demo_answer(state: AppState) -> None:
     if table is not None:
         _keep(state, job, table.copy(), DEMO_NAME)
         return
-    start_matrix(state, job, on_done=partial(_demo_finished, key=key), title="Working out the sample's answer")
+    start_matrix(state, job, on_done=partial(_demo_finished, key=key), title="Working out the sample's answer",
+                 demo=True)
 
 
 def _demo_finished(state: AppState, task: jobs.BackgroundJob, key: str) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import atexit
 import multiprocessing
+import secrets
 import sys
 import threading
 import time
@@ -35,6 +36,9 @@ from .state import AppState
 _CONTEXT = multiprocessing.get_context("spawn")  # a clean child: the server process has many threads
 _CANCEL_GRACE = 30.0  # seconds the work has, after Cancel, to reach its next progress report
 _children: set[Any] = set()  # running job processes, stopped when the server exits
+# This server process, in the records of its jobs (a record of another server whose process is gone: interrupted).
+SERVER = secrets.token_hex(8)
+RECORD_EVERY = 2.0  # seconds between two writes of a running job's record
 
 
 @atexit.register
@@ -89,6 +93,10 @@ class BackgroundJob:
     collected: bool = False
     saved: bool = False  # its result is in the workspace on disk (the other tabs can merge it)
     on_done: Callable[[AppState, BackgroundJob], None] | None = field(default=None, repr=False)
+    # Called (in the watcher's thread) when the job starts, as it progresses (every RECORD_EVERY s) and when it
+    # ends: the dashboard keeps the job's record in the workspace on disk with it (dashboard.job_records).
+    on_change: Callable[[BackgroundJob], None] | None = field(default=None, repr=False)
+    _noted: float = field(default=0.0, repr=False)
     _cancel: threading.Event = field(default_factory=threading.Event, repr=False)
     _thread: threading.Thread | None = field(default=None, repr=False)
 
@@ -166,6 +174,16 @@ class BackgroundJob:
     def elapsed(self) -> float:
         return (self.finished or time.time()) - self.started
 
+    def note(self, force: bool = False) -> None:
+        """Tell ``on_change`` (at most every RECORD_EVERY s unless ``force``); its failure never stops the job."""
+        if self.on_change is None or (not force and time.time() - self._noted < RECORD_EVERY):
+            return
+        self._noted = time.time()
+        try:
+            self.on_change(self)
+        except Exception:  # noqa: BLE001 - a record that cannot be written must not stop the work
+            pass
+
 
 # ---- jobs belong to the workspace ------------------------------------------------------------------------
 # One dict of jobs per workspace on this server, shared by every session (tab) of that workspace: a reload or
@@ -191,7 +209,8 @@ def start(state: AppState, kind: str, title: str, work: Callable[[Any], Any],
           on_done: Callable[[AppState, BackgroundJob], None], params: Any = None,
           lock: threading.Lock | None = None, total: int | None = None,
           cost: Callable[[dict[str, Any]], float] | None = None, total_cost: float = 0.0,
-          expected: float | None = None) -> BackgroundJob:
+          expected: float | None = None,
+          on_change: Callable[[BackgroundJob], None] | None = None) -> BackgroundJob:
     """Run ``work(task)`` in a child process owned by this session; one job of a kind at a time.
 
     With ``lock`` (shared by the sessions of this server) the job waits for it before it starts, so
@@ -200,7 +219,8 @@ def start(state: AppState, kind: str, title: str, work: Callable[[Any], Any],
     if running(state, kind) is not None:
         raise SimcoreError(f"a {kind} computation is already running; wait for it or cancel it in the sidebar")
     job = BackgroundJob(kind=kind, title=title, params=params, on_done=on_done, total=total, cost=cost,
-                        total_cost=total_cost, expected=expected)
+                        total_cost=total_cost, expected=expected, on_change=on_change)
+    job.note(force=True)  # recorded before it runs: a server that stops now leaves it interrupted, not lost
     job._thread = threading.Thread(target=_watch, args=(job, work, lock), name=f"simcore-{kind}-job", daemon=True)
     state.jobs[kind] = job
     job._thread.start()
@@ -226,6 +246,7 @@ def _watch(job: BackgroundJob, work: Callable[[Any], Any], lock: threading.Lock 
         job.status, job.error = FAILED, f"Something went wrong: {exc}"
     finally:
         job.finished = time.time()
+        job.note(force=True)
 
 
 def _supervise(job: BackgroundJob, work: Callable[[Any], Any]) -> None:
@@ -264,6 +285,7 @@ def _supervise(job: BackgroundJob, work: Callable[[Any], Any]) -> None:
             heard = True
             if _record(job, message):
                 return
+            job.note()
     finally:
         receive.close()
         child.join(5)

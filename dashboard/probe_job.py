@@ -20,8 +20,8 @@ from simcore.probe import ProbeCaps, TargetSplits, seed_list
 from simcore.probe.lm_train import LMCaps
 from simcore.store import ArtefactStore
 
-from . import jobs, work
-from .paths import resolve_server_path
+from . import job_records, jobs, work
+from .paths import SAMPLE_DATA, resolve_server_path
 from .resources import get_bench, get_store
 from .state import AppState
 
@@ -86,7 +86,17 @@ def start_lm_probe(state: AppState, request: LMProbeRequest) -> jobs.BackgroundJ
                    max_minutes=request.max_minutes, force=request.force, plan_only=request.plan_only,
                    columns=RUN_COLUMNS)
     title = "LM probe plan" if request.plan_only else f"LM probe ({request.runs} fine-tuning runs)"
-    return jobs.start(state, KIND, title, task, _finished, params=request, lock=bench.lock)
+    return jobs.start(state, KIND, title, task, _finished, params=request, lock=bench.lock,
+                      on_change=_recorder(state, request))
+
+
+def _recorder(state: AppState, request: ProbeRequest | LMProbeRequest):  # noqa: ANN202
+    """The job's record in the workspace on disk (dashboard.job_records)."""
+    from .workspace.records import probe_params
+
+    root = get_store().root
+    return job_records.recorder(root, state.workspace, KIND,
+                                probe_params(request, store_root=root, sample_root=SAMPLE_DATA))
 
 
 def weak_caps(caps: ProbeCaps) -> list[str]:
@@ -188,7 +198,7 @@ def start_probe(state: AppState, request: ProbeRequest) -> jobs.BackgroundJob:
                    source_tokens=request.source_tokens, columns=RUN_COLUMNS)
     expected = estimate(state, request.caps, list(request.sources), request.seeds, request.source_tokens).seconds
     return jobs.start(state, KIND, f"NER probe ({request.runs} training runs)", task, _finished, params=request,
-                      lock=bench.lock, expected=expected)
+                      lock=bench.lock, expected=expected, on_change=_recorder(state, request))
 
 
 def _finished(state: AppState, task: jobs.BackgroundJob) -> None:

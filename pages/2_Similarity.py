@@ -7,7 +7,7 @@ from dashboard import common as c
 from dashboard import jobs
 from dashboard.common import get_store
 from dashboard.charts import heatmap, label
-from dashboard.compute import KIND, failures, partial_matrix, start_matrix
+from dashboard.compute import KIND, failures, matrix_estimate, partial_matrix, start_matrix
 from dashboard.drill import VIEWS, drill_down, pair_flags
 from dashboard.tables import flag_summary, flagged_cells, size_notes
 from simcore.errors import SimcoreError
@@ -76,6 +76,20 @@ if state.sources and state.targets:
                        "sentences per side: fewer under Options go faster; embeddings are stored and reused).",
                        help="EMB embeds sentences of every source and target with a transformer encoder, "
                             "which is slow without a GPU; the other measures take seconds.")
+        planned = matrix_estimate(state, c.Job(
+            sources=[n for n in st.session_state.get("f_sources") or [] if n in state.sources],
+            targets=[n for n in st.session_state.get("f_targets") or [] if n in state.targets],
+            measures=list(st.session_state.get("f_measures") or []),
+            options=MeasureOptions(ppl_order=int(st.session_state.get("f_order") or MeasureOptions().ppl_order)).subset(
+                tuple(MeasureOptions.__dataclass_fields__)),
+            tokenizer={"lowercase": bool(st.session_state.get("f_lower", True))},
+            samples=int(st.session_state.get("f_samples") or 1), sample_tokens=int(st.session_state.get("f_tokens") or 0)
+            or None, compute_noise=bool(st.session_state.get("f_noise"))))
+        if planned is not None:
+            st.caption(f"⏱ These choices: {planned[1]}; less for what is stored already.",
+                       help="Counted from this machine's recorded pace at each slow step (tokenizing, KenLM, "
+                            "skip-gram, tagging, scoring), only for what is not in the store yet; the time left "
+                            "in the sidebar starts from it")
         with st.expander("Options"):
             o1, o2, o3 = st.columns(3)
             samples = o1.number_input("Sub-corpora per source", 1, 20, key="f_samples",

@@ -1,18 +1,16 @@
 """Sentence selection: keep the pool sentences closest to a target sample, for continued pretraining."""
 
-from functools import partial
-
 import altair as alt
 import pandas as pd
 import streamlit as st
 
 from dashboard import common as c
-from dashboard import jobs, work
+from dashboard import jobs
 from dashboard.common import get_state, get_store, setup_page
 from dashboard.corpus_view import corpus_stats
 from dashboard.paths import resolve_server_path
+from dashboard.selection_job import KIND, start_selection
 from dashboard.selection_chart import clipped_histogram, method_note, short_selection_warning
-from dashboard.state import unique_name
 from simcore.corpus import Corpus, display_name, save_upload
 from simcore.errors import SimcoreError
 from simcore.selection import DESCRIPTIONS, METHODS, SelectionOptions, jaccard, kept_indices
@@ -36,7 +34,6 @@ if not state.targets:
     st.stop()
 
 POOL_UPLOAD, POOL_PATH = "a file I upload", "a file on the server"
-KIND = "selection"
 FORM_KEYS = {"sel_pool": None, "sel_target": None, "sel_target_tokens": 0, "sel_method": METHODS[0] if METHODS else None,
              "sel_amount": "top K sentences", "sel_top": 100, "sel_percent": 10, "sel_keep_dups": False,
              "sel_pool_sample": 100_000, "sel_order": 3, "sel_labels": "auto", "sel_seed": 13, "sel_path": "",
@@ -128,18 +125,9 @@ if submitted:
         if int(min_tokens) > 1:
             amount_label += f" · {int(min_tokens):,}+ tokens"
         label = f"{method} · {pool.name} → {target.name} · {amount_label}"
-        task = partial(work.selection, root=str(get_store().root), pool=pool, target=target, options=options,
-                       top=int(top) if by_top else None, fraction=None if by_top else percent / 100,
-                       keep_duplicates=keep_duplicates, min_tokens=int(min_tokens))
-
-        def done(state, job: jobs.BackgroundJob, label=label) -> None:
-            name = unique_name(label, state.extra.setdefault("selection_runs", {}))
-            state.extra["selection_runs"][name] = job.result
-            state.extra["selection_current"] = name
-            state.extra["selection_new"] = name
-            state.say("success", f"Selection done: {name}.")
-
-        jobs.start(state, KIND, f"Sentence selection ({method})", task, done, params=label)
+        start_selection(state, label=label, pool=pool, target=target.name, options=options,
+                        top=int(top) if by_top else None, fraction=None if by_top else percent / 100,
+                        keep_duplicates=keep_duplicates, min_tokens=int(min_tokens))
         c.changed(state)
     except SimcoreError as exc:
         st.error(str(exc))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from . import pace
 from .corpora.lang import NO_SPACE_SCRIPTS, is_char_tokenized
 from .corpora.remote import RemoteFile, is_url, location
 from .corpora.remote_corpora import corpora_in_url
@@ -141,9 +143,9 @@ class CorpusCache:
         if not isinstance(corpus, Corpus):
             raise InvalidArgument(f"expected a Corpus, not {type(corpus).__name__}")
         raw_key = self._raw_key(corpus)
-        return _remember(self._tokenized, (corpus.name, raw_key),
-                         lambda: tokenize_corpus(corpus, self.store, self.tokenizer, progress, raw_key=raw_key),
-                         limit=256)
+        return _remember(self._tokenized, (corpus.name, raw_key), lambda: pace.timed(  # tokenizing's pace, bytes a second
+            self.store, "tokenize", corpus.size_bytes, not self.store.path("tokens", raw_key).is_dir(),
+            lambda: tokenize_corpus(corpus, self.store, self.tokenizer, progress, raw_key=raw_key)), limit=256)
 
     def _raw_key(self, corpus: Corpus) -> str:
         """The corpus's raw fingerprint. Hashing a large corpus's bytes takes seconds: it is done once per
@@ -240,15 +242,15 @@ class CorpusCache:
         if not isinstance(measure_name, str):
             raise InvalidArgument("cell needs a measure name such as 'tvc'")
         measure = get_measure(measure_name)
-        key = digest("cell", CELL_VERSION, [s.sample.fingerprint for s in sources], target.fingerprint, measure.name,
-                     self.options.subset(measure.option_names), self.tokenizer.as_dict(),
-                     self.options.bootstrap, self.options.seed)
+        key = self.cell_key(sources, target, measure_name)
         record = self.store.get_json("cell", key)
         if record is None:
             scores = []
             for source in sources:
                 measure.prepare(source)
+                began = time.perf_counter()
                 scores.append(measure.score(source, target))
+                pace.record(self.store, f"score-{measure.name}", 1, time.perf_counter() - began)
             values = [s.value for s in scores]
             finite = [v for v in values if v is not None and math.isfinite(v)]
             record = {
@@ -261,6 +263,13 @@ class CorpusCache:
             self.store.put_json("cell", key, record)
         return CellResult(record["value"], record["std"], record["values"], record["details"],
                           replicates=record["replicates"])
+
+    def cell_key(self, sources: list[PreparedSource], target: PreparedTarget, measure_name: str) -> str:
+        """The store key of a cell (what is stored already is not computed again, nor counted in an estimate)."""
+        measure = get_measure(measure_name)
+        return digest("cell", CELL_VERSION, [s.sample.fingerprint for s in sources], target.fingerprint, measure.name,
+                      self.options.subset(measure.option_names), self.tokenizer.as_dict(), self.options.bootstrap,
+                      self.options.seed)
 
     def _unit(self, corpus: Corpus, name: str, size: int, samples: int, targets: list[Corpus],
               progress: Progress = quiet) -> UnitResult:

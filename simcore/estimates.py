@@ -1,6 +1,7 @@
 """Estimates of a job's time before it runs, from what the store already holds and this machine's paces.
 
-:func:`probe_seconds` counts what a probe will do: the skip-gram vectors of each source not yet
+:func:`matrix_seconds` counts what a similarity matrix will do (tokenizing, KenLM, skip-gram, tagging, scoring)
+that is not stored yet; :func:`probe_seconds` counts what a probe will do: the skip-gram vectors of each source not yet
 trained at the probe's sample size (the matrix's WVV trains the same ones), and every tagger run.
 The paces are :mod:`simcore.pace`'s (recorded by the steps themselves).
 """
@@ -14,6 +15,7 @@ from .corpus import Corpus
 from .errors import SimcoreError, StoreError
 from .matrix import Workbench, comparison_size
 from .measures.wvv import vectors_stored
+from .store import digest
 
 
 def probe_seconds(bench: Workbench, sources: Sequence[Corpus], *, seeds: int, epochs: int, seconds_cap: float,
@@ -50,3 +52,72 @@ def probe_seconds(bench: Workbench, sources: Sequence[Corpus], *, seeds: int, ep
     runs = (1 + len(sources)) * max(1, seeds) * max(1, targets)
     per_run = estimate.runs / estimate.count if estimate.count else 0.0
     return pace.ProbeEstimate(estimate.vectors, runs * per_run, runs, len(to_train), estimate.measured)
+
+
+BYTES_PER_TOKEN = 5.5  # a corpus not read yet: its tokens guessed from its bytes (English text with markup)
+WVV_RELIABLE = 1_000_000  # simcore.measures.wvv's reliable_tokens: below it WVV is not computed unless asked
+
+
+def matrix_seconds(bench: Workbench, sources: Sequence[Corpus], targets: Sequence[Corpus], measures: Sequence[str], *,
+                   samples: int = 1, sample_tokens: int | None = None,
+                   compute_noise: bool = False) -> pace.MatrixEstimate:
+    """A matrix's time before it runs, from this machine's paces, counting only what is not stored yet:
+    reading and tokenizing each corpus (bytes), each source sample's KenLM model (PPL, tokens) and skip-gram
+    vectors (WVV, tokens × epochs), each target's tagging (TVcC, sentences), and every value not stored.
+
+    No source is tokenized here: one not in the store yet is counted whole from its bytes (every step of it
+    to do); a stored one is sized and sampled from the store as the matrix would sample it. Targets (small
+    NER sets) are read, so that their sentences are counted."""
+    steps = dict.fromkeys(("start-up", "tokenize", "kenlm", "skipgram", "tagging", "scoring"), 0.0)
+    own: list[bool] = []
+
+    def add(step: str, units: float) -> None:
+        if units > 0:
+            per_second, mine = pace.rate(bench.store, step)
+            steps["scoring" if step.startswith("score-") else step] += units / per_second
+            own.append(mine)
+
+    def stored(corpus: Corpus) -> bool:
+        try:
+            return bench._in_store(corpus)
+        except SimcoreError:
+            return False
+
+    ready = {c.name: stored(c) for c in [*sources, *targets]}
+    for corpus in sources:
+        if not ready[corpus.name]:
+            add("tokenize", corpus.size_bytes)
+    sizes = {c.name: (bench.size(c) if ready[c.name] else int(c.size_bytes / BYTES_PER_TOKEN)) for c in sources}
+    # targets (NER sets) are small: read here when they are not stored yet, so their sentences are counted
+    prepared_targets = {t.name: bench.target(t) for t in targets}
+    cells = 0
+    for measure in measures:
+        n_tokens = sample_tokens or comparison_size(list(sizes.values()), measure) if sizes else 0
+        if measure == "wvv" and n_tokens < WVV_RELIABLE and not compute_noise:
+            continue  # not computed: noise at this size (the matrix says so instead)
+        for corpus in sources:
+            n = min(n_tokens, sizes[corpus.name])
+            prepared = bench.source(corpus, n_tokens, samples) if ready[corpus.name] else None
+            for i in range(max(1, samples)):
+                p = prepared[i] if prepared else None
+                if measure == "ppl" and (p is None or bench.store.get("kenlm", digest(
+                        "kenlm", p.sample.fingerprint, bench.options.ppl_order)) is None):
+                    add("kenlm", n)
+                if measure == "wvv" and (p is None or not vectors_stored(p)):
+                    add("skipgram", n * bench.options.wvv_epochs)
+            for t in targets:
+                target = prepared_targets[t.name]
+                if prepared is None or target is None or bench.store.get_json(
+                        "cell", bench.cell_key(prepared, target, measure)) is None:
+                    cells += 1
+                    add(f"score-{measure}", max(1, samples))
+        if measure == "tvcc":  # each target tagged once (its parts are stored)
+            for t in targets:
+                target = prepared_targets[t.name]
+                if any(bench.store.get_json("cell", bench.cell_key(bench.source(c, sample_tokens or comparison_size(
+                        list(sizes.values()), "tvcc"), samples), target, "tvcc")) is None
+                        for c in sources if ready[c.name]) or not all(ready[c.name] for c in sources):
+                    add("tagging", len(target.sentences))
+    if cells:
+        steps["start-up"] = pace.STARTUP + (pace.TAGGER_STARTUP if "tvcc" in measures else 0.0)
+    return pace.MatrixEstimate(steps, cells, bool(own) and all(own))

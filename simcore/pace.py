@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable
+from typing import TypeVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +23,17 @@ from .store import ArtefactStore
 DEFAULTS = {
     "skipgram": 500_000.0,  # tokens × epochs a second, one thread (wvv_workers=1)
     "probe-epoch": 150.0,  # train sentences × epochs a second for the probe's spaCy tagger
+    # the matrix's slow steps (bench/bench_matrix.py --estimates on a shared 2-core machine)
+    "tokenize": 3_000_000.0,  # corpus bytes a second, read and tokenized into the store
+    "kenlm": 65_000.0,  # sample tokens a second, KenLM's lmplz and build_binary (small samples: its start-up)
+    "tagging": 1_000.0,  # sentences a second, spaCy's part-of-speech tagging (TVcC's content words)
 }
+SCORE_DEFAULT = 500.0  # (source, target) scores a second of a measure with no record yet
+# Seconds a matrix spends outside its steps: simcore and its worker processes started, and spaCy's tagger
+# loaded when TVcC is asked for (the bundled sample: about 6 s in all, under 1 s of it in the steps).
+STARTUP = 3.0
+TAGGER_STARTUP = 2.0
+T = TypeVar("T")
 KEEP = 50  # records kept per step
 LATEST = 10  # records the rate is read from
 
@@ -69,7 +81,38 @@ def recorded(store: ArtefactStore | None, step: str) -> float | None:
 def rate(store: ArtefactStore | None, step: str) -> tuple[float, bool]:
     """(units a second, whether it is this machine's own): the recorded pace, else the default."""
     found = recorded(store, step)
-    return (found, True) if found is not None else (DEFAULTS[step], False)
+    return (found, True) if found is not None else (DEFAULTS.get(step, SCORE_DEFAULT), False)
+
+
+def timed(store: ArtefactStore | None, step: str, units: float, fresh: bool, work: Callable[[], T]) -> T:
+    """``work()``, its pace recorded as ``step`` when it really did the work (``fresh``: nothing stored yet)."""
+    began = time.perf_counter()
+    result = work()
+    if fresh:
+        record(store, step, units, time.perf_counter() - began)
+    return result
+
+
+@dataclass(frozen=True)
+class MatrixEstimate:
+    """How long a matrix will take, before it runs, by step (seconds), counting only what is not stored."""
+
+    steps: dict[str, float]  # "start-up", "tokenize", "kenlm", "skipgram", "tagging", "scoring"
+    cells: int  # (source, target, measure) values still to compute
+    measured: bool  # every pace used is this machine's own
+
+    @property
+    def seconds(self) -> float:
+        return sum(self.steps.values())
+
+    def text(self, span: Callable[[float], str] = lambda s: f"{s:,.0f} s") -> str:
+        if self.cells == 0:
+            return "every value is stored already: at once"
+        words = {"start-up": "start-up", "tokenize": "reading and tokenizing", "kenlm": "KenLM models", "skipgram": "skip-gram vectors",
+                 "tagging": "part-of-speech tagging", "scoring": f"{self.cells} values scored"}
+        parts = [f"{words[k]} {span(v)}" for k, v in self.steps.items() if v >= 0.5]
+        where = "this machine's pace" if self.measured else "the pace of a 2-core machine"
+        return f"about {span(self.seconds)} ({', '.join(parts)}), at {where}"
 
 
 RUN_OVERHEAD = 5.0  # seconds a probe run spends outside its epochs (spaCy and the vectors loaded, test scored)

@@ -8,10 +8,12 @@ import functools
 import itertools
 import json
 import math
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from . import pace
 from .corpora.lang.content import TAGGER_PIPELINES, ContentWordMethod, content_words_method
 from .errors import MeasureUnavailable, StoreError
 from .store import ArtefactStore, digest
@@ -82,8 +84,10 @@ def content_words_parts(
 
             def build(out: Path, chunk: list[list[str]] = chunk) -> dict[str, Any]:
                 words: set[str] = set()
+                began = time.perf_counter()
                 for tokens, tags in zip(chunk, pos_tags(chunk)):
                     words.update(normalise(t, options) for t, tag in zip(tokens, tags) if tag in pos)
+                pace.record(store, "tagging", len(chunk), time.perf_counter() - began)
                 (out / "words.json").write_text(json.dumps(sorted(words)))
                 return {"n": len(words)}
 

@@ -183,3 +183,89 @@ def test_a_running_job_belongs_to_its_workspace_reload_and_second_tab_see_it(cac
     no_problems(reload)
     assert list(state(reload).matrices) == list(state(second).matrices)
     assert len([m for m in state(reload).matrices if m.startswith("run ")]) == 1  # filed once
+
+
+def _dead_pid() -> int:
+    """The id of a process that has exited (the killed server's)."""
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_a_job_whose_server_stopped_is_shown_interrupted_and_resume_finishes_it(cache: Path):
+    """Issue 29: a job whose server stopped was lost. Its record stays in the workspace on disk as the killed
+    server left it; opening the workspace shows it interrupted, Resume starts it again reusing every stored
+    cell, its result is filed and the record goes."""
+    import json
+
+    from dashboard import jobs
+
+    from .app_helpers import finish_jobs
+
+    a = opened()
+    a.button(key="load_sample").click().run()
+    ws_id = state(a).workspace
+    go(a, "pages/2_Similarity.py")
+    measures = list(a.multiselect(key="f_measures").value)
+    a.multiselect(key="f_measures").set_value(["tvc", "jsd"])  # part of the work done and stored first...
+    a.button(key="compute").click().run()
+    finish_jobs(a)
+    go(a, "pages/2_Similarity.py")
+    a.multiselect(key="f_measures").set_value(measures)  # ... then the whole matrix, stopped at once
+    a.button(key="compute").click().run()
+    job = jobs.running(state(a), "matrix")
+    record_file = cache / "workspaces" / ws_id / "jobs" / "matrix.json"
+    left = json.loads(record_file.read_text())  # written as the job starts
+    assert left["kind"] == "matrix" and left["server"] == jobs.SERVER and left["total"] == job.total
+    assert left["params"]["job"]["sources"] == sorted(state(a).sources) and left["params"]["job"]["measures"] == measures
+    job.cancel()  # the job stops here (its record goes) ...
+    assert job.wait(120)
+    a.run()
+    assert not record_file.exists()
+    cells = {p.name: p.stat().st_mtime_ns for p in (cache / "cell").iterdir()}
+    assert cells, "values were stored before it stopped"
+    # ... and the record is put back as a server killed mid-job leaves it: another server, its process gone
+    record_file.parent.mkdir(exist_ok=True)
+    record_file.write_text(json.dumps({**left, "server": "0" * 16, "pid": _dead_pid()}))
+
+    b = opened(ws_id, "pages/2_Similarity.py")  # the workspace opened again, on the new server
+    no_problems(b)
+    assert [w for w in b.sidebar.warning if "was interrupted" in w.value and f"{left['done']} of" in w.value]
+    assert jobs.running(state(b), "matrix") is None
+    b.sidebar.button(key="resume_matrix").click().run()
+    resumed = jobs.running(state(b), "matrix")
+    assert resumed is not None and resumed is not job
+    assert json.loads(record_file.read_text())["server"] == jobs.SERVER  # recorded again, by this server
+    assert resumed.wait(300) and resumed.status == jobs.DONE
+    b.run()  # filed, saved, its record gone
+    no_problems(b)
+    assert [m for m in state(b).matrices if m.startswith("run ")]
+    assert not record_file.exists() and not [w for w in b.sidebar.warning if "was interrupted" in w.value]
+    after = {p.name: p.stat().st_mtime_ns for p in (cache / "cell").iterdir()}
+    assert all(after.get(k) == t for k, t in cells.items()), "the stored values were read back, not computed again"
+    assert len(after) > len(cells)
+    print(f"resume reused {len(cells)} of {len(after)} stored cells")
+    c2 = opened(ws_id)  # and the workspace opens with no interrupted job any more
+    assert not [w for w in c2.sidebar.warning if "was interrupted" in w.value]
+
+
+def test_a_hostile_job_record_is_refused_when_the_workspace_opens(cache: Path):
+    import pickle
+
+    a = opened()
+    a.button(key="load_sample").click().run()
+    ws_id = state(a).workspace
+    folder = cache / "workspaces" / ws_id / "jobs"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "matrix.json").write_bytes(pickle.dumps({"kind": "matrix"}))
+    (folder / "probe.json").write_text('{"format": "simcore-job", "version": 1, "kind": "probe", "title": "x", '
+                                       '"params": {"probe": "vectors", "sources": ["news"], "seeds": 1, "caps": {}, '
+                                       '"target": {"name": "t", "directory": {"kind": "server", "path": "/etc"}}}}')
+    b = opened(ws_id)
+    assert not b.exception
+    refused = [w.value for w in b.warning if "job record" in w.value]
+    assert len(refused) == 2 and all("\n" not in w for w in refused), refused
+    assert not list(folder.iterdir()) and not [x for x in b.sidebar.button if x.key.startswith("resume_")]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -42,8 +43,8 @@ def _free_port() -> int:
 
 
 class Server:
-    def __init__(self, cache: Path, log: Path) -> None:
-        self.port = _free_port()
+    def __init__(self, cache: Path, log: Path, port: int | None = None) -> None:
+        self.port = port or _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "SIMCORE_CACHE": str(cache), "SIMCORE_DATA_ROOTS": str(SAMPLE_DATA)}
         self.log = open(log, "w")
@@ -51,7 +52,7 @@ class Server:
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true",
              "--server.address=127.0.0.1", f"--server.port={self.port}", "--browser.gatherUsageStats=false",
              "--server.fileWatcherType=none"],
-            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.time() + 60
         while time.time() < deadline:
             try:
@@ -62,7 +63,15 @@ class Server:
         self.stop()
         raise RuntimeError(f"streamlit did not start; see {log}")
 
+    def kill(self) -> None:
+        """The server and its job processes gone at once, as when the machine or its container stops."""
+        os.killpg(self.process.pid, 9)
+        self.process.wait(10)
+        self.log.close()
+
     def stop(self) -> None:
+        if self.process.poll() is not None:
+            return
         self.process.terminate()
         try:
             self.process.wait(10)
@@ -371,6 +380,52 @@ def test_a_reload_and_a_second_tab_mid_job_show_it_and_get_its_result(browser, t
             no_exception(tab)
             nav(tab, "Similarity")
             tab.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg', timeout=60_000)
+        context.close()
+    finally:
+        server.stop()
+
+
+def test_a_server_restarted_mid_job_shows_it_interrupted_and_resume_completes_it(browser, tmp_path):
+    """Issue 29: a job whose server stopped was lost without a word. Its record stays in the workspace on disk:
+    the server killed mid-matrix and started again, the same address shows the job interrupted, and Resume
+    finishes it, reading back the values the first server stored."""
+    cache = tmp_path / "cache"
+    server = Server(cache, tmp_path / "server.log")
+    port = server.port
+    try:
+        context, page = _page(browser)
+        page.goto(server.url)
+        settle(page, 800)
+        page.get_by_role("button", name="Load the sample data").click()
+        settle(page)
+        nav(page, "Similarity")
+        page.get_by_role("button", name="Compute").click()
+        settle(page, 300)
+        line = page.locator(JOB_LINE).first
+        line.wait_for(timeout=60_000)
+        # the app's own state: wait until the first server has stored some values (the sidebar counts them)
+        page.locator(JOB_LINE, has_text=re.compile(r"[1-9]\d* of \d+ values")).first.wait_for(timeout=600_000)
+        address = page.url
+        server.kill()
+        stored = len(list((cache / "cell").iterdir()))
+        server = Server(cache, tmp_path / "server2.log", port=port)  # started again: the tab reconnects
+        page.goto(address)
+        settle(page, 800)
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        sidebar.get_by_text("was interrupted").first.wait_for(timeout=60_000)
+        shot(page, "12_interrupted_after_restart")
+        sidebar.get_by_role("button", name="Resume").click()
+        settle(page)
+        wait_for_jobs([page], '[data-testid="stSidebar"] >> text=Similarity matrices: 1')
+        settle(page)
+        no_exception(page)
+        assert sidebar.get_by_text("was interrupted").count() == 0
+        assert not list((cache / "workspaces").glob("*/jobs/*.json")), "the finished job's record is gone"
+        total = len(list((cache / "cell").iterdir()))
+        print(f"values stored by the killed server and read back on resume: {stored} of {total}")
+        assert 0 < stored <= total
+        nav(page, "Similarity")
+        page.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg', timeout=60_000)
         context.close()
     finally:
         server.stop()

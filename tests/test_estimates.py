@@ -30,3 +30,33 @@ def test_vectors_already_trained_take_no_time_and_every_run_counts(store):
     assert est.count == 3 * 2
     per_run = min(100, 300 * 2 / pace.rate(store, "probe-epoch")[0]) + pace.RUN_OVERHEAD
     assert est.runs == pytest.approx(6 * per_run)
+
+
+def test_a_matrix_estimate_counts_each_slow_step_once_and_nothing_stored(tmp_path):
+    """Issue 29 item 3: the matrix's estimate from this machine's paces; what is stored takes no time."""
+    from simcore.estimates import BYTES_PER_TOKEN, matrix_seconds
+    from simcore.store import ArtefactStore
+
+    store = ArtefactStore(tmp_path / "store")
+    bench = Workbench(store)
+    news, protocols = (Corpus.from_path(SAMPLE_DATA / "sources" / f) for f in ("news.txt", "lab_protocols.txt"))
+    target = Corpus.from_path(SAMPLE_DATA / "targets" / "news_ner.conll")
+    for step, units in (("tokenize", 1000.0), ("kenlm", 500.0), ("tagging", 10.0), ("score-ppl", 4.0),
+                        ("score-tvcc", 2.0)):
+        pace.record(store, step, units, 1.0)  # fixed paces: the estimate is worked out by hand below
+    cold = matrix_seconds(bench, [news, protocols], [target], ["ppl", "tvcc"])
+    tokens = [int(c.size_bytes / BYTES_PER_TOKEN) for c in (news, protocols)]  # not read yet: guessed from bytes
+    from simcore.matrix import comparison_size
+
+    n = comparison_size(tokens, "ppl")
+    sentences = len(bench.target(target).sentences)
+    assert cold.steps["tokenize"] == pytest.approx((news.size_bytes + protocols.size_bytes) / 1000)
+    assert cold.steps["kenlm"] == pytest.approx(sum(min(n, t) for t in tokens) / 500)
+    assert cold.steps["tagging"] == pytest.approx(sentences / 10)
+    assert cold.steps["scoring"] == pytest.approx(2 / 4 + 2 / 2) and cold.cells == 4 and cold.measured
+    bench.matrix([news, protocols], [target], ["ppl", "tvcc"])
+    warm = matrix_seconds(bench, [news, protocols], [target], ["ppl", "tvcc"])
+    assert warm.cells == 0 and warm.seconds == 0 and "stored already" in warm.text()
+    # a new measure on the stored corpora: no tokenizing, no KenLM, no tagging; only its values
+    jsd = matrix_seconds(bench, [news, protocols], [target], ["ppl", "jsd"])
+    assert jsd.cells == 2 and jsd.steps["tokenize"] == jsd.steps["kenlm"] == jsd.steps["tagging"] == 0

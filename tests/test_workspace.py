@@ -418,3 +418,119 @@ def test_a_corpus_at_a_url_saves_and_opens_again_within_the_servers_remote_roots
     elsewhere = AppState()
     notes = ws.restore(files, elsewhere, ws.Locator(store, SAMPLE_DATA, lambda t: resolve_server_path(t, [])))
     assert not elsewhere.sources and len(notes) == 2 and all("remote location" in n for n in notes), notes
+
+
+# ---- job records (issue 29 item 1): what a running job asked for, kept with the workspace on disk ----------
+
+def _splits(root: Path) -> Path:
+    """A folder of probe splits inside a server data root."""
+    folder = root / "data" / "my_target"
+    folder.mkdir(parents=True, exist_ok=True)
+    for split in ("train", "test"):
+        (folder / f"{split}.conll").write_text("EU B-ORG\nrejects O\n\n")
+    return folder
+
+
+def _roots_locator(store: ArtefactStore, root: Path) -> ws.Locator:
+    roots = [SAMPLE_DATA.resolve(), (root / "data").resolve()]
+    return ws.Locator(store, SAMPLE_DATA, lambda text: resolve_server_path(text, roots))
+
+
+def _record_of(kind: str, params: dict) -> bytes:
+    from dashboard.workspace import records
+
+    return json.dumps(records.record(kind, "A job", params, started=1.0e9, server="f" * 16, fraction=0.25,
+                                     done=3, total=12)).encode()
+
+
+def test_job_records_round_trip_into_the_objects_a_form_makes(tmp_path: Path):
+    from dashboard.probe_job import LMProbeRequest, ProbeRequest
+    from dashboard.workspace import records
+    from simcore.probe import ProbeCaps, TargetSplits
+    from simcore.probe.lm_train import LMCaps
+    from simcore.selection import SelectionOptions
+
+    store = ArtefactStore(tmp_path / "store")
+    job = Job(sources=["news"], targets=["my forum"], measures=["tvc", "ppl"], options={"seed": 3, "ppl_order": 4},
+              tokenizer={"lowercase": False}, samples=2, sample_tokens=5000)
+    back = records.parse(_record_of("matrix", records.matrix_params(job)), locator(store))
+    assert back.params == {"job": job, "demo": False} and (back.done, back.total, back.fraction) == (3, 12, 0.25)
+
+    pool = Corpus.from_path(SAMPLE_DATA / "sources" / "news.txt")
+    options = SelectionOptions(method="ppl", order=4, seed=5, target_tokens=900)
+    params = records.selection_params(label="ppl · news", pool=pool, target="my forum", options=options, top=None,
+                                      fraction=0.1, keep_duplicates=True, min_tokens=4, store_root=store.root,
+                                      sample_root=SAMPLE_DATA)
+    sel = records.parse(_record_of("selection", params), locator(store)).params
+    assert sel["pool"].path == pool.path.resolve() and sel["options"] == options
+    assert (sel["fraction"], sel["top"], sel["keep_duplicates"], sel["min_tokens"]) == (0.1, None, True, 4)
+
+    # a probe on uploaded splits (kept in the store by their hash) and one on a folder of the sample
+    train, test = (save_upload(UPLOAD * n, f"{n}.conll", store) for n in (2, 3))
+    request = ProbeRequest(("news",), TargetSplits("mine", train, test), ProbeCaps(train_sentences=None, epochs=4),
+                           seeds=2, source_tokens=7000)
+    params = records.probe_params(request, store_root=store.root, sample_root=SAMPLE_DATA)
+    got = records.parse(_record_of("probe", params), locator(store)).params
+    assert ProbeRequest(got["sources"], got["target"], got["caps"], got["seeds"], got["source_tokens"]) == request
+    lm = LMProbeRequest(("news",), TargetSplits.from_directory(_splits(tmp_path), name="t"),
+                        LMCaps(lm_tokens=500, epochs=1), seeds=1, model=None, max_minutes=5.0)
+    got = records.parse(_record_of("probe", records.probe_params(lm, store_root=store.root, sample_root=SAMPLE_DATA)),
+                        _roots_locator(store, tmp_path)).params
+    assert got["caps"] == lm.caps and got["target"].train == lm.target.train.resolve() and got["model"] is None
+
+
+def test_a_hostile_job_record_is_refused_in_one_line(tmp_path: Path):
+    import pickle
+
+    from dashboard.workspace import records
+
+    store = ArtefactStore(tmp_path / "store")
+    good = records.matrix_params(Job(sources=["news"], targets=["t"], measures=["tvc"], options={},
+                                     tokenizer={"lowercase": True}))
+    probe = {"probe": "vectors", "sources": ["news"], "seeds": 1, "caps": {}, "source_tokens": None,
+             "target": {"name": "t", "directory": {"kind": "server", "path": str(_splits(tmp_path))}}}
+    hostile = [
+        b"", b"\x80\x04not json", pickle.dumps({"kind": "matrix"}), b"[" * 100_000, b"x" * 300_000,
+        json.dumps({"format": "simcore-job", "version": 1, "kind": "shell", "params": {}}).encode(),
+        _record_of("matrix", {**good, "job": {**good["job"], "measures": ["__import__('os')"]}}),
+        _record_of("matrix", {**good, "job": {**good["job"], "options": {"ppl_order": "rm -rf /"}}}),
+        _record_of("matrix", {**good, "job": {**good["job"], "samples": 10**9}}),
+        _record_of("matrix", {**good, "job": "not a job"}),
+        _record_of("probe", {**probe, "target": {"name": "t", "directory": {"kind": "server", "path": "/etc"}}}),
+        _record_of("probe", {**probe, "target": {"name": "t", "directory": {"kind": "sample", "path": "../../.."}}}),
+        _record_of("probe", {**probe, "target": {"name": "t", "uploads": {"train": {"kind": "server", "path": "/"},
+                                                                           "test": {"kind": "server", "path": "/"}}}}),
+        _record_of("probe", {**probe, "caps": {"epochs": 1e300}}),
+        _record_of("probe", {**probe, "caps": {"__class__": 1}}),
+        _record_of("probe", {**probe, "probe": "lm", "caps": {}, "model": "/root/evil_pickle_model",
+                             "max_minutes": 1.0, "force": False, "plan_only": False}),
+        _record_of("selection", {"label": "x", "pool": {"kind": "server", "path": "/etc/passwd", "name": "p"},
+                                 "target": "t", "options": {"method": "ppl"}, "top": 5, "fraction": None,
+                                 "keep_duplicates": False, "min_tokens": 1}),
+        _record_of("selection", {"label": "x", "pool": {"kind": "sample", "path": "sources/news.txt", "name": "p"},
+                                 "target": "t", "options": {"method": "encoder", "encoder": "/tmp/evil"}, "top": 5,
+                                 "fraction": None, "keep_duplicates": False, "min_tokens": 1}),
+    ]
+    for data in hostile:
+        with pytest.raises(records.RecordError) as refused:
+            records.parse(data, _roots_locator(store, tmp_path))
+        assert "\n" not in str(refused.value) and len(str(refused.value)) < 400, str(refused.value)
+    control = records.parse(_record_of("probe", probe), _roots_locator(store, tmp_path))
+    assert control.params["target"].name == "t"  # the same record with nothing hostile in it is taken
+
+
+def test_job_records_live_beside_the_workspace_files_and_go(tmp_path: Path):
+    from dashboard.workspace import records
+
+    spaces = ws.Workspaces(tmp_path / "workspaces")
+    ws_id = ws.new_id()
+    data = json.loads(_record_of("matrix", records.matrix_params(
+        Job(sources=["a"], targets=["b"], measures=["tvc"], options={}, tokenizer={"lowercase": True}))))
+    records.write(spaces, ws_id, data)
+    assert list(records.read_all(spaces, ws_id)) == ["matrix.json"]
+    spaces.write(ws_id, {ws.MANIFEST: b"{}"})  # saving the workspace leaves the record alone
+    assert list(records.read_all(spaces, ws_id)) == ["matrix.json"]
+    records.remove(spaces, ws_id, "matrix")
+    assert records.read_all(spaces, ws_id) == {}
+    with pytest.raises(SimcoreError):
+        records.write(spaces, ws_id, {**data, "kind": "../escape"})

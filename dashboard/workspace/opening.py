@@ -69,37 +69,12 @@ class Locator:
         limit = d.get("max_decompressed_bytes")
         if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
             options["max_decompressed_bytes"] = min(limit, UPLOAD_DECOMPRESSED_LIMIT)
-        kind = d.get("kind")
-        if kind == "remote":  # listed again (sizes and versions as they are now) with the server's credentials
+        if d.get("kind") == "remote":  # listed again (sizes and versions as they are now) with the server's credentials
             url = self.resolve_remote(_text(d.get("path"), "remote URL") or "")
             return Corpus.from_path(url, name=name, **options)
-        if kind == "sample":
-            rel = _text(d.get("path"), "sample path") or ""
-            if ".." in Path(rel).parts or Path(rel).is_absolute():
-                raise WorkspaceError(f"{name}: not a path inside the bundled sample")
-            path = (self.sample_root / rel).resolve()
-            if not path.is_relative_to(self.sample_root) or not path.exists():
-                raise WorkspaceError(f"{name}: not found in the bundled sample")
-        elif kind == "upload":
-            key, suffix = d.get("key"), d.get("suffix")
-            if not (isinstance(key, str) and _HEX.fullmatch(key)) or suffix not in _SUFFIXES:
-                raise WorkspaceError(f"{name}: the upload is not described as this app writes it")
-            sha = d.get("sha256")
-            if uploads is not None and isinstance(sha, str) and f"uploads/{sha}" in uploads:
-                data = uploads[f"uploads/{sha}"]
-                if hashlib.sha256(data).hexdigest() != sha:
-                    raise WorkspaceError(f"{name}: the uploaded file in the workspace is damaged")
-                path = save_upload(data, "upload" + suffix, self.store)
-            else:
-                found = self.store.get("upload", key)
-                if found is None:
-                    raise WorkspaceError(f"{name}: the uploaded file is no longer on this server; upload it again")
-                path = found / f"upload{suffix}"
+        path = self.path(d, name, uploads)
+        if d.get("kind") == "upload":
             options.setdefault("max_decompressed_bytes", UPLOAD_DECOMPRESSED_LIMIT)  # as when it was uploaded
-        elif kind == "server":
-            path = self.resolve_server(_text(d.get("path"), "server path") or "")
-        else:
-            raise WorkspaceError(f"{name}: unknown kind of corpus")
         files = d.get("files")
         if path.is_dir() and isinstance(files, list) and files:
             chosen = []
@@ -111,6 +86,35 @@ class Locator:
                 chosen.append(f)
             options["files"] = tuple(chosen)
         return Corpus(name=name, path=path, **options)
+
+    def path(self, d: dict[str, Any], name: str, uploads: dict[str, bytes] | None = None) -> Path:
+        """The local file or folder a description names (``sample``, ``upload`` or ``server``), checked."""
+        kind = d.get("kind")
+        if kind == "sample":
+            rel = _text(d.get("path"), "sample path") or ""
+            if ".." in Path(rel).parts or Path(rel).is_absolute():
+                raise WorkspaceError(f"{name}: not a path inside the bundled sample")
+            path = (self.sample_root / rel).resolve()
+            if not path.is_relative_to(self.sample_root) or not path.exists():
+                raise WorkspaceError(f"{name}: not found in the bundled sample")
+            return path
+        if kind == "upload":
+            key, suffix = d.get("key"), d.get("suffix")
+            if not (isinstance(key, str) and _HEX.fullmatch(key)) or suffix not in _SUFFIXES:
+                raise WorkspaceError(f"{name}: the upload is not described as this app writes it")
+            sha = d.get("sha256")
+            if uploads is not None and isinstance(sha, str) and f"uploads/{sha}" in uploads:
+                data = uploads[f"uploads/{sha}"]
+                if hashlib.sha256(data).hexdigest() != sha:
+                    raise WorkspaceError(f"{name}: the uploaded file in the workspace is damaged")
+                return save_upload(data, "upload" + suffix, self.store)
+            found = self.store.get("upload", key)
+            if found is None:
+                raise WorkspaceError(f"{name}: the uploaded file is no longer on this server; upload it again")
+            return found / f"upload{suffix}"
+        if kind == "server":
+            return self.resolve_server(_text(d.get("path"), "server path") or "")
+        raise WorkspaceError(f"{name}: unknown kind of corpus")
 
     def upload_bytes(self, d: dict[str, Any]) -> tuple[str, bytes] | None:
         """The bytes of an uploaded corpus (for the zip), with their sha256."""

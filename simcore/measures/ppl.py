@@ -10,11 +10,13 @@ including OOVs". The OOV rate is reported with it.
 from __future__ import annotations
 
 import math
+import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .. import pace
 from ..kenlm_tools import estimate
 from ..store import digest
 from ..uncertainty import sentence_weights
@@ -30,7 +32,9 @@ def model_path(source: PreparedSource) -> Path:
     def build(out: Path) -> dict[str, Any]:
         if source.progress:
             source.progress(f"estimating an order-{order} KenLM model of {source.name}", 0.0)
+        began = time.perf_counter()
         estimate(source.sample.tokens_file, out / "model.bin", order, memory, source.name)
+        pace.record(source.store, "kenlm", source.sample.n_tokens, time.perf_counter() - began)
         return {"order": order}
 
     return source.store.build("kenlm", key, build) / "model.bin"
