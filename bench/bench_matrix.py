@@ -144,7 +144,7 @@ def estimate_then_run(sources: Path, targets: Path, store: Path, out: Path, jobs
 
     bench = Workbench(ArtefactStore(store))
     made = time.perf_counter()
-    estimate = matrix_seconds(bench, corpora_in(sources), corpora_in(targets), list(DEFAULT_MEASURES))
+    estimate = matrix_seconds(bench, corpora_in(sources), corpora_in(targets), list(DEFAULT_MEASURES), jobs=jobs)
     made = time.perf_counter() - made
     measured = run(["matrix", "--sources", str(sources), "--targets", str(targets), "--jobs", str(jobs), "--out",
                     str(out)], store)["wall s"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 from functools import partial
 from pathlib import Path
@@ -89,7 +90,8 @@ def _estimate(key: str, _state: AppState, _job: Job) -> tuple[float, str]:
     options, tokenizer = job_options(_job)
     estimate = matrix_seconds(get_bench(options, tokenizer).workbench, [_state.sources[n].corpus for n in _job.sources],
                               [_state.targets[n].corpus for n in _job.targets], list(_job.measures),
-                              samples=_job.samples, sample_tokens=_job.sample_tokens, compute_noise=_job.compute_noise)
+                              samples=_job.samples, sample_tokens=_job.sample_tokens, compute_noise=_job.compute_noise,
+                              jobs=os.cpu_count() or 1)  # as dashboard.work runs it
     return estimate.seconds, estimate.text(jobs.duration)
 
 

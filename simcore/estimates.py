@@ -60,7 +60,7 @@ WVV_RELIABLE = 1_000_000  # simcore.measures.wvv's reliable_tokens: below it WVV
 
 def matrix_seconds(bench: Workbench, sources: Sequence[Corpus], targets: Sequence[Corpus], measures: Sequence[str], *,
                    samples: int = 1, sample_tokens: int | None = None,
-                   compute_noise: bool = False) -> pace.MatrixEstimate:
+                   compute_noise: bool = False, jobs: int = 1) -> pace.MatrixEstimate:
     """A matrix's time before it runs, from this machine's paces, counting only what is not stored yet:
     reading and tokenizing each corpus (bytes), each source sample's KenLM model (PPL, tokens) and skip-gram
     vectors (WVV, tokens × epochs), each target's tagging (TVcC, sentences), and every value not stored.
@@ -120,4 +120,4 @@ def matrix_seconds(bench: Workbench, sources: Sequence[Corpus], targets: Sequenc
                     add("tagging", len(target.sentences))
     if cells:
         steps["start-up"] = pace.STARTUP + (pace.TAGGER_STARTUP if "tvcc" in measures else 0.0)
-    return pace.MatrixEstimate(steps, cells, bool(own) and all(own))
+    return pace.MatrixEstimate(steps, cells, bool(own) and all(own), max(1, min(jobs, cells)))

@@ -13,9 +13,9 @@ import json
 import os
 import time
 from collections.abc import Callable
-from typing import TypeVar
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from .store import ArtefactStore
 
@@ -100,10 +100,14 @@ class MatrixEstimate:
     steps: dict[str, float]  # "start-up", "tokenize", "kenlm", "skipgram", "tagging", "scoring"
     cells: int  # (source, target, measure) values still to compute
     measured: bool  # every pace used is this machine's own
+    processes: int = 1  # the matrix's parts run in this many processes at once (--jobs)
 
     @property
     def seconds(self) -> float:
-        return sum(self.steps.values())
+        """Start-up, then the steps shared out over the processes (each pace was recorded in a process
+        that shared the machine the same way, so the steps' sum over the processes is the wall time)."""
+        work = sum(v for k, v in self.steps.items() if k != "start-up")
+        return self.steps.get("start-up", 0.0) + work / max(1, self.processes)
 
     def text(self, span: Callable[[float], str] = lambda s: f"{s:,.0f} s") -> str:
         if self.cells == 0:

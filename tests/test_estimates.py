@@ -60,3 +60,11 @@ def test_a_matrix_estimate_counts_each_slow_step_once_and_nothing_stored(tmp_pat
     # a new measure on the stored corpora: no tokenizing, no KenLM, no tagging; only its values
     jsd = matrix_seconds(bench, [news, protocols], [target], ["ppl", "jsd"])
     assert jsd.cells == 2 and jsd.steps["tokenize"] == jsd.steps["kenlm"] == jsd.steps["tagging"] == 0
+
+
+def test_a_matrix_estimate_shares_its_steps_over_the_processes_but_not_its_start_up():
+    from simcore.pace import MatrixEstimate
+
+    steps = {"start-up": 5.0, "tokenize": 4.0, "kenlm": 6.0, "skipgram": 0.0, "tagging": 2.0, "scoring": 8.0}
+    assert MatrixEstimate(steps, 10, True).seconds == 25.0  # 5 + 20, one process
+    assert MatrixEstimate(steps, 10, True, processes=2).seconds == 15.0  # 5 + 20 / 2
