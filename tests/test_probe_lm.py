@@ -194,6 +194,12 @@ def test_tie_summary_by_hand() -> None:
     assert "above the baseline" in line
     one_seed = table.assign(f1_std=float("nan"))
     assert "one seed" in tie_summary(one_seed)[0]
+    # equal F1s with no spread over the seeds (every run F1 0, as a CPU budget too small to learn gives):
+    # a tie with each other and with the baseline, never "above" it
+    flat = pd.DataFrame({"target": ["t", "t"], "source": ["a", "b"], "f1": [0.0, 0.0], "f1_std": [0.0, 0.0],
+                         "baseline": [0.0, 0.0], "baseline_std": [0.0, 0.0], "seeds": [3, 3]})
+    (line,) = tie_summary(flat)
+    assert "tied with it within the seed spread: b 0.00" in line and "a tie with the baseline" in line
 
 
 # --- the CLI -----------------------------------------------------------------------------------------

@@ -16,8 +16,9 @@ def tie_summary(table: pd.DataFrame) -> list[str]:
     """One line per target: the best source, the sources whose F1 is within the seed spread of it (ties),
     and whether the best beats the baseline by more than the spread.
 
-    Two F1s are a tie when they differ by less than the larger of their seed standard deviations
-    (``f1_std``, ``baseline_std``); with one seed no spread is measured and no tie can be called.
+    Two F1s are a tie when they differ by no more than the larger of their seed standard deviations
+    (``f1_std``, ``baseline_std``): equal F1s are always a tie, even with no spread over the seeds; with one
+    seed no spread is measured and no tie can be called.
     """
     lines = []
     for target, rows in table.groupby("target", sort=True):
@@ -32,13 +33,13 @@ def tie_summary(table: pd.DataFrame) -> list[str]:
                          "measured and no difference can be told from noise (use --seeds 3 or more)")
             continue
         ties = [f"{r['source']} {r['f1']:.2f}" for _, r in rows.iloc[1:].iterrows()
-                if best["f1"] - r["f1"] < _spread(std, float(r["f1_std"]))]
+                if best["f1"] - r["f1"] <= _spread(std, float(r["f1_std"]))]
         text = f"{target}: best {best['source']} (F1 {best['f1']:.2f} ± {std:.2f} over {int(best['seeds'])} seeds)"
         text += f"; tied with it within the seed spread: {', '.join(ties)}" if ties else "; no tie within the seed spread"
         baseline = float(best["baseline"])
         if math.isfinite(baseline):
             margin = _spread(std, float(best["baseline_std"]))
-            verdict = "above" if best["f1"] - baseline >= margin else "a tie with"
+            verdict = "above" if best["f1"] - baseline > margin else "a tie with"
             text += f"; {verdict} the baseline ({baseline:.2f})"
         lines.append(text)
     return lines
