@@ -10,8 +10,16 @@ import plotly.graph_objects as go
 from simcore import flags
 from simcore.corpora.lang import language_name
 from simcore.measures import all_measures, get_measure
-from simcore.report import (MARK, OUT_OF_SCALE, OUTLINE, column_shade, display_scale, format_value, unit_label,
-                            with_interval)
+from simcore.report import (
+    MARK,
+    OUT_OF_SCALE,
+    OUTLINE,
+    column_shade,
+    display_scale,
+    format_value,
+    unit_label,
+    with_interval,
+)
 
 DIRECTION_NOTE = {1: "higher is more similar", -1: "lower is more similar", 0: "not a similarity (source diversity)"}
 

@@ -15,8 +15,8 @@ import pandas as pd
 
 from simcore.corpus import Corpus
 from simcore.distributed.cluster import scheduler_from_env
-from simcore.estimates import probe_seconds
 from simcore.distributed.prepare import matrix_runner
+from simcore.estimates import probe_seconds
 from simcore.matrix import Workbench
 from simcore.measures import MeasureOptions
 from simcore.probe import ProbeCaps, TargetSplits

@@ -5,8 +5,8 @@ import streamlit as st
 
 from dashboard import common as c
 from dashboard import jobs
-from dashboard.common import get_store
 from dashboard.charts import heatmap, label
+from dashboard.common import get_store
 from dashboard.compute import KIND, failures, matrix_estimate, partial_matrix, start_matrix
 from dashboard.drill import VIEWS, drill_down, pair_flags
 from dashboard.tables import flag_summary, flagged_cells, size_notes

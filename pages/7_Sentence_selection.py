@@ -9,8 +9,8 @@ from dashboard import jobs
 from dashboard.common import get_state, get_store, setup_page
 from dashboard.corpus_view import corpus_stats
 from dashboard.paths import resolve_server_path
-from dashboard.selection_job import KIND, start_selection
 from dashboard.selection_chart import clipped_histogram, method_note, short_selection_warning
+from dashboard.selection_job import KIND, start_selection
 from simcore.corpus import Corpus, display_name, save_upload
 from simcore.errors import SimcoreError
 from simcore.selection import DESCRIPTIONS, METHODS, SelectionOptions, jaccard, kept_indices
