@@ -135,11 +135,17 @@ def add_server_path(state: AppState, role: str, text: str, fmt: str | None = Non
         corpus = Corpus(name=path.name, path=path, fmt=fmt,
                         text_field=text_field or "text", files=tuple(files))
         return [add_corpus(state, role, corpus, f"server path: {path}")]
+    return _add_each(state, role, [(lambda f=f: Corpus.from_path(f, fmt=fmt, text_field=text_field or "text"),
+                                    f"server path: {f}") for f in files])
+
+
+def _add_each(state: AppState, role: str, corpora: list[tuple[Callable[[], Corpus], str]]) -> list[str]:
+    """Add one corpus per (make, origin); one that cannot be read costs only itself: the others are
+    added and the failures said as a warning, or raised as one SimcoreError when none could be added."""
     added, failed = [], []
-    for f in files:
+    for make, origin in corpora:
         try:
-            added.append(add_corpus(state, role, Corpus.from_path(f, fmt=fmt, text_field=text_field or "text"),
-                                    f"server path: {f}"))
+            added.append(add_corpus(state, role, make(), origin))
         except SimcoreError as exc:
             failed.append(str(exc))
     if failed and not added:
@@ -156,19 +162,9 @@ def _add_server_url(state: AppState, role: str, text: str, fmt: str | None, text
     corpus = Corpus.from_path(url, fmt=fmt, text_field=text_field or "text")
     if not per_file or len(corpus.files) == 1:
         return [add_corpus(state, role, corpus, f"server URL: {corpus.path}")]
-    added, failed = [], []
-    for f in corpus.files:
-        try:
-            added.append(add_corpus(state, role, Corpus(name=corpus_name(f), path=f, fmt=fmt,
-                                                         text_field=text_field or "text", files=(f,)),
-                                    f"server URL: {f}"))
-        except SimcoreError as exc:
-            failed.append(str(exc))
-    if failed and not added:
-        raise SimcoreError("; ".join(failed))
-    if failed:
-        state.say("warning", "Not added: " + "; ".join(failed))
-    return added
+    return _add_each(state, role, [(lambda f=f: Corpus(name=corpus_name(f), path=f, fmt=fmt,
+                                                       text_field=text_field or "text", files=(f,)),
+                                    f"server URL: {f}") for f in corpus.files])
 
 
 def remove(state: AppState, role: str, name: str) -> None:
