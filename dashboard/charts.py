@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from simcore import flags
-from simcore.corpora.lang import language_name
+from simcore.corpora.lang import across_languages, language_name
 from simcore.measures import all_measures, get_measure
 from simcore.report import (
     MARK,
@@ -41,7 +41,7 @@ def _across_languages(part: pd.DataFrame, sources: list[str], targets: list[str]
         return out
     rows = part[["source", "target", "source_language", "target_language"]].drop_duplicates(["source", "target"])
     for source, target, a, b in rows.itertuples(index=False):
-        if isinstance(a, str) and isinstance(b, str) and a and b and a != b and "und" not in (a, b):
+        if across_languages(a, b):
             out[sources.index(source)][targets.index(target)] = (f"across languages: {language_name(a)} source, "
                                                               f"{language_name(b)} target")
     return out

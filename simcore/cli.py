@@ -112,21 +112,18 @@ def cmd_matrix(args: argparse.Namespace) -> int:
 
 def _cross_language(table: pd.DataFrame) -> list[tuple[str, str]]:
     """Targets with a source in another language, and which (the cells are allowed, and said)."""
-    from .corpora.lang import UNDETERMINED, language_name
+    from .corpora.lang import across_languages, language_name
 
     if "source_language" not in table or "target_language" not in table:
         return []
     out = []
     pairs = table[["target", "source", "target_language", "source_language"]].drop_duplicates()
     for target, rows in pairs.groupby("target", sort=False):
-        language = rows["target_language"].dropna()
-        if language.empty or language.iat[0] == UNDETERMINED:
-            continue
-        other = rows[rows["source_language"].notna() & (rows["source_language"] != language.iat[0])
-                     & (rows["source_language"] != UNDETERMINED)]
-        if len(other):
-            listed = ", ".join(f"{s} ({language_name(lang)})" for s, lang in zip(other["source"], other["source_language"]))
-            out.append((str(target), f"in {language_name(language.iat[0])}; compared with sources in another "
+        other = [(s, a, b) for s, a, b in zip(rows["source"], rows["source_language"], rows["target_language"])
+                 if across_languages(a, b)]
+        if other:
+            listed = ", ".join(f"{s} ({language_name(a)})" for s, a, _ in other)
+            out.append((str(target), f"in {language_name(other[0][2])}; compared with sources in another "
                                      f"language: {listed}"))
     return out
 

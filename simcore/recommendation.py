@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .corpora.lang import UNDETERMINED, language_name
+from .corpora.lang import known_language, language_name
 from .errors import SimcoreError
 from .ladder import size_bias
 from .measures import explained, get_measure
@@ -554,14 +554,13 @@ def language_flags(part: TargetRows, sources: list[str]) -> list[str]:
     sources in another one (allowed: an English corpus may be asked about for German NER)."""
     if not part.has("source_language") or not part.has("target_language"):
         return []
-    known = lambda v: isinstance(v, str) and v != "" and v != UNDETERMINED  # noqa: E731
-    targets = [v for v in part.columns["target_language"] if known(v)]
+    targets = [v for v in part.columns["target_language"] if known_language(v)]
     if not targets:
         return []
     target = targets[0]
     of: dict[str, str] = {}
     for source, language in zip(part.source, part.columns["source_language"]):
-        if known(language):
+        if known_language(language):
             of.setdefault(source, language)
     others = {s: lang for s, lang in of.items() if lang != target and s in sources}
     if not others:

@@ -11,12 +11,22 @@ Each choice has a ``fingerprint()`` dict (empty for English, so English artefact
 """
 
 from .content import ContentWordMethod, content_words_method
-from .detect import UNDETERMINED, LanguageGuess, detect_language, known_languages, language_name, validate_language
+from .detect import (
+    UNDETERMINED,
+    LanguageGuess,
+    across_languages,
+    detect_language,
+    known_language,
+    known_languages,
+    language_name,
+    validate_language,
+)
 from .scripts import NO_SPACE_SCRIPTS, script_of, script_of_tokens
 from .segment import Segmenter, char_tokens, is_char_tokenized, segmentation_fingerprint, segmenter_for
 
 __all__ = [
-    "NO_SPACE_SCRIPTS", "UNDETERMINED", "ContentWordMethod", "LanguageGuess", "Segmenter", "char_tokens",
+    "NO_SPACE_SCRIPTS", "UNDETERMINED", "ContentWordMethod", "LanguageGuess", "Segmenter", "across_languages",
+    "char_tokens", "known_language",
     "content_words_method", "detect_language", "is_char_tokenized", "known_languages", "language_name", "script_of",
     "script_of_tokens", "segmentation_fingerprint", "segmenter_for", "validate_language",
 ]

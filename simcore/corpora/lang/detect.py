@@ -154,3 +154,13 @@ def language_name(code: str) -> str:
     except Exception:  # noqa: BLE001 - a name is a courtesy; the code is the fact
         name = ""
     return f"{name} ({code})" if name and name != code else code
+
+
+def known_language(code: object) -> bool:
+    """Whether a table's language cell names a language (not empty, missing or undetermined)."""
+    return isinstance(code, str) and code != "" and code != UNDETERMINED
+
+
+def across_languages(source: object, target: object) -> bool:
+    """Whether a cell compares a source and a target known to be in different languages."""
+    return known_language(source) and known_language(target) and source != target
