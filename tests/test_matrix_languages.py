@@ -68,10 +68,16 @@ def store(tmp_path):
     return ArtefactStore(tmp_path / "store")
 
 
-def german_and_english_tvc(folder, store: ArtefactStore):
-    """TVC of a German and an English news source for a German NER target."""
+def write_news(folder):
+    """The German and the English news sources, as de_news.txt and en_news.txt in ``folder`` (made)."""
+    folder.mkdir(exist_ok=True)
     (folder / "de_news.txt").write_text("\n".join(GERMAN_NEWS) + "\n", encoding="utf-8")
     (folder / "en_news.txt").write_text("\n".join(ENGLISH_NEWS) + "\n", encoding="utf-8")
+
+
+def german_and_english_tvc(folder, store: ArtefactStore):
+    """TVC of a German and an English news source for a German NER target."""
+    write_news(folder)
     (folder / "de_ner.conll").write_text(conll(GERMAN_TARGET), encoding="utf-8")
     sources = [Corpus.from_path(folder / n) for n in ("de_news.txt", "en_news.txt")]
     return Workbench(store).matrix(sources, [Corpus.from_path(folder / "de_ner.conll")], ["tvc"], sample_tokens=5_000)
@@ -121,10 +127,8 @@ def test_a_character_target_gets_character_tokens_from_its_sources_and_tvc_one(t
 
 
 def test_german_target_recommends_the_german_source_and_the_reason_names_the_languages(tmp_path, store):
-    (tmp_path / "sources").mkdir()
+    write_news(tmp_path / "sources")
     (tmp_path / "de_ner").mkdir()
-    (tmp_path / "sources" / "de_news.txt").write_text("\n".join(GERMAN_NEWS) + "\n", encoding="utf-8")
-    (tmp_path / "sources" / "en_news.txt").write_text("\n".join(ENGLISH_NEWS) + "\n", encoding="utf-8")
     (tmp_path / "de_ner" / "test.conll").write_text(conll(GERMAN_TARGET), encoding="utf-8")
     sources = [Corpus.from_path(p) for p in sorted((tmp_path / "sources").iterdir())]
     target = Corpus.from_path(tmp_path / "de_ner")
@@ -150,10 +154,8 @@ def test_an_english_corpus_keeps_the_fingerprint_it_had_before_languages(tmp_pat
 
 
 def test_cli_language_override_note_and_refusal(tmp_path, capsys):
-    (tmp_path / "sources").mkdir()
+    write_news(tmp_path / "sources")
     (tmp_path / "targets").mkdir()
-    (tmp_path / "sources" / "de_news.txt").write_text("\n".join(GERMAN_NEWS) + "\n", encoding="utf-8")
-    (tmp_path / "sources" / "en_news.txt").write_text("\n".join(ENGLISH_NEWS) + "\n", encoding="utf-8")
     (tmp_path / "targets" / "de_ner.conll").write_text(conll(GERMAN_TARGET), encoding="utf-8")
     base = ["matrix", "--sources", str(tmp_path / "sources"), "--targets", str(tmp_path / "targets"),
             "--measures", "tvc", "--sample-tokens", "5000", "--bootstrap", "0", "--jobs", "1",
