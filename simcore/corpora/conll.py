@@ -103,12 +103,11 @@ def conll_sentences(
     are refused.
 
     A row whose token is a space and whose tag is a tag (KLUE-NER's ``" "<TAB>O`` between the characters of
-    two words) is a space row: skipped, and counted in ``notes``; with ``keep_spaces`` given as a ``" "``
+    two words) is a space row: skipped and counted in ``notes`` (never a reason to refuse the file); with ``keep_spaces`` given as a ``" "``
     token, so that a character-tagged target's words can be rejoined (:mod:`.lang.cut`).
     """
     tokens: list[str] = []
     tags: list[str] = []
-    spaces = 0
     label = corpus.name if corpus else name
     local = ReadNotes()
     head, rest = _peek(bounded_lines(text))
@@ -137,12 +136,10 @@ def conll_sentences(
             continue
         else:
             columns, reason = conll_columns(line)
-        if reason == SPACE_ROW:
-            if tokens and not keep_spaces:
-                spaces += 1  # a space between two words of a character-tagged file (KLUE): see .lang.cut
+        if reason == SPACE_ROW:  # a space between two words of a character-tagged file (KLUE): see .lang.cut
+            if not keep_spaces or not tokens:  # skipped as a token (and never a reason to refuse the file)
+                local.note("skipped", f"{name} line {number}: a space row", SPACE_ROW)
                 continue
-            if not tokens:
-                continue  # a space before the first character marks nothing
             reason = None
         if reason is not None:
             skip = reason.startswith("skip: ")
@@ -183,8 +180,6 @@ def conll_sentences(
             f"(first: {first_skip}); CoNLL needs a token and a tag on every line"
         )
     if notes is not None:
-        if spaces:
-            notes.fact("space rows", "a row for each space between words (a file tagged one character a row)")
         notes.merge(local)
     if tokens:
         yield tokens, tags
