@@ -62,6 +62,15 @@ def language_columns(rows: list[dict]) -> list[str]:
     return [c for c in rows[0] if any(k in c.lower() for k in ("language", "script", "lang_", "cut"))]
 
 
+def cut_of(options: str) -> str:
+    """How a target's rows cut both sides, from a row's options (chars / cut), as the Corpora page says it."""
+    found = json.loads(options) if options else {}
+    if found.get("chars"):
+        return "characters"
+    return {"rejoined": "words rejoined from characters", "characters": "characters",
+            "syllables": "syllables split at '_'"}.get(found.get("cut", ""), "words")
+
+
 def fmt(value: str | None, digits: int = 3) -> str:
     if value in (None, ""):
         return "-"
@@ -136,11 +145,11 @@ def print_language(lang_dir: Path, rows: list[dict], recs: dict[str, dict], expe
         chosen = rec.get("recommended", "")
         firsts = chosen.split("|") if chosen else []
         m = matched.get(t, "")
-        cut_row = next((r for r in rows if r["target"] == t and r.get("target_cut")), {})
+        cut_row = next((r for r in rows if r["target"] == t and r.get("options")), {})
         tvc_row = value.get((m, t, "tvc"), {})
         summary.append(dict(target=t, recommended=chosen, level=rec.get("level", ""),
                             matched=m, matched_won=bool(m) and firsts[:1] == [m],
-                            english_won=english in firsts, cut=cut_row.get("target_cut", "").split(":")[0],
+                            english_won=english in firsts, cut=cut_of(cut_row.get("options", "")),
                             matched_tvc=fmt(tvc_row.get("value")), tokens=tvc_row.get("sample_tokens", "")))
         s = summary[-1]
         print("  " + " | ".join([t, chosen or "-", s["level"] or "-", fmt(rec.get("confidence"), 2),

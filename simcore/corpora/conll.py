@@ -138,7 +138,8 @@ def conll_sentences(
             columns, reason = conll_columns(line)
         if reason == SPACE_ROW:  # a space between two words of a character-tagged file (KLUE): see .lang.cut
             if not keep_spaces or not tokens:  # skipped as a token (and never a reason to refuse the file)
-                local.note("skipped", f"{name} line {number}: a space row", SPACE_ROW)
+                blank = "the token is blank or invisible"  # as any blank token is said (a space is one)
+                local.note("skipped", f"{name} line {number}: {blank}", blank)
                 continue
             reason = None
         if reason is not None:
