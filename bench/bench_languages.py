@@ -1,10 +1,11 @@
 """Does simcore pick the register-matched same-language source for NER data in other languages?
 
-Evidence for issues 27 and 36, in eight languages and five kinds of tokenization: Korean (KLUE-NER, one
+Evidence for issues 27 and 36, in nine languages and five kinds of tokenization: Korean (KLUE-NER, one
 Hangul character a row with a row for each space), Vietnamese (PhoNER_COVID19 at word level, syllables
 joined by '_', and at syllable level), Arabic (ANERcorp, clitics attached, right to left), Dutch and
 Spanish (CoNLL-2002 as published: -DOCSTART- lines, a POS column), Chinese (Weibo NER, one character a
-row), Japanese (Stockmark Wikipedia NER, one character a row) and German (GermEval 2014, numbered rows).
+row), Japanese (Stockmark Wikipedia NER, one character a row), German (GermEval 2014, numbered rows)
+and Thai (ThaiNER 1.3, words with a row for each space).
 
 The data is built OUTSIDE the repository by bench/build_language_data.py from public GitHub snapshots
 (fetched with the session's ``fetch`` tool); its SOURCES table names every corpus's repository, path and
@@ -26,7 +27,7 @@ TVcC is tried first; if the matrix fails with it, the run is repeated without it
 
 Usage:
     .venv/bin/python bench/build_language_data.py            # once: /work/extdata from the snapshots
-    .venv/bin/python bench/bench_languages.py [--data /work/extdata] [--langs ko,vi,ar,nl,es,zh,ja,de]
+    .venv/bin/python bench/bench_languages.py [--data /work/extdata] [--langs ko,vi,ar,nl,es,zh,ja,de,th]
         [--measures ppl,jsd,tvc,tvcc] [--sample-tokens N] [--bootstrap 50] [--jobs 2]
         [--work DIR] [--cache DIR]
 """

@@ -72,6 +72,14 @@ SOURCES = {
                 "Chinese Wikipedia (traditional characters)", "CC BY-SA 4.0"),
     "ja_wiki_ner": ("ja", "stockmarkteam/ner-wikipedia-dataset : ner.json", "Japanese Wikipedia NER (Stockmark), "
                     "spans written one character a row (BIO)", "CC BY-SA 3.0"),
+    "thainer": ("th", "wannaphong/thai-ner : model/1.3/data.conll", "ThaiNER 1.3 (mostly news), its last 3,000 "
+                "sentences as published (words, a ' '<TAB>O row for each space)", "CC BY 3.0"),
+    "th_news_thainer": ("th", "wannaphong/thai-ner : model/1.3/data.conll", "the other ThaiNER sentences, "
+                        "untagged", "CC BY 3.0"),
+    "th_social_wisesight": ("th", "PyThaiNLP/wisesight-sentiment : {neu,neg,pos}.txt",
+                            "Thai social media posts (Wisesight)", "CC0 1.0"),
+    "th_pud": ("th", "UniversalDependencies/UD_Thai-PUD : th_pud-ud-test.conllu (# text)",
+               "1,000 news and Wikipedia sentences translated into Thai (PUD)", "CC BY-SA 4.0"),
     "ja_meiji_magazines": ("ja", "UniversalDependencies/UD_Japanese-Modern : ja_modern-ud-test.conllu (# text)",
                            "Meiji-era magazine articles (1870s-1900s)", "CC BY-NC-SA 4.0"),
     "germeval_news": ("de", "viniciusrpb/cloud_image_classification : NER-de-test.tsv", "GermEval 2014 NER test "
@@ -358,7 +366,23 @@ def spanish(out: Path, mirror: Path, limit: int) -> None:
     expected(out, "es", {"conll2002_esp": "es_news_efe"})
 
 
-BUILDERS = {"ko": korean, "vi": vietnamese, "ar": arabic, "nl": dutch, "zh": chinese, "ja": japanese,
+def thai(out: Path, mirror: Path, limit: int) -> None:
+    text = show("wannaphong/thai-ner", "model/1.3/data.conll", mirror).decode()
+    blocks = [b for b in text.split("\n\n") if b.strip()]
+    write_target(out, "th", "thainer", "\n\n".join(blocks[-3000:]) + "\n")
+    avoid = conll_sentences_text("\n\n".join(blocks[-3000:]))
+    rest = ["".join(line.split("\t")[0] for line in b.splitlines() if "\t" in line) for b in blocks[:-3000]]
+    write_source(out, "th", "th_news_thainer", rest, limit, avoid)
+    social = [line for name in ("neu.txt", "neg.txt", "pos.txt")
+              for line in show("PyThaiNLP/wisesight-sentiment", name, mirror).decode().splitlines()]
+    write_source(out, "th", "th_social_wisesight", social, limit, avoid)
+    pud = ud_text("UniversalDependencies/UD_Thai-PUD", ["th_pud-ud-test.conllu"], mirror)
+    write_source(out, "th", "th_pud", pud, limit, avoid)
+    english(out, "th", limit)
+    expected(out, "th", {"thainer": "th_news_thainer"})
+
+
+BUILDERS = {"ko": korean, "th": thai, "vi": vietnamese, "ar": arabic, "nl": dutch, "zh": chinese, "ja": japanese,
             "de": german, "es": spanish}
 
 
