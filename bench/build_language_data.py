@@ -1,17 +1,18 @@
 """Build the per-language evidence data of bench/bench_languages.py from public GitHub snapshots.
 
-Every corpus is read from a snapshot brought onto this machine by the session's ``fetch`` tool (a bare git
-directory, ``/work/.mirror/OWNER+NAME/repo``; ``--mirror`` to point elsewhere) and written OUTSIDE the
-repository (``--out``, default /work/extdata) in the layout bench_languages.py reads:
+Every corpus is read from a snapshot brought onto this machine by the session's ``fetch`` tool (a
+bare git directory, ``/work/.mirror/OWNER+NAME/repo``; ``--mirror`` to point elsewhere) and written
+OUTSIDE the repository (``--out``, default /work/extdata) in the layout bench_languages.py reads:
 
-    <lang>/sources/NAME.txt.gz      one unit (sentence, review, paragraph) a line, sampled to --source-lines
-    <lang>/targets/NAME/test.<ext>  the NER file as published (KLUE's .tsv, CoNLL-2002, PhoNER .conll ...)
+    <lang>/sources/NAME.txt.gz      one unit (sentence, review, paragraph) a line, sampled
+    <lang>/targets/NAME/test.<ext>  the NER file as published (KLUE's .tsv, CoNLL-2002 ...)
     <lang>/expected.json            {"english": SOURCE, "matched": {TARGET: SOURCE}}
 
-What each corpus is, where it comes from and its licence is in SOURCES below (and docs/languages.md). The
-only changes made to the published files are said there: a sentence break where a file has none
-(ANERcorp), the character-position digits of Weibo NER dropped, JSON span annotations (stockmark) written
-as one character a row, and source lines that hold a target sentence dropped (decontamination).
+What each corpus is, where it comes from and its licence is in SOURCES below (and
+docs/languages.md). The only changes made to the published files are said there: a sentence break
+where a file has none (ANERcorp), the character-position digits of Weibo NER dropped, JSON span
+annotations (stockmark) written as one character a row, and source lines that hold a target sentence
+dropped (decontamination).
 """
 
 from __future__ import annotations
@@ -32,71 +33,191 @@ ENGLISH = Path("/work/shared/data/sources/news_1bwb.txt.gz")  # the English dist
 
 # name: (language, repository, what it is, licence as stated)
 SOURCES = {
-    "klue_news / klue_reviews": ("ko", "KLUE-benchmark/KLUE : klue_benchmark/klue-ner-v1.1/klue-ner-v1.1_dev.tsv",
-                                 "KLUE-NER dev as published (one Hangul character a row, a row for each space), "
-                                 "split by sentence id: WIKITREE news (-wikitree) and NSMC movie reviews (-nsmc)",
-                                 "CC BY-SA 4.0"),
-    "ko_reviews_nsmc": ("ko", "e9t/nsmc : raw/*.json (review field)", "Naver movie reviews", "CC0 1.0"),
-    "ko_news": ("ko", "jungyeul/korean-parallel-corpora : korean-english-news-v1 (test, dev: .ko side)",
-                "Korean news (JoongAng Daily / Korea Herald articles of the parallel corpus)", "see repo README"),
-    "ko_comments": ("ko", "kocohub/korean-hate-speech : unlabeled/unlabeled_comments_5.txt",
-                    "comments on Korean entertainment news (unlabelled)", "CC BY-SA 4.0"),
-    "phoner_word / phoner_syllable": ("vi", "VinAIResearch/PhoNER_COVID19 : data/{word,syllable}/test_*.conll",
-                                      "COVID-19 news NER, word level (syllables joined by '_') and syllable level",
-                                      "research use (repo README)"),
-    "vi_news": ("vi", "undertheseanlp/resources : resources/CP_Vietnamese-UNC/corpus",
-                "Dan Tri news 2020-2021 (underthesea news corpus)", "GPL-3.0 (repo)"),
-    "vi_legal": ("vi", "undertheseanlp/resources : resources/CP_Vietnamese-VLC/corpus",
-                 "Vietnamese law codes (underthesea legal corpus)", "GPL-3.0 (repo)"),
-    "anercorp": ("ar", "emad-elsaid/QA : data/ANERCorp.txt", "ANERcorp (Benajiba et al. 2007) as first "
-                 "published: 'word TAG' lines with no sentence breaks; a break added after '.', '?' and '!'",
-                 "free for research (ANERcorp)"),
-    "ar_news_saudi": ("ar", "parallelfold/SaudiNewsNet : dataset/2015-07-2*.zip (content field)",
-                      "Saudi newspaper articles, July 2015", "CC BY-NC-SA 4.0"),
-    "ar_wiki": ("ar", "emad-elsaid/QA : data/corpus/*.txt (words of 'word TAG' lines)",
-                "28 Arabic Wikipedia articles (AQMAR-style; science, history, sport)", "CC BY-SA (Wikipedia)"),
-    "conll2002_ned": ("nl", "teropa/nlp : resources/corpora/conll2002/ned.testa", "CoNLL-2002 Dutch dev (De "
-                      "Morgen 2000) as published: -DOCSTART- lines, a POS column", "research use (CoNLL-2002)"),
-    "nl_news_alpino": ("nl", "UniversalDependencies/UD_Dutch-Alpino : nl_alpino-ud-{dev,test}.conllu (# text)",
-                       "Alpino treebank: Dutch newspaper text", "CC BY-SA 4.0"),
-    "nl_wiki_lassy": ("nl", "UniversalDependencies/UD_Dutch-LassySmall : nl_lassysmall-ud-{dev,test}.conllu",
-                      "Lassy Small: Dutch Wikipedia", "CC BY-SA 4.0"),
-    "weibo_ner": ("zh", "hltcoe/golden-horse : data/weiboNER_2nd_conll.test", "Weibo NER (Peng & Dredze "
-                  "2015), one character a row; the word-position digit after each character dropped",
-                  "CC BY-SA 3.0"),
-    "zh_weibo": ("zh", "hltcoe/golden-horse : data/weiboNER_2nd_conll.{train,dev} (text only)",
-                 "Weibo posts (other posts of the same collection, no tags)", "CC BY-SA 3.0"),
-    "zh_news_pku": ("zh", "hltcoe/golden-horse : data/pku_test_gold.utf8 (spaces removed)",
-                    "People's Daily news (SIGHAN 2005 PKU test)", "research use (SIGHAN 2005)"),
-    "zh_wiki": ("zh", "UniversalDependencies/UD_Chinese-GSD : zh_gsd-ud-{dev,test}.conllu (# text)",
-                "Chinese Wikipedia (traditional characters)", "CC BY-SA 4.0"),
-    "ja_wiki_ner": ("ja", "stockmarkteam/ner-wikipedia-dataset : ner.json", "Japanese Wikipedia NER (Stockmark), "
-                    "spans written one character a row (BIO)", "CC BY-SA 3.0"),
-    "thainer": ("th", "wannaphong/thai-ner : model/1.3/data.conll", "ThaiNER 1.3 (mostly news), its last 3,000 "
-                "sentences as published (words, a ' '<TAB>O row for each space)", "CC BY 3.0"),
-    "th_news_thainer": ("th", "wannaphong/thai-ner : model/1.3/data.conll", "the other ThaiNER sentences, "
-                        "untagged", "CC BY 3.0"),
-    "th_social_wisesight": ("th", "PyThaiNLP/wisesight-sentiment : {neu,neg,pos}.txt",
-                            "Thai social media posts (Wisesight)", "CC0 1.0"),
-    "th_pud": ("th", "UniversalDependencies/UD_Thai-PUD : th_pud-ud-test.conllu (# text)",
-               "1,000 news and Wikipedia sentences translated into Thai (PUD)", "CC BY-SA 4.0"),
-    "ja_meiji_magazines": ("ja", "UniversalDependencies/UD_Japanese-Modern : ja_modern-ud-test.conllu (# text)",
-                           "Meiji-era magazine articles (1870s-1900s)", "CC BY-NC-SA 4.0"),
-    "germeval_news": ("de", "viniciusrpb/cloud_image_classification : NER-de-test.tsv", "GermEval 2014 NER test "
-                      "as published (numbered rows, a '#' source line a sentence), its news sentences only",
-                      "CC BY 4.0 (GermEval 2014)"),
-    "de_news_gnad": ("de", "tblock/10kGNAD : test.csv", "Austrian newspaper articles (DerStandard, 10kGNAD)",
-                     "CC BY-NC-SA 4.0"),
-    "de_web_gsd": ("de", "UniversalDependencies/UD_German-GSD : de_gsd-ud-{dev,test}.conllu (# text)",
-                   "German web text (news, reviews, wiki, blogs)", "CC BY-SA 4.0"),
-    "conll2002_esp": ("es", "teropa/nlp : resources/corpora/conll2002/esp.testa", "CoNLL-2002 Spanish dev (EFE "
-                      "newswire 2000) as published in NLTK's copy: word, POS, tag", "research use (CoNLL-2002)"),
-    "es_news_efe": ("es", "teropa/nlp : resources/corpora/conll2002/esp.train (words only)",
-                    "EFE newswire 2000: the other articles of CoNLL-2002 Spanish, untagged", "research use"),
-    "es_web_gsd": ("es", "UniversalDependencies/UD_Spanish-GSD : es_gsd-ud-{dev,test}.conllu (# text)",
-                   "Spanish web text (blogs, news, wiki)", "CC BY-SA 4.0"),
-    "ja_wiki_gsd": ("ja", "UniversalDependencies/UD_Japanese-GSD : ja_gsd-ud-{dev,test}.conllu (# text)",
-                    "Japanese Wikipedia", "CC BY-SA 4.0"),
+    "klue_news / klue_reviews": (
+        "ko",
+        "KLUE-benchmark/KLUE : klue_benchmark/klue-ner-v1.1/klue-ner-v1.1_dev.tsv",
+        "KLUE-NER dev as published (one Hangul character a row, a row for each space), "
+        "split by sentence id: WIKITREE news (-wikitree) and NSMC movie reviews (-nsmc)",
+        "CC BY-SA 4.0",
+    ),
+    "ko_reviews_nsmc": (
+        "ko",
+        "e9t/nsmc : raw/*.json (review field)",
+        "Naver movie reviews",
+        "CC0 1.0",
+    ),
+    "ko_news": (
+        "ko",
+        "jungyeul/korean-parallel-corpora : korean-english-news-v1 (test, dev: .ko side)",
+        "Korean news (JoongAng Daily / Korea Herald articles of the parallel corpus)",
+        "see repo README",
+    ),
+    "ko_comments": (
+        "ko",
+        "kocohub/korean-hate-speech : unlabeled/unlabeled_comments_5.txt",
+        "comments on Korean entertainment news (unlabelled)",
+        "CC BY-SA 4.0",
+    ),
+    "phoner_word / phoner_syllable": (
+        "vi",
+        "VinAIResearch/PhoNER_COVID19 : data/{word,syllable}/test_*.conll",
+        "COVID-19 news NER, word level (syllables joined by '_') and syllable level",
+        "research use (repo README)",
+    ),
+    "vi_news": (
+        "vi",
+        "undertheseanlp/resources : resources/CP_Vietnamese-UNC/corpus",
+        "Dan Tri news 2020-2021 (underthesea news corpus)",
+        "GPL-3.0 (repo)",
+    ),
+    "vi_legal": (
+        "vi",
+        "undertheseanlp/resources : resources/CP_Vietnamese-VLC/corpus",
+        "Vietnamese law codes (underthesea legal corpus)",
+        "GPL-3.0 (repo)",
+    ),
+    "anercorp": (
+        "ar",
+        "emad-elsaid/QA : data/ANERCorp.txt",
+        "ANERcorp (Benajiba et al. 2007) as first "
+        "published: 'word TAG' lines with no sentence breaks; a break added after '.', '?' and '!'",
+        "free for research (ANERcorp)",
+    ),
+    "ar_news_saudi": (
+        "ar",
+        "parallelfold/SaudiNewsNet : dataset/2015-07-2*.zip (content field)",
+        "Saudi newspaper articles, July 2015",
+        "CC BY-NC-SA 4.0",
+    ),
+    "ar_wiki": (
+        "ar",
+        "emad-elsaid/QA : data/corpus/*.txt (words of 'word TAG' lines)",
+        "28 Arabic Wikipedia articles (AQMAR-style; science, history, sport)",
+        "CC BY-SA (Wikipedia)",
+    ),
+    "conll2002_ned": (
+        "nl",
+        "teropa/nlp : resources/corpora/conll2002/ned.testa",
+        "CoNLL-2002 Dutch dev (De Morgen 2000) as published: -DOCSTART- lines, a POS column",
+        "research use (CoNLL-2002)",
+    ),
+    "nl_news_alpino": (
+        "nl",
+        "UniversalDependencies/UD_Dutch-Alpino : nl_alpino-ud-{dev,test}.conllu (# text)",
+        "Alpino treebank: Dutch newspaper text",
+        "CC BY-SA 4.0",
+    ),
+    "nl_wiki_lassy": (
+        "nl",
+        "UniversalDependencies/UD_Dutch-LassySmall : nl_lassysmall-ud-{dev,test}.conllu",
+        "Lassy Small: Dutch Wikipedia",
+        "CC BY-SA 4.0",
+    ),
+    "weibo_ner": (
+        "zh",
+        "hltcoe/golden-horse : data/weiboNER_2nd_conll.test",
+        "Weibo NER (Peng & Dredze "
+        "2015), one character a row; the word-position digit after each character dropped",
+        "CC BY-SA 3.0",
+    ),
+    "zh_weibo": (
+        "zh",
+        "hltcoe/golden-horse : data/weiboNER_2nd_conll.{train,dev} (text only)",
+        "Weibo posts (other posts of the same collection, no tags)",
+        "CC BY-SA 3.0",
+    ),
+    "zh_news_pku": (
+        "zh",
+        "hltcoe/golden-horse : data/pku_test_gold.utf8 (spaces removed)",
+        "People's Daily news (SIGHAN 2005 PKU test)",
+        "research use (SIGHAN 2005)",
+    ),
+    "zh_wiki": (
+        "zh",
+        "UniversalDependencies/UD_Chinese-GSD : zh_gsd-ud-{dev,test}.conllu (# text)",
+        "Chinese Wikipedia (traditional characters)",
+        "CC BY-SA 4.0",
+    ),
+    "ja_wiki_ner": (
+        "ja",
+        "stockmarkteam/ner-wikipedia-dataset : ner.json",
+        "Japanese Wikipedia NER (Stockmark), spans written one character a row (BIO)",
+        "CC BY-SA 3.0",
+    ),
+    "thainer": (
+        "th",
+        "wannaphong/thai-ner : model/1.3/data.conll",
+        "ThaiNER 1.3 (mostly news), its last 3,000 "
+        "sentences as published (words, a ' '<TAB>O row for each space)",
+        "CC BY 3.0",
+    ),
+    "th_news_thainer": (
+        "th",
+        "wannaphong/thai-ner : model/1.3/data.conll",
+        "the other ThaiNER sentences, untagged",
+        "CC BY 3.0",
+    ),
+    "th_social_wisesight": (
+        "th",
+        "PyThaiNLP/wisesight-sentiment : {neu,neg,pos}.txt",
+        "Thai social media posts (Wisesight)",
+        "CC0 1.0",
+    ),
+    "th_pud": (
+        "th",
+        "UniversalDependencies/UD_Thai-PUD : th_pud-ud-test.conllu (# text)",
+        "1,000 news and Wikipedia sentences translated into Thai (PUD)",
+        "CC BY-SA 4.0",
+    ),
+    "ja_meiji_magazines": (
+        "ja",
+        "UniversalDependencies/UD_Japanese-Modern : ja_modern-ud-test.conllu (# text)",
+        "Meiji-era magazine articles (1870s-1900s)",
+        "CC BY-NC-SA 4.0",
+    ),
+    "germeval_news": (
+        "de",
+        "viniciusrpb/cloud_image_classification : NER-de-test.tsv",
+        "GermEval 2014 NER test "
+        "as published (numbered rows, a '#' source line a sentence), its news sentences only",
+        "CC BY 4.0 (GermEval 2014)",
+    ),
+    "de_news_gnad": (
+        "de",
+        "tblock/10kGNAD : test.csv",
+        "Austrian newspaper articles (DerStandard, 10kGNAD)",
+        "CC BY-NC-SA 4.0",
+    ),
+    "de_web_gsd": (
+        "de",
+        "UniversalDependencies/UD_German-GSD : de_gsd-ud-{dev,test}.conllu (# text)",
+        "German web text (news, reviews, wiki, blogs)",
+        "CC BY-SA 4.0",
+    ),
+    "conll2002_esp": (
+        "es",
+        "teropa/nlp : resources/corpora/conll2002/esp.testa",
+        "CoNLL-2002 Spanish dev (EFE newswire 2000) as published in NLTK's copy: word, POS, tag",
+        "research use (CoNLL-2002)",
+    ),
+    "es_news_efe": (
+        "es",
+        "teropa/nlp : resources/corpora/conll2002/esp.train (words only)",
+        "EFE newswire 2000: the other articles of CoNLL-2002 Spanish, untagged",
+        "research use",
+    ),
+    "es_web_gsd": (
+        "es",
+        "UniversalDependencies/UD_Spanish-GSD : es_gsd-ud-{dev,test}.conllu (# text)",
+        "Spanish web text (blogs, news, wiki)",
+        "CC BY-SA 4.0",
+    ),
+    "ja_wiki_gsd": (
+        "ja",
+        "UniversalDependencies/UD_Japanese-GSD : ja_gsd-ud-{dev,test}.conllu (# text)",
+        "Japanese Wikipedia",
+        "CC BY-SA 4.0",
+    ),
 }
 
 
@@ -105,21 +226,29 @@ def show(repo: str, path: str, mirror: Path) -> bytes:
     git = mirror / repo.replace("/", "+") / "repo"
     if (git / ".git").is_dir():
         git = git / ".git"
-    return subprocess.run(["git", "--git-dir", str(git), "show", f"HEAD:{path}"], check=True,
-                          capture_output=True).stdout
+    return subprocess.run(
+        ["git", "--git-dir", str(git), "show", f"HEAD:{path}"], check=True, capture_output=True
+    ).stdout
 
 
 def listing(repo: str, under: str, mirror: Path) -> list[str]:
     git = mirror / repo.replace("/", "+") / "repo"
     if (git / ".git").is_dir():
         git = git / ".git"
-    out = subprocess.run(["git", "--git-dir", str(git), "ls-tree", "-r", "--name-only", "HEAD", under],
-                         check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        ["git", "--git-dir", str(git), "ls-tree", "-r", "--name-only", "HEAD", under],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     return [p for p in out.splitlines() if p]
 
 
-def write_source(out: Path, lang: str, name: str, lines: list[str], limit: int, avoid: set[str]) -> None:
-    """Sampled, de-duplicated, decontaminated (no line equal to a target sentence, spaces ignored) lines."""
+def write_source(
+    out: Path, lang: str, name: str, lines: list[str], limit: int, avoid: set[str]
+) -> None:
+    """Sampled, de-duplicated, decontaminated (no line equal to a target sentence, spaces ignored) "
+      "lines."""
     seen: set[str] = set()
     kept = []
     for line in lines:
@@ -135,7 +264,10 @@ def write_source(out: Path, lang: str, name: str, lines: list[str], limit: int, 
     path.parent.mkdir(parents=True, exist_ok=True)
     with gzip.open(path, "wt", encoding="utf-8") as f:
         f.write("\n".join(kept) + "\n")
-    print(f"  {lang}/{name}: {len(kept):,} lines, {sum(len(x.split()) for x in kept):,} whitespace words")
+    print(
+        f"  {lang}/{name}: {len(kept):,} lines, {sum(len(x.split()) for x in kept):,} whitespace "
+        f"words"
+    )
 
 
 def write_target(out: Path, lang: str, name: str, text: str, ext: str = "conll") -> None:
@@ -153,11 +285,14 @@ def english(out: Path, lang: str, limit: int) -> None:
 
 
 def expected(out: Path, lang: str, matched: dict[str, str]) -> None:
-    (out / lang / "expected.json").write_text(json.dumps({"english": "en_news", "matched": matched}, indent=1))
+    (out / lang / "expected.json").write_text(
+        json.dumps({"english": "en_news", "matched": matched}, indent=1)
+    )
 
 
 def conll_sentences_text(text: str) -> set[str]:
-    """Every sentence of a 'token ... tag' file as its tokens joined without spaces (for decontamination)."""
+    """Every sentence of a 'token ... tag' file as its tokens joined without spaces (for "
+      "decontamination)."""
     out, cur = set(), []
     for line in text.splitlines():
         if line.startswith("#"):
@@ -175,14 +310,21 @@ def conll_sentences_text(text: str) -> set[str]:
 
 
 def ud_text(repo: str, files: list[str], mirror: Path) -> list[str]:
-    return [line[len("# text = "):] for f in files for line in show(repo, f, mirror).decode().splitlines()
-            if line.startswith("# text = ")]
+    return [
+        line[len("# text = ") :]
+        for f in files
+        for line in show(repo, f, mirror).decode().splitlines()
+        if line.startswith("# text = ")
+    ]
 
 
 # -- languages -------------------------------------------------------------------------------------
 
+
 def korean(out: Path, mirror: Path, limit: int) -> None:
-    tsv = show("KLUE-benchmark/KLUE", "klue_benchmark/klue-ner-v1.1/klue-ner-v1.1_dev.tsv", mirror).decode()
+    tsv = show(
+        "KLUE-benchmark/KLUE", "klue_benchmark/klue-ner-v1.1/klue-ner-v1.1_dev.tsv", mirror
+    ).decode()
     blocks = [b for b in tsv.split("\n\n") if "\t" in b]
     parts: dict[str, list[str]] = {"news": [], "reviews": []}
     texts: set[str] = set()
@@ -201,14 +343,21 @@ def korean(out: Path, mirror: Path, limit: int) -> None:
     write_source(out, "ko", "ko_reviews_nsmc", reviews, limit, texts)
     news = []
     for split in ("test", "dev"):
-        data = show("jungyeul/korean-parallel-corpora",
-                    f"korean-english-news-v1/korean-english-park.{split}.tar.gz", mirror)
+        data = show(
+            "jungyeul/korean-parallel-corpora",
+            f"korean-english-news-v1/korean-english-park.{split}.tar.gz",
+            mirror,
+        )
         with tarfile.open(fileobj=io.BytesIO(data)) as tar:
             for member in tar.getmembers():
                 if member.name.endswith(".ko"):
-                    news.extend(tar.extractfile(member).read().decode("utf-8", "replace").splitlines())
+                    news.extend(
+                        tar.extractfile(member).read().decode("utf-8", "replace").splitlines()
+                    )
     write_source(out, "ko", "ko_news", news, limit, texts)
-    comments = show("kocohub/korean-hate-speech", "unlabeled/unlabeled_comments_5.txt", mirror).decode()
+    comments = show(
+        "kocohub/korean-hate-speech", "unlabeled/unlabeled_comments_5.txt", mirror
+    ).decode()
     write_source(out, "ko", "ko_comments", comments.splitlines(), limit, texts)
     english(out, "ko", limit)
     expected(out, "ko", {"klue_news": "ko_news", "klue_reviews": "ko_reviews_nsmc"})
@@ -222,18 +371,29 @@ def vietnamese(out: Path, mirror: Path, limit: int) -> None:
         avoid |= conll_sentences_text(text)
         write_target(out, "vi", f"phoner_{level}", text)
     res = "undertheseanlp/resources"
-    news = [line for p in listing(res, "resources/CP_Vietnamese-UNC/corpus", mirror) if p.endswith(".txt")
-            for line in show(res, p, mirror).decode().splitlines() if not line.startswith("#")]
+    news = [
+        line
+        for p in listing(res, "resources/CP_Vietnamese-UNC/corpus", mirror)
+        if p.endswith(".txt")
+        for line in show(res, p, mirror).decode().splitlines()
+        if not line.startswith("#")
+    ]
     write_source(out, "vi", "vi_news", news, limit, avoid)
-    legal = [line for p in listing(res, "resources/CP_Vietnamese-VLC/corpus", mirror) if p.endswith(".txt")
-             for line in show(res, p, mirror).decode().splitlines()]
+    legal = [
+        line
+        for p in listing(res, "resources/CP_Vietnamese-VLC/corpus", mirror)
+        if p.endswith(".txt")
+        for line in show(res, p, mirror).decode().splitlines()
+    ]
     write_source(out, "vi", "vi_legal", legal, limit, avoid)
     english(out, "vi", limit)
     expected(out, "vi", {"phoner_word": "vi_news", "phoner_syllable": "vi_news"})
 
 
 def arabic(out: Path, mirror: Path, limit: int) -> None:
-    raw = show("emad-elsaid/QA", "data/ANERCorp.txt", mirror).decode("utf-8", "replace").splitlines()
+    raw = (
+        show("emad-elsaid/QA", "data/ANERCorp.txt", mirror).decode("utf-8", "replace").splitlines()
+    )
     rows = []
     for line in raw:
         cols = line.split()
@@ -247,10 +407,14 @@ def arabic(out: Path, mirror: Path, limit: int) -> None:
     avoid = conll_sentences_text(text)
     news = []
     for day in ("2015-07-21", "2015-07-22", "2015-07-23"):
-        with zipfile.ZipFile(io.BytesIO(show("parallelfold/SaudiNewsNet", f"dataset/{day}.zip", mirror))) as z:
+        with zipfile.ZipFile(
+            io.BytesIO(show("parallelfold/SaudiNewsNet", f"dataset/{day}.zip", mirror))
+        ) as z:
             for name in z.namelist():
                 for article in json.loads(z.read(name)):
-                    news.extend(p for p in re.split(r"(?<=[.!؟?])\s+", article.get("content", "")) if p)
+                    news.extend(
+                        p for p in re.split(r"(?<=[.!؟?])\s+", article.get("content", "")) if p
+                    )
     write_source(out, "ar", "ar_news_saudi", news, limit, avoid)
     wiki = []
     for p in listing("emad-elsaid/QA", "data/corpus", mirror):
@@ -273,11 +437,17 @@ def dutch(out: Path, mirror: Path, limit: int) -> None:
     text = show("teropa/nlp", "resources/corpora/conll2002/ned.testa", mirror).decode("latin-1")
     write_target(out, "nl", "conll2002_ned", text)
     avoid = conll_sentences_text(text)
-    alpino = ud_text("UniversalDependencies/UD_Dutch-Alpino", ["nl_alpino-ud-dev.conllu",
-                                                                "nl_alpino-ud-test.conllu"], mirror)
+    alpino = ud_text(
+        "UniversalDependencies/UD_Dutch-Alpino",
+        ["nl_alpino-ud-dev.conllu", "nl_alpino-ud-test.conllu"],
+        mirror,
+    )
     write_source(out, "nl", "nl_news_alpino", alpino, limit, avoid)
-    lassy = ud_text("UniversalDependencies/UD_Dutch-LassySmall", ["nl_lassysmall-ud-dev.conllu",
-                                                                   "nl_lassysmall-ud-test.conllu"], mirror)
+    lassy = ud_text(
+        "UniversalDependencies/UD_Dutch-LassySmall",
+        ["nl_lassysmall-ud-dev.conllu", "nl_lassysmall-ud-test.conllu"],
+        mirror,
+    )
     write_source(out, "nl", "nl_wiki_lassy", lassy, limit, avoid)
     english(out, "nl", limit)
     expected(out, "nl", {"conll2002_ned": "nl_news_alpino"})
@@ -287,28 +457,43 @@ def _weibo(text: str) -> list[tuple[str, str]]:
     rows = []
     for line in text.splitlines():
         cols = line.split()
-        rows.append((re.sub(r"\d$", "", cols[0]) if len(cols[0]) > 1 else cols[0], cols[-1]) if cols else ("", ""))
+        rows.append(
+            (re.sub(r"\d$", "", cols[0]) if len(cols[0]) > 1 else cols[0], cols[-1])
+            if cols
+            else ("", "")
+        )
     return rows
 
 
 def chinese(out: Path, mirror: Path, limit: int) -> None:
     repo = "hltcoe/golden-horse"
     test = _weibo(show(repo, "data/weiboNER_2nd_conll.test", mirror).decode())
-    write_target(out, "zh", "weibo_ner", "\n".join(f"{c}\t{t}" if c else "" for c, t in test) + "\n")
+    write_target(
+        out, "zh", "weibo_ner", "\n".join(f"{c}\t{t}" if c else "" for c, t in test) + "\n"
+    )
     avoid = conll_sentences_text("\n".join(f"{c}\t{t}" if c else "" for c, t in test))
     posts = []
     for split in ("train", "dev"):
         post: list[str] = []
-        for c, _ in _weibo(show(repo, f"data/weiboNER_2nd_conll.{split}", mirror).decode()) + [("", "")]:
+        for c, _ in _weibo(show(repo, f"data/weiboNER_2nd_conll.{split}", mirror).decode()) + [
+            ("", "")
+        ]:
             if c:
                 post.append(c)
             elif post:
                 posts.append("".join(post))
                 post = []
     write_source(out, "zh", "zh_weibo", posts, limit, avoid)
-    pku = [line.replace(" ", "") for line in show(repo, "data/pku_test_gold.utf8", mirror).decode().splitlines()]
+    pku = [
+        line.replace(" ", "")
+        for line in show(repo, "data/pku_test_gold.utf8", mirror).decode().splitlines()
+    ]
     write_source(out, "zh", "zh_news_pku", pku, limit, avoid)
-    wiki = ud_text("UniversalDependencies/UD_Chinese-GSD", ["zh_gsd-ud-dev.conllu", "zh_gsd-ud-test.conllu"], mirror)
+    wiki = ud_text(
+        "UniversalDependencies/UD_Chinese-GSD",
+        ["zh_gsd-ud-dev.conllu", "zh_gsd-ud-test.conllu"],
+        mirror,
+    )
     write_source(out, "zh", "zh_wiki", wiki, limit, avoid)
     english(out, "zh", limit)
     expected(out, "zh", {"weibo_ner": "zh_weibo"})
@@ -327,9 +512,15 @@ def japanese(out: Path, mirror: Path, limit: int) -> None:
         blocks.append("\n".join(f"{c}\t{t}" for c, t in zip(item["text"], tags) if not c.isspace()))
     write_target(out, "ja", "ja_wiki_ner", "\n\n".join(blocks) + "\n")
     avoid = {item["text"].replace(" ", "") for item in items[:2500]}
-    gsd = ud_text("UniversalDependencies/UD_Japanese-GSD", ["ja_gsd-ud-dev.conllu", "ja_gsd-ud-test.conllu"], mirror)
+    gsd = ud_text(
+        "UniversalDependencies/UD_Japanese-GSD",
+        ["ja_gsd-ud-dev.conllu", "ja_gsd-ud-test.conllu"],
+        mirror,
+    )
     write_source(out, "ja", "ja_wiki_gsd", gsd, limit, avoid)
-    modern = ud_text("UniversalDependencies/UD_Japanese-Modern", ["ja_modern-ud-test.conllu"], mirror)
+    modern = ud_text(
+        "UniversalDependencies/UD_Japanese-Modern", ["ja_modern-ud-test.conllu"], mirror
+    )
     write_source(out, "ja", "ja_meiji_magazines", modern, limit, avoid)
     english(out, "ja", limit)
     expected(out, "ja", {"ja_wiki_ner": "ja_wiki_gsd"})
@@ -340,12 +531,21 @@ def german(out: Path, mirror: Path, limit: int) -> None:
     blocks = [b for b in text.split("\n\n") if b.strip()]
     news = [b for b in blocks if b.startswith("#") and "wikipedia.org" not in b.split("\n", 1)[0]]
     write_target(out, "de", "germeval_news", "\n\n".join(news) + "\n", ext="tsv")
-    avoid = {"".join(line.split("\t")[1] for line in b.splitlines()[1:] if "\t" in line) for b in news}
-    gnad = [line.split(";", 1)[1].strip("'") for line in show("tblock/10kGNAD", "test.csv", mirror).decode()
-            .splitlines() if ";" in line]
+    avoid = {
+        "".join(line.split("\t")[1] for line in b.splitlines()[1:] if "\t" in line) for b in news
+    }
+    gnad = [
+        line.split(";", 1)[1].strip("'")
+        for line in show("tblock/10kGNAD", "test.csv", mirror).decode().splitlines()
+        if ";" in line
+    ]
     sentences = [p for article in gnad for p in re.split(r"(?<=[.!?])\s+", article) if p]
     write_source(out, "de", "de_news_gnad", sentences, limit, avoid)
-    gsd = ud_text("UniversalDependencies/UD_German-GSD", ["de_gsd-ud-dev.conllu", "de_gsd-ud-test.conllu"], mirror)
+    gsd = ud_text(
+        "UniversalDependencies/UD_German-GSD",
+        ["de_gsd-ud-dev.conllu", "de_gsd-ud-test.conllu"],
+        mirror,
+    )
     write_source(out, "de", "de_web_gsd", gsd, limit, avoid)
     english(out, "de", limit)
     expected(out, "de", {"germeval_news": "de_news_gnad"})
@@ -357,10 +557,16 @@ def spanish(out: Path, mirror: Path, limit: int) -> None:
     write_target(out, "es", "conll2002_esp", text)
     avoid = conll_sentences_text(text)
     train = show(repo, "resources/corpora/conll2002/esp.train", mirror).decode("latin-1")
-    efe = [" ".join(line.split()[0] for line in block.splitlines() if line.split())
-           for block in train.split("\n\n")]
+    efe = [
+        " ".join(line.split()[0] for line in block.splitlines() if line.split())
+        for block in train.split("\n\n")
+    ]
     write_source(out, "es", "es_news_efe", efe, limit, avoid)
-    gsd = ud_text("UniversalDependencies/UD_Spanish-GSD", ["es_gsd-ud-dev.conllu", "es_gsd-ud-test.conllu"], mirror)
+    gsd = ud_text(
+        "UniversalDependencies/UD_Spanish-GSD",
+        ["es_gsd-ud-dev.conllu", "es_gsd-ud-test.conllu"],
+        mirror,
+    )
     write_source(out, "es", "es_web_gsd", gsd, limit, avoid)
     english(out, "es", limit)
     expected(out, "es", {"conll2002_esp": "es_news_efe"})
@@ -371,10 +577,16 @@ def thai(out: Path, mirror: Path, limit: int) -> None:
     blocks = [b for b in text.split("\n\n") if b.strip()]
     write_target(out, "th", "thainer", "\n\n".join(blocks[-3000:]) + "\n")
     avoid = conll_sentences_text("\n\n".join(blocks[-3000:]))
-    rest = ["".join(line.split("\t")[0] for line in b.splitlines() if "\t" in line) for b in blocks[:-3000]]
+    rest = [
+        "".join(line.split("\t")[0] for line in b.splitlines() if "\t" in line)
+        for b in blocks[:-3000]
+    ]
     write_source(out, "th", "th_news_thainer", rest, limit, avoid)
-    social = [line for name in ("neu.txt", "neg.txt", "pos.txt")
-              for line in show("PyThaiNLP/wisesight-sentiment", name, mirror).decode().splitlines()]
+    social = [
+        line
+        for name in ("neu.txt", "neg.txt", "pos.txt")
+        for line in show("PyThaiNLP/wisesight-sentiment", name, mirror).decode().splitlines()
+    ]
     write_source(out, "th", "th_social_wisesight", social, limit, avoid)
     pud = ud_text("UniversalDependencies/UD_Thai-PUD", ["th_pud-ud-test.conllu"], mirror)
     write_source(out, "th", "th_pud", pud, limit, avoid)
@@ -382,8 +594,17 @@ def thai(out: Path, mirror: Path, limit: int) -> None:
     expected(out, "th", {"thainer": "th_news_thainer"})
 
 
-BUILDERS = {"ko": korean, "th": thai, "vi": vietnamese, "ar": arabic, "nl": dutch, "zh": chinese, "ja": japanese,
-            "de": german, "es": spanish}
+BUILDERS = {
+    "ko": korean,
+    "th": thai,
+    "vi": vietnamese,
+    "ar": arabic,
+    "nl": dutch,
+    "zh": chinese,
+    "ja": japanese,
+    "de": german,
+    "es": spanish,
+}
 
 
 def main() -> int:
@@ -391,7 +612,9 @@ def main() -> int:
     ap.add_argument("--mirror", type=Path, default=MIRROR)
     ap.add_argument("--out", type=Path, default=Path("/work/extdata"))
     ap.add_argument("--langs", default=",".join(BUILDERS))
-    ap.add_argument("--source-lines", type=int, default=30_000, help="lines kept per source (sampled)")
+    ap.add_argument(
+        "--source-lines", type=int, default=30_000, help="lines kept per source (sampled)"
+    )
     args = ap.parse_args()
     for lang in args.langs.split(","):
         print(f"== {lang}")

@@ -23,14 +23,15 @@ def _stats(path: str, name: str, fmt: str | None, text_field: str, encoding: str
 
 @st.cache_data(show_spinner=False, max_entries=200)
 def _language(path: str, name: str, fmt: str | None, text_field: str, encoding: str | None, mtime: float,
-              size: int, root: str, language: str | None, cut: str | None = None) -> tuple[str, str]:
+              size: int, root: str, language: str | None,
+              cut: str | None = None) -> tuple[str, str]:
     corpus = Corpus.from_path(path, name=name, fmt=fmt, text_field=text_field, encoding=encoding, language=language)
     return corpus.language_guess().language, corpus.language_note(cut)
 
 
 def corpus_language(corpus: Corpus, role: str = "source") -> tuple[str, str]:
-    """(code, 'German (de), Latin script, detected ...; words cut by spacy-de') of a loaded corpus; a
-    target's note says how its own rows cut it and its sources (characters, rejoined words ...)."""
+    """(code, 'German (de), Latin script, detected ...; words cut by spacy-de') of a loaded corpus;
+    a target's note says how its own rows cut it and its sources (characters, rejoined words ...)."""
     if role == "target":
         return _language(*_key(corpus), corpus.language, _cut(*_key(corpus), corpus.language))
     return _language(*_key(corpus), corpus.language)
@@ -39,20 +40,23 @@ def corpus_language(corpus: Corpus, role: str = "source") -> tuple[str, str]:
 @st.cache_data(show_spinner=False, max_entries=200)
 def _cut(path: str, name: str, fmt: str | None, text_field: str, encoding: str | None, mtime: float,
          size: int, root: str, language: str | None) -> str:
-    corpus = Corpus.from_path(path, name=name, fmt=fmt, text_field=text_field, encoding=encoding, language=language)
+    corpus = Corpus.from_path(path, name=name, fmt=fmt, text_field=text_field, encoding=encoding,
+                              language=language)
     return Workbench(get_store()).target_cut(corpus)
 
 
 @st.cache_data(show_spinner=False, max_entries=200)
-def _segmenter(path: str, name: str, fmt: str | None, text_field: str, encoding: str | None, mtime: float,
-               size: int, root: str, language: str | None) -> str:
-    corpus = Corpus.from_path(path, name=name, fmt=fmt, text_field=text_field, encoding=encoding, language=language)
+def _segmenter(path: str, name: str, fmt: str | None, text_field: str, encoding: str | None,
+               mtime: float, size: int, root: str, language: str | None) -> str:
+    corpus = Corpus.from_path(path, name=name, fmt=fmt, text_field=text_field, encoding=encoding,
+                              language=language)
     return corpus.segmenter().name
 
 
 def corpus_cut(corpus: Corpus, role: str) -> str:
-    """The Corpora table's "cut" cell: how the corpus's text becomes tokens. A source's words are cut by its
-    language's segmenter (and cut again as each target asks); a target's own rows decide its cut."""
+    """The Corpora table's "cut" cell: how the corpus's text becomes tokens. A source's words are cut
+    by its language's segmenter (and cut again as each target asks); a target's own rows decide its
+    cut."""
     segmenter = _segmenter(*_key(corpus), corpus.language)
     if role != "target":
         return f"words ({segmenter})"

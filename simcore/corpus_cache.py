@@ -231,9 +231,9 @@ class CorpusCache:
 
     def target_cut(self, corpus: Corpus, progress: Progress = quiet) -> str:
         """How a target's own rows cut both sides (:mod:`simcore.corpora.lang.cut`): ``"chars"`` for
-        characters of a script without spaces, else what :func:`~simcore.corpora.lang.cut.detect_cut`
-        finds in its first units read with their space rows (``"words"`` for raw text, or when this
-        workbench's tokenizer already cuts otherwise)."""
+        characters of a script without spaces, else what
+        :func:`~simcore.corpora.lang.cut.detect_cut` finds in its first units read with their space
+        rows (``"words"`` for raw text, or when this workbench's tokenizer already cuts otherwise)."""
         if self.tokenizer.chars or self.tokenizer.cut:
             return WORDS
         if self.cut_into_characters(corpus, progress):
@@ -241,7 +241,8 @@ class CorpusCache:
         guess = corpus.language_guess()
         if guess.script in CHARACTER_SCRIPTS:
             return WORDS
-        lists = (u for u in itertools.islice(corpus.units(keep_spaces=True), CUT_UNITS) if not isinstance(u, str))
+        units = itertools.islice(corpus.units(keep_spaces=True), CUT_UNITS)
+        lists = (u for u in units if not isinstance(u, str))
         return _remember(self._cuts, (corpus.name, self._raw_key(corpus)),
                          lambda: detect_cut(lists, guess.working_language), limit=256)
 

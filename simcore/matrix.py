@@ -17,7 +17,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .corpora.lang.cut import CHARACTERS, CHARS, WORDS, cut_of_tokenizer, describe_cut, tokenizer_for_cut
+from .corpora.lang.cut import (
+    CHARACTERS,
+    CHARS,
+    WORDS,
+    cut_of_tokenizer,
+    describe_cut,
+    tokenizer_for_cut,
+)
 from .corpus import Corpus
 from .corpus_cache import (  # noqa: F401 - the old names stay importable from here (patch them where they live)
     CELL_VERSION,
@@ -156,8 +163,8 @@ class Workbench(CorpusCache):
         cuts = {t.name: self._target_cut(t, progress) for t in targets}
         if any(cut != WORDS for cut in cuts.values()):
             return self._with_cut_targets(sources, targets, cuts, names, samples=samples,
-                                          sample_tokens=sample_tokens, progress=progress, on_row=on_row,
-                                          jobs=jobs, compute_noise=compute_noise)
+                                          sample_tokens=sample_tokens, progress=progress,
+                                          on_row=on_row, jobs=jobs, compute_noise=compute_noise)
         if not whole(samples) or samples < 1:
             raise InvalidArgument("samples must be a whole number of at least 1")
         if sample_tokens is not None and (not whole(sample_tokens) or sample_tokens < 1):
@@ -272,20 +279,23 @@ class Workbench(CorpusCache):
 
     def _with_cut_targets(self, sources: list[Corpus], targets: list[Corpus], cuts: dict[str, str],
                           names: list[str], *, progress: Progress, **run: Any) -> pd.DataFrame:
-        """The table when some targets' rows ask for another cut (:mod:`simcore.corpora.lang.cut`: Chinese
-        or Korean NER data tagged one character a row, Vietnamese words joined by '_'): each group of
-        targets is scored with its sources cut alike (the same store; every artefact keyed by the cut), the
-        other targets as usual, and the tables are one, in the targets' order."""
+        """The table when some targets' rows ask for another cut (:mod:`simcore.corpora.lang.cut`:
+        Chinese or Korean NER data tagged one character a row, Vietnamese words joined by '_'): each
+        group of targets is scored with its sources cut alike (the same store; every artefact keyed by
+        the cut), the other targets as usual, and the tables are one, in the targets' order."""
         groups: dict[str, list[Corpus]] = {}
         for t in targets:
             groups.setdefault(cuts[t.name], []).append(t)
         tables, done = [], 0
         for cut, group in groups.items():
-            bench = self if cut == WORDS else Workbench(self.store, tokenizer_for_cut(self.tokenizer, cut),
-                                                        self.options)
+            bench = (self if cut == WORDS
+                     else Workbench(self.store, tokenizer_for_cut(self.tokenizer, cut), self.options))
             start, share = done / len(targets), len(group) / len(targets)
-            tables.append(bench.matrix(sources, group, names,
-                                       progress=lambda m, f, a=start, b=share: progress(m, a + f * b), **run))
+
+            def part(message: str, fraction: float, a: float = start, b: float = share) -> None:
+                progress(message, a + fraction * b)
+
+            tables.append(bench.matrix(sources, group, names, progress=part, **run))
             done += len(group)
         failed: dict[str, str] = {}
         for table in tables:
@@ -297,7 +307,8 @@ class Workbench(CorpusCache):
                                                                      order[table["target"].iat[i]]))]
         table = table.reset_index(drop=True)
         table.attrs["failed_corpora"] = failed
-        table.attrs["character_targets"] = [t.name for t in targets if cuts[t.name] in (CHARS, CHARACTERS)]
+        table.attrs["character_targets"] = [t.name for t in targets
+                                            if cuts[t.name] in (CHARS, CHARACTERS)]
         table.attrs["target_cuts"] = {t.name: cuts[t.name] for t in targets}
         return table
 

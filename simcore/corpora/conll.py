@@ -41,7 +41,8 @@ def conll_columns(line: str) -> tuple[list[str], str | None]:
         fields = content.split("\t")
         first = fields[0]
         if len(fields) >= 2 and first and first.isspace() and TAG.match(fields[-1].strip()):
-            return [SPACE, fields[-1].strip()], SPACE_ROW  # KLUE's " <TAB>O" between two words' characters
+            # KLUE's " <TAB>O" between the characters of two words
+            return [SPACE, fields[-1].strip()], SPACE_ROW
         if len(fields) >= 2 and (not first or invisible(first)) and any(f.strip() for f in fields[1:]):
             return [], "skip: the token is blank or invisible"
     if not content.strip():
@@ -87,8 +88,8 @@ def _peek(lines: Iterator[tuple[str, bool]]) -> tuple[list[tuple[str, bool]], It
 
 
 def conll_sentences(
-    text: IO[str], name: str, *, with_tags: bool, corpus: Corpus | None = None, notes: ReadNotes | None = None,
-    keep_spaces: bool = False,
+    text: IO[str], name: str, *, with_tags: bool, corpus: Corpus | None = None,
+    notes: ReadNotes | None = None, keep_spaces: bool = False,
 ) -> Iterator[tuple[list[str], list[str]]]:
     """Sentences of a CoNLL file, tolerating real files' quirks and counting them in ``notes``.
 
@@ -102,9 +103,10 @@ def conll_sentences(
     as CoNLL-U (:mod:`.conllu`) and said so; space-separated lines whose first column numbers the words
     are refused.
 
-    A row whose token is a space and whose tag is a tag (KLUE-NER's ``" "<TAB>O`` between the characters of
-    two words) is a space row: skipped and counted in ``notes`` (never a reason to refuse the file); with ``keep_spaces`` given as a ``" "``
-    token, so that a character-tagged target's words can be rejoined (:mod:`.lang.cut`).
+    A row whose token is a space and whose tag is a tag (KLUE-NER's ``" "<TAB>O`` between the
+    characters of two words) is a space row: skipped and counted in ``notes`` (never a reason to refuse
+    the file); with ``keep_spaces`` given as a ``" "`` token, so that a character-tagged target's words
+    can be rejoined (:mod:`.lang.cut`).
     """
     tokens: list[str] = []
     tags: list[str] = []
@@ -136,9 +138,9 @@ def conll_sentences(
             continue
         else:
             columns, reason = conll_columns(line)
-        if reason == SPACE_ROW:  # a space between two words of a character-tagged file (KLUE): see .lang.cut
-            if not keep_spaces or not tokens:  # skipped as a token (and never a reason to refuse the file)
-                blank = "the token is blank or invisible"  # as any blank token is said (a space is one)
+        if reason == SPACE_ROW:  # a space between two words of a character-tagged file (.lang.cut)
+            if not keep_spaces or not tokens:  # skipped as a token, never a reason to refuse the file
+                blank = "the token is blank or invisible"  # said as any blank token is
                 local.note("skipped", f"{name} line {number}: {blank}", blank)
                 continue
             reason = None

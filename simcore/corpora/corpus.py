@@ -263,12 +263,13 @@ class Corpus:
                else [self.labels, self.tokens_field, self.tags_field])  # older corpora keep their keys
         return digest(h.hexdigest(), self.text_field, self.encoding, options.as_dict(), *hub, *self.segmentation_key())
 
-    def units(self, progress: Progress = _noop_progress,
-              notes: ReadNotes | None = None, keep_spaces: bool = False) -> Iterator[str | list[str]]:
+    def units(self, progress: Progress = _noop_progress, notes: ReadNotes | None = None,
+              keep_spaces: bool = False) -> Iterator[str | list[str]]:
         """Each unit of text: a raw string, or a token list for pre-tokenized input.
 
-        Lines skipped or repaired on the way are counted in ``notes`` when given. With ``keep_spaces``, a
-        character-tagged CoNLL file's space rows come as ``" "`` tokens (:mod:`.lang.cut`), else are skipped.
+        Lines skipped or repaired on the way are counted in ``notes`` when given. With
+        ``keep_spaces``, a character-tagged CoNLL file's space rows come as ``" "`` tokens
+        (:mod:`.lang.cut`), else are skipped.
         """
         self.check_readable()
         total = max(1, self.size_bytes)
@@ -381,8 +382,8 @@ def _read_file(path: Path, corpus: Corpus, notes: ReadNotes | None = None,
     with text:
         if fmt == "conll":
             units: Iterator[Any] = (
-                tokens for tokens, _ in _conll_sentences(text, path.name, with_tags=False, corpus=corpus, notes=notes,
-                                                        keep_spaces=keep_spaces)
+                tokens for tokens, _ in _conll_sentences(text, path.name, with_tags=False, corpus=corpus,
+                                                        notes=notes, keep_spaces=keep_spaces)
             )
         else:
             units = {"text": _text_units, "jsonl": _jsonl_units, "csv": _csv_units,
