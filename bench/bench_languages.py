@@ -1,23 +1,37 @@
 """Does simcore pick the register-matched same-language source for NER data in other languages?
 
-Evidence for issue 27 (item 6). For each language folder under --data (default /work/extdata, kept
-outside the repository; its README.md says where every corpus comes from and under which licence):
+Evidence for issues 27 and 36, in nine languages and five kinds of tokenization: Korean (KLUE-NER,
+one Hangul character a row with a row for each space), Vietnamese (PhoNER_COVID19 at word level,
+syllables joined by '_', and at syllable level), Arabic (ANERcorp, clitics attached, right to left),
+Dutch and Spanish (CoNLL-2002 as published: -DOCSTART- lines, a POS column), Chinese (Weibo NER, one
+character a row), Japanese (Stockmark Wikipedia NER, one character a row), German (GermEval 2014,
+numbered rows) and Thai (ThaiNER 1.3, words with a row for each space).
+
+The data is built OUTSIDE the repository by bench/build_language_data.py from public GitHub
+snapshots (fetched with the session's ``fetch`` tool); its SOURCES table names every corpus's
+repository, path and licence, and docs/languages.md repeats it. For each language folder under
+--data (default /work/extdata):
 
     <lang>/sources/NAME.txt.gz          same-language sources of different registers + an English one
-    <lang>/targets/NAME/{train,dev,test}.conll
+    <lang>/targets/NAME/test.{conll,tsv}
     <lang>/expected.json                {"english": SOURCE, "matched": {TARGET: SOURCE, ...}}
 
-it runs `simcore matrix` (the CLI, as a user would) with the language-model measures, then
-`simcore recommend --pretraining lm`, and prints per language: each target, the recommended source,
-the level, whether it is the register-matched same-language source, whether the English source won
-(it must never win for a non-English target), and each source's TVC and PPL (and TVcC where it was
-computed). Language/script columns of the matrix CSV are printed when the matrix has them.
+it runs `simcore matrix` (the CLI, as a user would) with the language-model measures, then `simcore
+recommend --pretraining lm`, and prints per language: each target, how its rows cut it (the matrix
+CSV's target_cut), the recommended source, the level, whether it is the register-matched
+same-language source, whether the English source won (it must never win for a non-English target),
+and each source's TVC and PPL (and TVcC where it was computed); at the end a Markdown table with the
+matched source's TVC for every target.
 
-TVcC is tried first; if the matrix fails with it, the run is repeated without it and the table says so.
+Sources are compared at simcore's default size (the smallest source's) unless --sample-tokens is
+given. TVcC is tried first; if the matrix fails with it, the run is repeated without it and the
+table says so.
 
 Usage:
-    .venv/bin/python bench/bench_languages.py [--data /work/extdata] [--langs de,zh,ja,th]
-        [--measures ppl,jsd,tvc,tvcc] [--sample-tokens 100000] [--bootstrap 50] [--jobs 2]
+    .venv/bin/python bench/build_language_data.py   # once: /work/extdata from the snapshots
+    .venv/bin/python bench/bench_languages.py [--data /work/extdata]
+        [--langs ko,vi,ar,nl,es,zh,ja,de,th]
+        [--measures ppl,jsd,tvc,tvcc] [--sample-tokens N] [--bootstrap 50] [--jobs 2]
         [--work DIR] [--cache DIR]
 """
 
@@ -49,7 +63,18 @@ def language_columns(rows: list[dict]) -> list[str]:
     """Columns that name a corpus's language or script (added by the per-language work of issue 27)."""
     if not rows:
         return []
-    return [c for c in rows[0] if any(k in c.lower() for k in ("language", "script", "lang_"))]
+    keys = ("language", "script", "lang_", "cut")
+    return [c for c in rows[0] if any(k in c.lower() for k in keys)]
+
+
+def cut_of(options: str) -> str:
+    """How a target's rows cut both sides, from a row's options (chars / cut), as the Corpora page
+    says it."""
+    found = json.loads(options) if options else {}
+    if found.get("chars"):
+        return "characters"
+    return {"rejoined": "words rejoined from characters", "characters": "characters",
+            "syllables": "syllables split at '_'"}.get(found.get("cut", ""), "words")
 
 
 def fmt(value: str | None, digits: int = 3) -> str:
@@ -74,7 +99,8 @@ def matrix_for_language(lang_dir: Path, work: Path, measures: str, sample_tokens
         t0 = time.perf_counter()
         proc = run_simcore(["matrix", "--sources", str(lang_dir / "sources"),
                             "--targets", str(lang_dir / "targets"), "--out", str(out),
-                            "--measures", ms, "--sample-tokens", str(sample_tokens),
+                            "--measures", ms,
+                            *(["--sample-tokens", str(sample_tokens)] if sample_tokens else []),
                             "--bootstrap", str(bootstrap), "--jobs", str(jobs),
                             "--cache", str(cache), "--quiet"])
         seconds = time.perf_counter() - t0
@@ -126,13 +152,19 @@ def print_language(lang_dir: Path, rows: list[dict], recs: dict[str, dict], expe
         chosen = rec.get("recommended", "")
         firsts = chosen.split("|") if chosen else []
         m = matched.get(t, "")
+        cut_row = next((r for r in rows if r["target"] == t and r.get("options")), {})
+        tvc_row = value.get((m, t, "tvc"), {})
         summary.append(dict(target=t, recommended=chosen, level=rec.get("level", ""),
                             matched=m, matched_won=bool(m) and firsts[:1] == [m],
-                            english_won=english in firsts))
+                            english_won=english in firsts, cut=cut_of(cut_row.get("options", "")),
+                            matched_tvc=fmt(tvc_row.get("value")),
+                            tokens=tvc_row.get("sample_tokens", "")))
         s = summary[-1]
         print("  " + " | ".join([t, chosen or "-", s["level"] or "-", fmt(rec.get("confidence"), 2),
-                                 m or "-", "yes" if s["matched_won"] else "NO",
-                                 "YES (wrong)" if s["english_won"] else "no"]))
+
+                                m or "-", "yes" if s["matched_won"] else "NO",
+
+                                "YES (wrong)" if s["english_won"] else "no"]))
     print("  per source (" + ", ".join(m.upper() for m in shown) + "; '*' = matched source, "
           "'en' = English source):")
     for t in targets:
@@ -160,7 +192,8 @@ def main() -> int:
     ap.add_argument("--data", type=Path, default=Path("/work/extdata"))
     ap.add_argument("--langs", default="", help="comma-separated language folders (default: all)")
     ap.add_argument("--measures", default="ppl,jsd,tvc,tvcc")
-    ap.add_argument("--sample-tokens", type=int, default=100_000)
+    ap.add_argument("--sample-tokens", type=int, default=0,
+                    help="0: simcore's default (the smallest source)")
     ap.add_argument("--bootstrap", type=int, default=50)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--work", type=Path, default=None, help="where the matrices go (default: a temp dir)")
@@ -168,7 +201,7 @@ def main() -> int:
     args = ap.parse_args()
 
     if not args.data.is_dir():
-        print(f"no data at {args.data}: see the issue-27 evidence README for how it is built")
+        print(f"no data at {args.data}: build it with bench/build_language_data.py")
         return 0
     work = args.work or Path(tempfile.mkdtemp(prefix="bench_languages_"))
     work.mkdir(parents=True, exist_ok=True)
@@ -195,11 +228,16 @@ def main() -> int:
         for s in print_language(lang_dir, rows, recs, expected, used):
             overall.append(dict(lang=lang_dir.name, **s))
 
-    print("\n== summary")
-    print("lang | target | recommended | level | matched source first | English won")
+    print("\n== summary (Markdown)")
+    print("| lang | target | cut | matched source | TVC of matched | tokens/source | recommended "
+          "| level "
+          "| matched first | English won |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for s in overall:
-        print(f"{s['lang']} | {s['target']} | {s['recommended']} | {s['level']} | "
-              f"{'yes' if s['matched_won'] else 'no'} | {'YES' if s['english_won'] else 'no'}")
+        print(f"| {s['lang']} | {s['target']} | {s['cut']} | {s['matched']} | {s['matched_tvc']} "
+              f"| {s['tokens']} "
+              f"| {s['recommended']} | {s['level']} | {'yes' if s['matched_won'] else 'no'} "
+              f"| {'YES' if s['english_won'] else 'no'} |")
     n = len(overall)
     print(f"matched same-language source first: {sum(s['matched_won'] for s in overall)}/{n}; "
           f"English source recommended for a non-English target: {sum(s['english_won'] for s in overall)}/{n}")

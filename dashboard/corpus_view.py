@@ -6,7 +6,9 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from simcore.corpora.lang.cut import short_cut
 from simcore.corpus import Corpus
+from simcore.matrix import Workbench
 from simcore.stats import CorpusStats, corpus_statistics, preview
 
 from .resources import get_store
@@ -21,14 +23,44 @@ def _stats(path: str, name: str, fmt: str | None, text_field: str, encoding: str
 
 @st.cache_data(show_spinner=False, max_entries=200)
 def _language(path: str, name: str, fmt: str | None, text_field: str, encoding: str | None, mtime: float,
-              size: int, root: str, language: str | None) -> tuple[str, str]:
+              size: int, root: str, language: str | None,
+              cut: str | None = None) -> tuple[str, str]:
     corpus = Corpus.from_path(path, name=name, fmt=fmt, text_field=text_field, encoding=encoding, language=language)
-    return corpus.language_guess().language, corpus.language_note()
+    return corpus.language_guess().language, corpus.language_note(cut)
 
 
-def corpus_language(corpus: Corpus) -> tuple[str, str]:
-    """(code, 'German (de), Latin script, detected ...; words cut by spacy-de') of a loaded corpus."""
+def corpus_language(corpus: Corpus, role: str = "source") -> tuple[str, str]:
+    """(code, 'German (de), Latin script, detected ...; words cut by spacy-de') of a loaded corpus;
+    a target's note says how its own rows cut it and its sources (characters, rejoined words ...)."""
+    if role == "target":
+        return _language(*_key(corpus), corpus.language, _cut(*_key(corpus), corpus.language))
     return _language(*_key(corpus), corpus.language)
+
+
+@st.cache_data(show_spinner=False, max_entries=200)
+def _cut(path: str, name: str, fmt: str | None, text_field: str, encoding: str | None, mtime: float,
+         size: int, root: str, language: str | None) -> str:
+    corpus = Corpus.from_path(path, name=name, fmt=fmt, text_field=text_field, encoding=encoding,
+                              language=language)
+    return Workbench(get_store()).target_cut(corpus)
+
+
+@st.cache_data(show_spinner=False, max_entries=200)
+def _segmenter(path: str, name: str, fmt: str | None, text_field: str, encoding: str | None,
+               mtime: float, size: int, root: str, language: str | None) -> str:
+    corpus = Corpus.from_path(path, name=name, fmt=fmt, text_field=text_field, encoding=encoding,
+                              language=language)
+    return corpus.segmenter().name
+
+
+def corpus_cut(corpus: Corpus, role: str) -> str:
+    """The Corpora table's "cut" cell: how the corpus's text becomes tokens. A source's words are cut
+    by its language's segmenter (and cut again as each target asks); a target's own rows decide its
+    cut."""
+    segmenter = _segmenter(*_key(corpus), corpus.language)
+    if role != "target":
+        return f"words ({segmenter})"
+    return f"{short_cut(_cut(*_key(corpus), corpus.language))} ({segmenter})"
 
 
 def _key(corpus: Corpus) -> tuple:

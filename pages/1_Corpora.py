@@ -4,7 +4,13 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import common as c
-from dashboard.corpus_view import corpus_language, corpus_preview, corpus_stats, length_chart
+from dashboard.corpus_view import (
+    corpus_cut,
+    corpus_language,
+    corpus_preview,
+    corpus_stats,
+    length_chart,
+)
 from dashboard.loading import (
     FORMAT_CHOICES,
     UPLOAD_TYPES,
@@ -123,7 +129,7 @@ if not state.sources and not state.targets:
 
 def language_picker(role: str, name: str, corpus) -> None:
     """The corpus's language as read (detected or chosen), and a choice to read it as another."""
-    code, note = corpus_language(corpus)
+    code, note = corpus_language(corpus, role)
     choices = language_choices()
     options = ["detect"] + list(choices)
     chosen = st.selectbox("Language", options, index=options.index(corpus.language) if corpus.language in options else 0,
@@ -150,7 +156,8 @@ for role, bucket in (("target", state.targets), ("source", state.sources)):
         try:
             stats[name] = s = corpus_stats(loaded.corpus)
             code, _ = corpus_language(loaded.corpus)
-            rows.append({"name": name, "language": language_label(code), "tokens": s.tokens, "types": s.types,
+            rows.append({"name": name, "language": language_label(code),
+                         "cut": corpus_cut(loaded.corpus, role), "tokens": s.tokens, "types": s.types,
                          "TTR": round(s.ttr, 3),
                          "sentences": s.sentences, "mean length": round(s.mean_length, 1),
                          "entities": str(sum(s.entities.values())) if s.tagged_sentences else "–", "from": loaded.origin})

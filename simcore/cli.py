@@ -93,7 +93,8 @@ def cmd_matrix(args: argparse.Namespace) -> int:
             if notes:
                 print(terminal_text(f"simcore: note: {corpus.name}: {notes.summary()}"), file=sys.stderr)
             if not args.quiet:
-                note = corpus.language_note().replace(", given;", ", given (--language);")
+                cut = None if is_source else table.attrs.get("target_cuts", {}).get(corpus.name)
+                note = corpus.language_note(cut).replace(", given;", ", given (--language);")
                 print(terminal_text(f"simcore: note: {corpus.name}: {note}"), file=sys.stderr)
     for target, tokens in _cross_language(table):
         print(terminal_text(f"simcore: note: {target}: {tokens}"), file=sys.stderr)

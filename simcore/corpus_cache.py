@@ -9,6 +9,7 @@ processes; :mod:`simcore.matrix` assembles the table.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import time
@@ -22,6 +23,7 @@ import numpy as np
 
 from . import pace
 from .corpora.lang import NO_SPACE_SCRIPTS, is_char_tokenized
+from .corpora.lang.cut import CHARS, WORDS, detect_cut
 from .corpora.remote import RemoteFile, is_url, location
 from .corpora.remote_corpora import corpora_in_url
 from .corpora.sampling import StreamSamples, sample_source
@@ -35,6 +37,7 @@ from .uncertainty import centred, interval, pool_samples
 
 MEMORY_SOURCES = 16  # prepared sources (their loaded models) kept in memory per workbench
 MEMORY_TARGETS = 32  # targets (their sentences) kept in memory per workbench
+CUT_UNITS = 5_000  # units of a target read to tell how its rows are cut
 CHARACTER_SCRIPTS = NO_SPACE_SCRIPTS  # a target in these scripts may be tokenized one character a token
 CELL_VERSION = 2  # 2: bootstrap replicates stored with each cell
 
@@ -134,6 +137,7 @@ class CorpusCache:
         # What is kept in memory is bounded (a shared server sees many uploads); the store keeps the rest.
         self._raw_keys: OrderedDict[tuple[Corpus, tuple[Any, ...]], str] = OrderedDict()
         self._tokenized: OrderedDict[tuple[str, str], TokenizedCorpus] = OrderedDict()
+        self._cuts: OrderedDict[tuple[str, str], str] = OrderedDict()
         self._sources: OrderedDict[tuple[str, str, int, int], list[PreparedSource]] = OrderedDict()
         self._targets: OrderedDict[tuple[str, str], PreparedTarget] = OrderedDict()
         self._known_raw_keys: dict[tuple[str, tuple[Any, ...]], str] = {}  # given by a parent process
@@ -224,6 +228,23 @@ class CorpusCache:
         if self.tokenizer.chars or corpus.language_guess().script not in CHARACTER_SCRIPTS:
             return False
         return is_char_tokenized(self.tokenize(corpus, progress).sentences())
+
+    def target_cut(self, corpus: Corpus, progress: Progress = quiet) -> str:
+        """How a target's own rows cut both sides (:mod:`simcore.corpora.lang.cut`): ``"chars"`` for
+        characters of a script without spaces, else what
+        :func:`~simcore.corpora.lang.cut.detect_cut` finds in its first units read with their space
+        rows (``"words"`` for raw text, or when this workbench's tokenizer already cuts otherwise)."""
+        if self.tokenizer.chars or self.tokenizer.cut:
+            return WORDS
+        if self.cut_into_characters(corpus, progress):
+            return CHARS
+        guess = corpus.language_guess()
+        if guess.script in CHARACTER_SCRIPTS:
+            return WORDS
+        units = itertools.islice(corpus.units(keep_spaces=True), CUT_UNITS)
+        lists = (u for u in units if not isinstance(u, str))
+        return _remember(self._cuts, (corpus.name, self._raw_key(corpus)),
+                         lambda: detect_cut(lists, guess.working_language), limit=256)
 
     def default_sample_tokens(self, sources: Sequence[Corpus], measure: str = "ppl",
                               progress: Progress = quiet) -> int:

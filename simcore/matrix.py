@@ -12,12 +12,19 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .corpora.lang.cut import (
+    CHARACTERS,
+    CHARS,
+    WORDS,
+    cut_of_tokenizer,
+    describe_cut,
+    tokenizer_for_cut,
+)
 from .corpus import Corpus
 from .corpus_cache import (  # noqa: F401 - the old names stay importable from here (patch them where they live)
     CELL_VERSION,
@@ -56,7 +63,7 @@ from .schedule import (  # noqa: F401 - likewise
 DEFAULT_MEASURES = ("tvc", "tvcc", "ppl", "wvv", "jsd", "ttr")
 COLUMNS = ["source", "target", "measure", "value", "std", "ci_low", "ci_high", "n_samples", "sample_tokens",
            "source_tokens", "used_whole", "reliable", "flag", "direction", "oov_rate", "error", "options",
-           "replicates", "ladder", "source_language", "target_language"]
+           "replicates", "ladder", "source_language", "target_language", "target_cut"]
 
 
 class Workbench(CorpusCache):
@@ -119,6 +126,7 @@ class Workbench(CorpusCache):
                 "replicates": encode_replicates(result.replicates),
                 "ladder": json.dumps(ladder, sort_keys=True) if ladder else None,
                 "source_language": language_of(corpus), "target_language": language_of(target_corpus),
+                "target_cut": describe_cut(cut_of_tokenizer(self.tokenizer)),
             })
         return rows
 
@@ -152,11 +160,11 @@ class Workbench(CorpusCache):
         names = parse_measures(measures)
         if not sources or not targets:
             raise SimcoreError("give at least one source and one target")
-        by_characters = [t for t in targets if self._cut_into_characters(t, progress)]
-        if by_characters:
-            return self._with_character_targets(sources, targets, by_characters, names, samples=samples,
-                                                sample_tokens=sample_tokens, progress=progress, on_row=on_row,
-                                                jobs=jobs, compute_noise=compute_noise)
+        cuts = {t.name: self._target_cut(t, progress) for t in targets}
+        if any(cut != WORDS for cut in cuts.values()):
+            return self._with_cut_targets(sources, targets, cuts, names, samples=samples,
+                                          sample_tokens=sample_tokens, progress=progress,
+                                          on_row=on_row, jobs=jobs, compute_noise=compute_noise)
         if not whole(samples) or samples < 1:
             raise InvalidArgument("samples must be a whole number of at least 1")
         if sample_tokens is not None and (not whole(sample_tokens) or sample_tokens < 1):
@@ -261,27 +269,34 @@ class Workbench(CorpusCache):
         return table
 
 
-    def _cut_into_characters(self, target: Corpus, progress: Progress) -> bool:
+    def _target_cut(self, target: Corpus, progress: Progress) -> str:
         try:
-            return self.cut_into_characters(target, progress)
+            return self.target_cut(target, progress)
         except StoreError:
             raise
         except SimcoreError:
-            return False  # the target cannot be read: the table says so in its cells
+            return WORDS  # the target cannot be read: the table says so in its cells
 
-    def _with_character_targets(self, sources: list[Corpus], targets: list[Corpus], by_characters: list[Corpus],
-                                names: list[str], *, progress: Progress, **run: Any) -> pd.DataFrame:
-        """The table when some targets are tokenized one character a token (Chinese, Japanese ... NER data):
-        their sources are cut into characters too (the same store; every artefact keyed by the cut), the
-        other targets are scored as usual, and the two tables are one, in the targets' order."""
-        words = [t for t in targets if t not in by_characters]
-        chars = Workbench(self.store, replace(self.tokenizer, chars=True), self.options)
-        share = len(words) / len(targets)
-        tables = []
-        if words:
-            tables.append(self.matrix(sources, words, names, progress=lambda m, f: progress(m, f * share), **run))
-        tables.append(chars.matrix(sources, by_characters, names,
-                                   progress=lambda m, f: progress(m, share + f * (1 - share)), **run))
+    def _with_cut_targets(self, sources: list[Corpus], targets: list[Corpus], cuts: dict[str, str],
+                          names: list[str], *, progress: Progress, **run: Any) -> pd.DataFrame:
+        """The table when some targets' rows ask for another cut (:mod:`simcore.corpora.lang.cut`:
+        Chinese or Korean NER data tagged one character a row, Vietnamese words joined by '_'): each
+        group of targets is scored with its sources cut alike (the same store; every artefact keyed by
+        the cut), the other targets as usual, and the tables are one, in the targets' order."""
+        groups: dict[str, list[Corpus]] = {}
+        for t in targets:
+            groups.setdefault(cuts[t.name], []).append(t)
+        tables, done = [], 0
+        for cut, group in groups.items():
+            bench = (self if cut == WORDS
+                     else Workbench(self.store, tokenizer_for_cut(self.tokenizer, cut), self.options))
+            start, share = done / len(targets), len(group) / len(targets)
+
+            def part(message: str, fraction: float, a: float = start, b: float = share) -> None:
+                progress(message, a + fraction * b)
+
+            tables.append(bench.matrix(sources, group, names, progress=part, **run))
+            done += len(group)
         failed: dict[str, str] = {}
         for table in tables:
             failed.update(table.attrs.get("failed_corpora", {}))
@@ -292,7 +307,9 @@ class Workbench(CorpusCache):
                                                                      order[table["target"].iat[i]]))]
         table = table.reset_index(drop=True)
         table.attrs["failed_corpora"] = failed
-        table.attrs["character_targets"] = [t.name for t in by_characters]
+        table.attrs["character_targets"] = [t.name for t in targets
+                                            if cuts[t.name] in (CHARS, CHARACTERS)]
+        table.attrs["target_cuts"] = {t.name: cuts[t.name] for t in targets}
         return table
 
 

@@ -32,6 +32,8 @@ _TOKEN = re.compile(
     re.VERBOSE,
 )
 
+TOKEN_CUTS = ("", "rejoined", "characters", "syllables")
+
 # KenLM reserves these words; a corpus that contains them literally would break lmplz.
 _RESERVED = {"<s>": "[s]", "</s>": "[/s]", "<unk>": "[unk]"}
 
@@ -44,16 +46,26 @@ class TokenizerOptions:
     # Cut words of scripts written without spaces into characters: how a source is tokenized for a
     # target whose own tokens are characters (simcore.corpora.lang.char_tokens), so both sides match.
     chars: bool = False
+    # How a target's own rows cut both sides in a script written with spaces
+    # (simcore.corpora.lang.cut): "" (as written), "rejoined" (a character-tagged target's
+    # characters rejoined at its space rows),
+    # "characters" (every token cut into characters) or "syllables" (words joined by "_" split).
+    cut: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.lowercase, bool):
             raise InvalidArgument(f"TokenizerOptions.lowercase must be True or False, not {self.lowercase!r}"[:200])
         if not isinstance(self.chars, bool):
             raise InvalidArgument(f"TokenizerOptions.chars must be True or False, not {self.chars!r}"[:200])
+        if self.cut not in TOKEN_CUTS:
+            raise InvalidArgument(
+                f"TokenizerOptions.cut must be one of {TOKEN_CUTS}, not {self.cut!r}"[:200])
 
     def as_dict(self) -> dict[str, object]:
-        """The options in fingerprints: ``chars`` only when set, so earlier fingerprints stay valid."""
-        return {"lowercase": self.lowercase, **({"chars": True} if self.chars else {})}
+        """The options in fingerprints: ``chars`` and ``cut`` only when set, so earlier fingerprints
+        stay valid."""
+        return {"lowercase": self.lowercase, **({"chars": True} if self.chars else {}),
+                **({"cut": self.cut} if self.cut else {})}
 
 
 def split_text(text: str) -> list[str]:

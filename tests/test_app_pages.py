@@ -650,3 +650,24 @@ def test_predictiveness_leaves_capped_probe_runs_out_and_calls_f1_within_the_see
     assert any("6 (target, source) pairs matched" in c.value for c in at.caption)
     assert any("time cap are included" in w.value for w in at.warning)
     assert any("Red rings: runs cut short by the probe's time cap" in c.value for c in at.caption)
+
+
+def test_corpora_page_shows_how_each_corpus_is_cut_and_a_character_target_says_so():
+    """A KLUE-style target (one Hangul character a row, a row for each space) reads 'words rejoined
+    from characters' in the table's cut column and says in its details that it is tagged one character
+    a row."""
+    at = fresh()
+    go(at, "pages/1_Corpora.py")
+    sentences = ["서울시는 오늘 새 정책을 발표했다.", "김철수 씨는 부산에서 태어났다."]
+    # one character a row, the spaces as " <TAB>O" rows
+    rows = "\n\n".join("\n".join(f"{ch}\tO" for ch in s) for s in sentences) + "\n"
+    at.get("file_uploader")[0].upload("klue_ner.tsv", rows.encode(), "text/plain")
+    at.button(key="add_uploads").click().run()
+    no_problems(at)
+    [name] = list(state(at).targets)
+    table = at.dataframe[0].value
+    assert table[table["name"] == name]["cut"].iat[0] == "words rejoined from characters (spacy-ko)"
+    at.session_state[f"exp_target_{name}"] = True
+    at.run()
+    assert any("Korean (ko)" in e.value and "the target is tagged one character a row" in e.value
+               for e in at.caption)

@@ -25,6 +25,8 @@ _SEPARATORS = re.compile(r"[\t\n\v\f\r ]+")
 _UNICODE_SPACE = re.compile(r"[^\S\t\n\v\f\r ]")
 _PAD = " \v\f\r"
 _NUMBER = re.compile(r"^\d+$")
+SPACE = " "  # the token a space row gives when space rows are kept
+SPACE_ROW = "space row"
 
 
 def conll_columns(line: str) -> tuple[list[str], str | None]:
@@ -38,6 +40,9 @@ def conll_columns(line: str) -> tuple[list[str], str | None]:
     if "\t" in content:
         fields = content.split("\t")
         first = fields[0]
+        if len(fields) >= 2 and first and first.isspace() and TAG.match(fields[-1].strip()):
+            # KLUE's " <TAB>O" between the characters of two words
+            return [SPACE, fields[-1].strip()], SPACE_ROW
         if len(fields) >= 2 and (not first or invisible(first)) and any(f.strip() for f in fields[1:]):
             return [], "skip: the token is blank or invisible"
     if not content.strip():
@@ -83,7 +88,8 @@ def _peek(lines: Iterator[tuple[str, bool]]) -> tuple[list[tuple[str, bool]], It
 
 
 def conll_sentences(
-    text: IO[str], name: str, *, with_tags: bool, corpus: Corpus | None = None, notes: ReadNotes | None = None
+    text: IO[str], name: str, *, with_tags: bool, corpus: Corpus | None = None,
+    notes: ReadNotes | None = None, keep_spaces: bool = False,
 ) -> Iterator[tuple[list[str], list[str]]]:
     """Sentences of a CoNLL file, tolerating real files' quirks and counting them in ``notes``.
 
@@ -96,6 +102,11 @@ def conll_sentences(
     whose first lines are tab-separated with word numbers first (CoNLL-U, Universal NER, GermEval) is read
     as CoNLL-U (:mod:`.conllu`) and said so; space-separated lines whose first column numbers the words
     are refused.
+
+    A row whose token is a space and whose tag is a tag (KLUE-NER's ``" "<TAB>O`` between the
+    characters of two words) is a space row: skipped and counted in ``notes`` (never a reason to refuse
+    the file); with ``keep_spaces`` given as a ``" "`` token, so that a character-tagged target's words
+    can be rejoined (:mod:`.lang.cut`).
     """
     tokens: list[str] = []
     tags: list[str] = []
@@ -127,6 +138,12 @@ def conll_sentences(
             continue
         else:
             columns, reason = conll_columns(line)
+        if reason == SPACE_ROW:  # a space between two words of a character-tagged file (.lang.cut)
+            if not keep_spaces or not tokens:  # skipped as a token, never a reason to refuse the file
+                blank = "the token is blank or invisible"  # said as any blank token is
+                local.note("skipped", f"{name} line {number}: {blank}", blank)
+                continue
+            reason = None
         if reason is not None:
             skip = reason.startswith("skip: ")
             why = reason.removeprefix("skip: ")

@@ -51,6 +51,17 @@ from .lang import (
     segmenter_for,
     validate_language,
 )
+from .lang.cut import (
+    CHARACTERS,
+    REJOINED,
+    SYLLABLES,
+    WORDS,
+    all_char_tokens,
+    describe_cut,
+    is_space_token,
+    rejoin,
+    split_joined,
+)
 from .lang.segment import REGEX
 from .notes import ReadNotes
 from .remote import RemoteFile, check_objects, content_sha256, file_identity, list_objects, location
@@ -252,11 +263,13 @@ class Corpus:
                else [self.labels, self.tokens_field, self.tags_field])  # older corpora keep their keys
         return digest(h.hexdigest(), self.text_field, self.encoding, options.as_dict(), *hub, *self.segmentation_key())
 
-    def units(self, progress: Progress = _noop_progress,
-              notes: ReadNotes | None = None) -> Iterator[str | list[str]]:
+    def units(self, progress: Progress = _noop_progress, notes: ReadNotes | None = None,
+              keep_spaces: bool = False) -> Iterator[str | list[str]]:
         """Each unit of text: a raw string, or a token list for pre-tokenized input.
 
-        Lines skipped or repaired on the way are counted in ``notes`` when given.
+        Lines skipped or repaired on the way are counted in ``notes`` when given. With
+        ``keep_spaces``, a character-tagged CoNLL file's space rows come as ``" "`` tokens
+        (:mod:`.lang.cut`), else are skipped.
         """
         self.check_readable()
         total = max(1, self.size_bytes)
@@ -264,7 +277,7 @@ class Corpus:
         missing: list[str] = []
         for f in self.files:
             try:
-                for unit, position in _read_file(f, self, notes):
+                for unit, position in _read_file(f, self, notes, keep_spaces):
                     yield unit
                     if position is not None:
                         progress(f"reading {self.name}", min(1.0, (done + position) / total))
@@ -292,7 +305,7 @@ class Corpus:
         """Normalised tokens of every non-empty unit: raw text cut by the corpus's language's segmenter,
         pre-tokenized input kept; with ``options.chars``, words of scripts without spaces as characters."""
         tokens_of = unit_tokenizer(self.segmenter(), options)
-        for unit in self.units(progress, notes):
+        for unit in self.units(progress, notes, keep_spaces=options.cut == REJOINED):
             tokens = tokens_of(unit)
             if tokens:
                 yield tokens
@@ -310,16 +323,18 @@ class Corpus:
         guess = self.language_guess()
         return segmenter_for(guess.language, guess.script)
 
-    def language_note(self) -> str:
+    def language_note(self, cut: str | None = None) -> str:
         """'German (de), Latin script, detected (py3langid, 99% sure); words cut by spacy-de': what the
-        corpus is read as, for the CLI's notes and the Corpora page."""
+        corpus is read as, for the CLI's notes and the Corpora page. A target's ``cut`` other than
+        ``"words"`` (:mod:`.lang.cut`) is said instead of the words' cut."""
         guess = self.language_guess()
         how = {"given": "given", "script": "told by its script",
                "detector": f"detected (py3langid, {guess.confidence:.0%} sure)"}.get(guess.method, guess.method)
         content = content_words_method(guess.working_language)
         tvcc = f"TVcC's {content.reason}" if content.kind else f"TVcC not computed: {content.reason}"
-        return (f"{language_name(guess.language)}, {guess.script} script, {how}; words cut by {self.segmenter().name}; "
-                f"{tvcc}")
+        words = (f"words cut by {self.segmenter().name}" if cut in (None, WORDS)
+                 else f"{describe_cut(cut)} (segmenter: {self.segmenter().name})")
+        return f"{language_name(guess.language)}, {guess.script} script, {how}; {words}; {tvcc}"
 
     def segmentation_key(self) -> list[dict[str, str]]:
         """What the segmenter adds to fingerprints: nothing for the English regex (keys made before
@@ -340,14 +355,24 @@ def unit_tokenizer(segmenter: Segmenter, options: TokenizerOptions) -> Callable[
     split = split_text if segmenter.name == REGEX else segmenter.split
 
     def tokens_of(unit: str | list[str] | tuple[str, ...]) -> list[str]:
-        tokens = normalise_all(split(unit) if isinstance(unit, str) else list(unit), options)
+        if isinstance(unit, str):
+            tokens = split(unit)
+        else:
+            tokens = list(unit)
+            if options.cut == REJOINED and any(is_space_token(t) for t in tokens):
+                tokens = rejoin(tokens, split)
+        if options.cut == SYLLABLES:
+            tokens = split_joined(tokens)
+        tokens = normalise_all(tokens, options)
+        if options.cut == CHARACTERS:
+            return all_char_tokens(tokens)
         return char_tokens(tokens) if options.chars else tokens
 
     return tokens_of
 
 
-def _read_file(path: Path, corpus: Corpus,
-               notes: ReadNotes | None = None) -> Iterator[tuple[str | list[str], int | None]]:
+def _read_file(path: Path, corpus: Corpus, notes: ReadNotes | None = None,
+               keep_spaces: bool = False) -> Iterator[tuple[str | list[str], int | None]]:
     fmt = corpus._format(path)
     if fmt in COLUMNAR:
         for unit in columnar_units(path, fmt, corpus, notes):
@@ -357,7 +382,8 @@ def _read_file(path: Path, corpus: Corpus,
     with text:
         if fmt == "conll":
             units: Iterator[Any] = (
-                tokens for tokens, _ in _conll_sentences(text, path.name, with_tags=False, corpus=corpus, notes=notes)
+                tokens for tokens, _ in _conll_sentences(text, path.name, with_tags=False, corpus=corpus,
+                                                        notes=notes, keep_spaces=keep_spaces)
             )
         else:
             units = {"text": _text_units, "jsonl": _jsonl_units, "csv": _csv_units,
