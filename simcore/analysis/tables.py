@@ -89,14 +89,15 @@ NUMBER_COLUMNS: dict[str, tuple[float, float, bool, bool]] = {
 }
 BOOLEAN_COLUMNS = ("used_whole", "reliable")
 TEXT_COLUMNS = ("flag", "error", "options", "replicates", "ladder")  # ladder: parsed by simcore.recommendation
-# The values a measure can take (a value outside is a broken table, not a measurement).
-MEASURE_RANGES: dict[str, tuple[float, float]] = {
-    "tvc": (0.0, 100.0), "tvcc": (0.0, 100.0), "jsd": (0.0, 1.0), "ttr": (0.0, 1.0), "ppl": (0.0, math.inf),
-    "wvv": (0.0, math.inf),
-}
 _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no"}
 
+
+
+def measure_range(name: str) -> tuple[float, float]:
+    """The values a measure can take (its ``value_range``; a value outside is a broken table, not a
+    measurement); any number for a name not registered."""
+    return get_measure(name).value_range if name in all_measures() else (-math.inf, math.inf)
 
 def validate_columns(table: pd.DataFrame, where: str = "the similarity table",
                      measure_columns: Sequence[str] = ()) -> pd.DataFrame:
@@ -126,12 +127,13 @@ def validate_columns(table: pd.DataFrame, where: str = "the similarity table",
         out[column] = numbers
     if "value" in out and "measure" in out:
         measure = _names(out["measure"]).str.strip().str.lower()
-        for name, (low, high) in MEASURE_RANGES.items():
+        for name in all_measures():
+            low, high = measure_range(name)
             part = out["value"].where(measure == name)
             _in_range(part, "value", where, low, high, False, f" for {name}")
     for name in measure_columns:
         numbers = _numbers(out[name], name, where)
-        _in_range(numbers, name, where, *MEASURE_RANGES.get(name, (-math.inf, math.inf)), False)
+        _in_range(numbers, name, where, *measure_range(name), False)
         out[name] = numbers
     for column in BOOLEAN_COLUMNS:
         if column in out:

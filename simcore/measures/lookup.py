@@ -34,16 +34,39 @@ def parse_measures(text: str | list[str] | tuple[str, ...]) -> list[str]:
 
 
 _LOADED = False
+BUILTIN = ("tvc", "tvcc", "ppl", "wvv", "jsd", "ttr", "kl", "emb")
 
 
 def _load_builtin() -> None:
     global _LOADED
     if _LOADED:  # called for every look-up: ten thousand targets make a hundred thousand of them
         return
-    from . import jsd, ppl, ttr, tvc, tvcc, wvv  # noqa: F401  (each registers itself on import)
-    for newer in ("kl", "emb"):  # the newer measures, listed after the seed papers' ones
-        importlib.import_module(f"{__package__}.{newer}")
+    # Each registers itself on import, in the order the lists show them: the seed papers' measures
+    # (Dai et al.'s order), then the newer ones.
+    for name in BUILTIN:
+        importlib.import_module(f"{__package__}.{name}")
     _LOADED = True
+
+
+def default_measures() -> tuple[str, ...]:
+    """The measures computed unless told otherwise, in the registry's order."""
+    _load_builtin()
+    return tuple(name for name, measure in REGISTRY.items() if measure.default)
+
+
+def family(pretraining: str) -> tuple[str, ...]:
+    """The measures that carry the answer for ``pretraining`` ('lm' or 'vectors'), in the order the
+    answer's reason names them."""
+    _load_builtin()
+    members = [m for m in REGISTRY.values() if m.family == pretraining]
+    return tuple(m.name for m in sorted(members, key=lambda m: m.family_rank))
+
+
+def cost(name: str, unknown: float = 1.0) -> float:
+    """A measure's relative cost of one part (:attr:`Measure.cost`), ``unknown`` for a name not registered."""
+    _load_builtin()
+    measure = REGISTRY.get(str(name).lower())
+    return measure.cost if measure is not None else unknown
 
 
 def explained(name: str) -> str:
@@ -54,5 +77,5 @@ def explained(name: str) -> str:
     if measure is None:
         return str(name)
     way = {1: "higher is closer", -1: "lower is closer"}.get(measure.direction)
-    words = [getattr(measure, "gloss", "") or measure.description] + ([way] if way else [])
+    words = [measure.gloss or measure.description] + ([way] if way else [])
     return f"{measure.label} ({', '.join(words)})"
