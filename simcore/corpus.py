@@ -11,7 +11,6 @@ from .corpora.corpus import (  # noqa: F401 - the private names were importable 
     _SUFFIX_FORMAT,
     COMPRESSIONS,
     FORMATS,
-    MAX_FILES,
     Corpus,
     Progress,
     ReadNotes,
@@ -34,6 +33,7 @@ from .corpora.corpus import (  # noqa: F401 - the private names were importable 
     tokenize_corpus,
     tokenize_part,
 )
+from .corpora.listing import MAX_FILES  # noqa: F401 - importable from here before
 
 __all__ = ["COMPRESSIONS", "FORMATS", "Corpus", "ReadNotes", "TokenizedCorpus", "check_encoding", "corpus_name",
            "display_name", "format_of", "join_parts", "join_sample", "part_corpus", "refuse_system_path",

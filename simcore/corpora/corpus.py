@@ -18,7 +18,6 @@ import hashlib
 import itertools
 import os
 import re
-import stat
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -37,7 +36,7 @@ from .compression import COMPRESSIONS  # noqa: F401
 from .conll import conll_sentences as _conll_sentences
 from .conllu import conllu_units as _conllu_units
 from .csv import csv_units as _csv_units
-from .formats import COLUMNAR, FORMATS, format_of, is_dataset_metadata, split_suffixes
+from .formats import COLUMNAR, FORMATS, format_of, split_suffixes
 from .formats import SUFFIX_FORMAT as _SUFFIX_FORMAT
 from .hub_ner import bad_label_name
 from .jsonl import jsonl_units as _jsonl_units
@@ -52,8 +51,9 @@ from .lang import (
     validate_language,
 )
 from .lang.segment import REGEX
+from .listing import corpus_files, refuse_system_path
 from .notes import ReadNotes
-from .remote import RemoteFile, check_objects, content_sha256, file_identity, list_objects, location
+from .remote import RemoteFile, content_sha256, file_identity, location
 from .tagged import file_tagged_sentences
 from .text import guard as _guard
 from .text import open_text as _open_text
@@ -68,8 +68,6 @@ __all__ = ["COMPRESSIONS", "FORMATS", "Corpus", "ReadNotes", "TokenizedCorpus", 
            "tokenize_part"]
 
 _CHUNK_LINES = 20_000
-MAX_FILES = 20_000            # files in one corpus folder
-_SYSTEM_PATHS = ("/proc", "/sys", "/dev")
 
 
 def _noop_progress(message: str, fraction: float) -> None:
@@ -87,19 +85,6 @@ def check_encoding(name: str) -> str:
     if not getattr(info, "_is_text_encoding", True):
         raise InvalidArgument(f"{name!r} is not a text encoding; use e.g. utf-8, latin-1 or utf-16")
     return name
-
-
-def refuse_system_path(path: Path, name: str = "") -> None:
-    """Refuse the file system's root and its pseudo file systems (endless files, no corpora there)."""
-    try:
-        resolved = path.resolve()
-    except (OSError, RuntimeError):
-        return
-    if resolved.is_relative_to("/dev/shm"):  # a RAM disk: ordinary files
-        return
-    if resolved == Path(resolved.anchor) or any(resolved.is_relative_to(p) for p in _SYSTEM_PATHS):
-        label = f"{name}: " if name else ""
-        raise CorpusError(f"{label}{path} is a system location, not a corpus; give a corpus file or folder")
 
 
 def corpus_name(path: Path) -> str:
@@ -184,45 +169,7 @@ class Corpus:
         return cls(name=corpus_name(path) if name is None else name, path=path, **options)
 
     def _list_files(self) -> list[Path | RemoteFile]:
-        if isinstance(self.path, RemoteFile):  # listed once, sizes and versions with it; nothing read
-            return list(check_objects(list_objects(self.path, self.name, MAX_FILES), self.path, self.name,
-                                      self.max_bytes))
-        if not self.path.exists():
-            raise CorpusError(f"{self.name}: {self.path} does not exist")
-        refuse_system_path(self.path, self.name)
-        if self.path.is_file():
-            files: list[Path | RemoteFile] = [self.path]
-        elif self.path.is_dir():
-            files = []
-            try:
-                for p in self.path.rglob("*"):
-                    if p.is_file() and not any(part.startswith(".") for part in p.relative_to(self.path).parts):
-                        files.append(p)
-                        if len(files) > MAX_FILES:
-                            raise CorpusError(f"{self.name}: {self.path} holds more than {MAX_FILES:,} files; "
-                                              "give the folder of one corpus")
-            except OSError as exc:
-                raise CorpusError(f"{self.name}: cannot list {self.path} ({exc.strerror or exc})") from exc
-            files.sort()
-            files = [f for f in files if not is_dataset_metadata(f)]  # a Hub folder's or `datasets` export's
-        else:
-            raise CorpusError(f"{self.name}: {self.path} is neither a regular file nor a directory "
-                              "(devices, FIFOs and sockets are not read)")
-        if not files:
-            raise CorpusError(f"{self.name}: the directory {self.path} holds no files")
-        for f in files:
-            info = f.stat()
-            if not stat.S_ISREG(info.st_mode):
-                raise CorpusError(f"{self.name}: {f.name} is not a regular file (devices and FIFOs are not read)")
-            size = info.st_size
-            if size == 0:
-                raise CorpusError(f"{self.name}: {f.name} is empty")
-            if self.max_bytes is not None and size > self.max_bytes:
-                raise CorpusError(
-                    f"{self.name}: {f.name} is {size / 1e6:.1f} MB, over the limit of "
-                    f"{self.max_bytes / 1e6:.0f} MB"
-                )
-        return files
+        return corpus_files(self.path, self.name, self.max_bytes)  # the one rule (simcore.corpora.listing)
 
     @property
     def size_bytes(self) -> int:
