@@ -5,18 +5,13 @@
 keeps working for every name it offered before.
 """
 
-from .corpora.corpus import (  # noqa: F401 - the private names were importable before
-    _BOMB_FLOOR,
-    _BOMB_RATIO,
-    _SUFFIX_FORMAT,
+from .corpora.corpus import (  # noqa: F401 - the names importable from here before
     COMPRESSIONS,
     FORMATS,
     Corpus,
     Progress,
     ReadNotes,
     TokenizedCorpus,
-    _from_artefact,
-    _write_tokens,
     check_encoding,
     corpus_name,
     display_name,

@@ -30,14 +30,11 @@ from ..errors import CorpusError, InvalidArgument
 from ..store import ArtefactStore, digest
 from ..tokenize import TokenizerOptions, normalise_all, split_text
 from .columnar import MissingColumn, columnar_units
-from .compression import BOMB_FLOOR as _BOMB_FLOOR  # noqa: F401 - kept importable
-from .compression import BOMB_RATIO as _BOMB_RATIO  # noqa: F401
 from .compression import COMPRESSIONS  # noqa: F401
 from .conll import conll_sentences as _conll_sentences
 from .conllu import conllu_units as _conllu_units
 from .csv import csv_units as _csv_units
-from .formats import COLUMNAR, FORMATS, format_of, split_suffixes
-from .formats import SUFFIX_FORMAT as _SUFFIX_FORMAT
+from .formats import COLUMNAR, FORMATS, SUFFIX_FORMAT, format_of, split_suffixes
 from .hub_ner import bad_label_name
 from .jsonl import jsonl_units as _jsonl_units
 from .lang import (
@@ -90,7 +87,7 @@ def check_encoding(name: str) -> str:
 def corpus_name(path: Path) -> str:
     """A corpus's default name: its file's or directory's name without format and compression suffixes."""
     stem = path.name
-    for suffix in (*COMPRESSIONS, *_SUFFIX_FORMAT):
+    for suffix in (*COMPRESSIONS, *SUFFIX_FORMAT):
         if stem.lower().endswith(suffix) and len(stem) > len(suffix):
             stem = stem[: -len(suffix)]
     return stem
@@ -232,7 +229,7 @@ class Corpus:
         """
         self.check_readable()
         for f in self.files:
-            yield from file_tagged_sentences(f, self._format(f), self, notes)
+            yield from file_tagged_sentences(f, self.file_format(f), self, notes)
 
     def token_units(self, options: TokenizerOptions = TokenizerOptions(),
                     progress: Progress = _noop_progress, notes: ReadNotes | None = None) -> Iterator[list[str]]:
@@ -274,7 +271,8 @@ class Corpus:
         found = self.segmenter().fingerprint()
         return [found] if found else []
 
-    def _format(self, f: Path | RemoteFile) -> str:
+    def file_format(self, f: Path | RemoteFile) -> str:
+        """The format one of the corpus's files is read as: the given one, its suffix's, or sniffed."""
         return self.fmt or format_of(f.name) or _sniff_format(f, self)
 
 
@@ -295,7 +293,7 @@ def unit_tokenizer(segmenter: Segmenter, options: TokenizerOptions) -> Callable[
 
 def _read_file(path: Path, corpus: Corpus,
                notes: ReadNotes | None = None) -> Iterator[tuple[str | list[str], int | None]]:
-    fmt = corpus._format(path)
+    fmt = corpus.file_format(path)
     if fmt in COLUMNAR:
         for unit in columnar_units(path, fmt, corpus, notes):
             yield unit, None
@@ -354,7 +352,8 @@ class TokenizedCorpus:
                 yield chunk
 
 
-def _from_artefact(name: str, path: Path, store: ArtefactStore) -> TokenizedCorpus:
+def from_artefact(name: str, path: Path, store: ArtefactStore) -> TokenizedCorpus:
+    """The tokenized corpus stored at ``path`` (a tokens, sample or part artefact)."""
     meta = store.meta(path)
     return TokenizedCorpus(
         name=name, path=path, fingerprint=meta["fingerprint"], n_tokens=meta["n_tokens"],
@@ -362,7 +361,7 @@ def _from_artefact(name: str, path: Path, store: ArtefactStore) -> TokenizedCorp
     )
 
 
-def _write_tokens(lines: Iterable[list[str]], out: Path) -> tuple[str, int, int]:
+def write_tokens(lines: Iterable[list[str]], out: Path) -> tuple[str, int, int]:
     """Write token lines; return (sha256 of the text, tokens, units)."""
     h = hashlib.sha256()
     lengths = array("i")  # 4 bytes a unit, not a Python int each
@@ -405,7 +404,7 @@ def tokenize_corpus(
 
     def build(out: Path) -> dict[str, Any]:
         notes = ReadNotes()
-        text_hash, n_tokens, n_units = _write_tokens(corpus.token_units(options, progress, notes), out)
+        text_hash, n_tokens, n_units = write_tokens(corpus.token_units(options, progress, notes), out)
         if n_tokens == 0:
             raise CorpusError(f"{corpus.name}: no words found in {corpus.path.name}")
         return {
@@ -417,7 +416,7 @@ def tokenize_corpus(
         }
 
     path = store.build("tokens", key, build)
-    return _from_artefact(corpus.name, path, store)
+    return from_artefact(corpus.name, path, store)
 
 
 def _selected_units(tokens_file: Path, keep: np.ndarray) -> Iterator[list[str]]:
@@ -459,11 +458,11 @@ def sample_corpus(
 
     def build(out: Path) -> dict[str, Any]:
         keep = sample_units(tokenized.lengths(), n_tokens, index, seed)
-        _, count, units = _write_tokens(_selected_units(tokenized.tokens_file, keep), out)
+        _, count, units = write_tokens(_selected_units(tokenized.tokens_file, keep), out)
         return _sample_record(tokenized, key, count, units, n_tokens, index, seed)
 
     path = store.build("sample", key, build)
-    return _from_artefact(tokenized.name, path, store)
+    return from_artefact(tokenized.name, path, store)
 
 
 def _sample_record(tokenized: TokenizedCorpus, key: str, count: int, units: int, n_tokens: int, index: int,
@@ -508,11 +507,11 @@ def tokenize_part(corpus: Corpus, file: Path, store: ArtefactStore,
 
     def build(out: Path) -> dict[str, Any]:
         notes = ReadNotes()
-        text_hash, n_tokens, n_units = _write_tokens(part.token_units(options, progress, notes), out)
+        text_hash, n_tokens, n_units = write_tokens(part.token_units(options, progress, notes), out)
         return {"fingerprint": digest("tokens", text_hash, options.as_dict()), "n_tokens": n_tokens,
                 "n_units": n_units, "options": options.as_dict(), "read_notes": notes.as_dict()}
 
-    return _from_artefact(corpus.name, store.build("tokens-part", part.raw_fingerprint(options), build), store)
+    return from_artefact(corpus.name, store.build("tokens-part", part.raw_fingerprint(options), build), store)
 
 
 def _concatenate(parts: Iterable[TokenizedCorpus], out: Path) -> tuple[str, int, int]:
@@ -549,7 +548,7 @@ def join_parts(corpus: Corpus, parts: list[TokenizedCorpus], store: ArtefactStor
         return {"fingerprint": digest("tokens", text_hash, options.as_dict()), "n_tokens": n_tokens,
                 "n_units": n_units, "options": options.as_dict(), "read_notes": notes.as_dict()}
 
-    return _from_artefact(corpus.name, store.build("tokens", key, build), store)
+    return from_artefact(corpus.name, store.build("tokens", key, build), store)
 
 
 def sample_part(part: TokenizedCorpus, position: int, rows: np.ndarray, key: str,
@@ -560,10 +559,10 @@ def sample_part(part: TokenizedCorpus, position: int, rows: np.ndarray, key: str
     def build(out: Path) -> dict[str, Any]:
         wanted = np.zeros(part.n_units, dtype=bool)
         wanted[rows] = True
-        _, count, units = _write_tokens(_selected_units(part.tokens_file, wanted), out)
+        _, count, units = write_tokens(_selected_units(part.tokens_file, wanted), out)
         return {"fingerprint": part_key, "n_tokens": count, "n_units": units}
 
-    return _from_artefact(part.name, store.build("sample-part", part_key, build), store)
+    return from_artefact(part.name, store.build("sample-part", part_key, build), store)
 
 
 def join_sample(tokenized: TokenizedCorpus, parts: list[TokenizedCorpus], n_tokens: int, index: int,
@@ -577,7 +576,7 @@ def join_sample(tokenized: TokenizedCorpus, parts: list[TokenizedCorpus], n_toke
         _, count, units = _concatenate(parts, out)
         return _sample_record(tokenized, key, count, units, n_tokens, index, seed)
 
-    return _from_artefact(tokenized.name, store.build("sample", key, build), store)
+    return from_artefact(tokenized.name, store.build("sample", key, build), store)
 
 
 def save_upload(data: bytes, filename: str, store: ArtefactStore) -> Path:
@@ -594,7 +593,7 @@ def save_upload(data: bytes, filename: str, store: ArtefactStore) -> Path:
         raise InvalidArgument(f"store must be an ArtefactStore, not {type(store).__name__}")
     data = bytes(data)
     fmt_suffix, compression = split_suffixes(filename)
-    suffix = (fmt_suffix if fmt_suffix in _SUFFIX_FORMAT else ".txt") + (compression or "")
+    suffix = (fmt_suffix if fmt_suffix in SUFFIX_FORMAT else ".txt") + (compression or "")
     key = hashlib.sha256(data).hexdigest()
 
     def build(out: Path) -> dict[str, Any]:
@@ -608,7 +607,7 @@ def save_upload(data: bytes, filename: str, store: ArtefactStore) -> Path:
 def display_name(filename: str) -> str:
     """A safe, short display name from an uploaded file's name."""
     base = os.path.basename(filename.replace("\\", "/"))
-    for suffix in (*COMPRESSIONS, *_SUFFIX_FORMAT):
+    for suffix in (*COMPRESSIONS, *SUFFIX_FORMAT):
         if base.lower().endswith(suffix) and len(base) > len(suffix):
             base = base[: -len(suffix)]
     cleaned = re.sub(r"[^\w.\- ]", "_", base).strip(". ") or "upload"
