@@ -74,7 +74,7 @@ def small_dirs(tmp_path_factory) -> tuple[Path, Path]:
 
 
 def test_a_new_measure_gets_sensible_defaults(toy: Measure):
-    assert toy.cost == 1.0 and not toy.default and toy.family == "" and toy.reliable_tokens == 0
+    assert toy.cost == 1.0 and not toy.default and toy.default_rank == 0 and toy.family == "" and toy.reliable_tokens == 0
     assert not toy.percent and toy.shown_unit == "toy tokens" and toy.option_names == ()
     assert toy.size_bias() == "TOY moves with size" and toy.drill_title == ""
     assert toy.name not in default_measures() and toy.name not in family(LM) + family(VECTORS)

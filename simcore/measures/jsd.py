@@ -94,7 +94,7 @@ class JensenShannonDivergence(Measure):
     noise_when_small = False
     unit = "bits, 0 to 1"
     value_range = (0.0, 1.0)
-    default = True
+    default_rank = 5
     family, family_rank = LM, 2
     cost = 2.0
     size_direction, size_why = -1, "sparser n-gram counts diverge more"

@@ -68,7 +68,7 @@ class Perplexity(Measure):
     noise_when_small = False
     unit = "perplexity per word"
     value_range = (0.0, math.inf)
-    default = True
+    default_rank = 3
     family, family_rank = LM, 1
     cost = 3.0
     own_task = True  # a KenLM model per source sample

@@ -44,8 +44,9 @@ class Measure:
     # The values it can take (a value outside is a broken table; percent measures may come as 0..100).
     value_range: ClassVar[tuple[float, float]] = (-math.inf, math.inf)
 
-    # Whether `simcore matrix` and the dashboard compute it unless told otherwise.
-    default: ClassVar[bool] = False
+    # Its place in the measures `simcore matrix` and the dashboard compute unless told otherwise
+    # (1 first; 0: not computed by default).
+    default_rank: ClassVar[int] = 0
     # The pretraining whose answer it carries (LM, VECTORS, or '' for shown beside it), and its place
     # among that family's measures in the answer's reason (lower first).
     family: ClassVar[str] = ""
@@ -87,6 +88,11 @@ class Measure:
     def drill(self, source: PreparedSource, target: PreparedTarget, top: int) -> Any:
         """The drill-down table (a pandas DataFrame) saying why this pair scores as it does."""
         raise NotImplementedError(f"no drill-down for {self.name}")
+
+    @property
+    def default(self) -> bool:
+        """Whether it is computed unless told otherwise."""
+        return self.default_rank > 0
 
     @property
     def shown_unit(self) -> str:

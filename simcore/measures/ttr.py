@@ -17,7 +17,7 @@ class TypeTokenRatio(Measure):
     noise_when_small = False
     unit = "ratio, 0 to 1"
     value_range = (0.0, 1.0)
-    default = True
+    default_rank = 6
     cost = 0.5
 
     def size_bias(self) -> str:

@@ -44,7 +44,7 @@ class TargetVocabularyCovered(Measure):
     unit = "fraction of the target's vocabulary"
     percent = True
     value_range = (0.0, 100.0)
-    default = True
+    default_rank = 1
     family, family_rank = VECTORS, 2
     cost = 1.0
     size_direction, size_why = -1, "a smaller vocabulary covers less"

@@ -101,7 +101,7 @@ class TargetContentVocabularyCovered(Measure):
     unit = "fraction of the target's content words"
     percent = True
     value_range = (0.0, 100.0)
-    default = True
+    default_rank = 2
     family, family_rank = VECTORS, 1
     cost = 4.0
     size_direction, size_why = -1, "a smaller vocabulary covers fewer content words"

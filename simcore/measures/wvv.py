@@ -131,7 +131,7 @@ class WordVectorVariance(Measure):
     noise_when_small = True
     unit = "no unit: mean squared change of vector coordinates"
     value_range = (0.0, math.inf)
-    default = True
+    default_rank = 4
     family, family_rank = VECTORS, 3
     cost = 20.0
     heavy_scoring = True  # every cell trains the source's vectors further on the target
