@@ -284,9 +284,9 @@ def test_mixed_sizes_the_bundled_sample_beside_two_real_sources(shared_data, sha
 
 
 def readme_rules() -> dict[str, float]:
-    """The numbers in README.md's definition of the levels, read from its text (so that the code and
-    the README cannot drift apart unnoticed)."""
-    text = " ".join((Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8").split())
+    """The numbers in the documentation's definition of the levels (docs/answer.md), read from its text
+    (so that the code and the documentation cannot drift apart unnoticed)."""
+    text = " ".join((Path(__file__).parents[1] / "docs" / "answer.md").read_text(encoding="utf-8").split())
     found = {
         "high_share": re.search(r"`high` needs at least (\d+)% of the votes", text),
         "separated": re.search(r"ahead by more than its noise \(in (\d+)% of replicates\)", text),
