@@ -37,8 +37,8 @@ def job_options(job: Job) -> tuple[MeasureOptions, TokenizerOptions]:
 
 
 def cell_cost(row: dict[str, Any]) -> float:
-    """Rough cost of one (source, target) value, relative to a coverage count (the measure's ``cost``, as
-    the matrix schedules its parts): the progress bar weighs finished cells by it."""
+    """Rough cost of one (source, target) value, relative to a coverage count (the measure's
+    ``cost``, as the matrix schedules its parts): the progress bar weighs finished cells by it."""
     return measure_cost(str(row.get("measure", "")))
 
 

@@ -16,10 +16,10 @@ from .state import AppState, Job
 
 
 def views() -> dict[str, str]:
-    """The drill-down views, by measure: each measure with a ``drill_title`` (its tab's title), the default
-    measures first in their order (TVC's tab first), then the others."""
+    """The drill-down views, by measure: each measure with a ``drill_title`` (its tab's title), the
+    default measures first in their order (TVC's tab first), then the others."""
     measures = [get_measure(name) for name in all_measures() if get_measure(name).drill_title]
-    ordered = sorted(measures, key=lambda m: (not m.default, m.default_rank))  # stable: the rest as listed
+    ordered = sorted(measures, key=lambda m: (not m.default, m.default_rank))  # stable sort
     return {m.name: m.drill_title for m in ordered}
 
 

@@ -109,8 +109,8 @@ def upload_hint(position: int, size: int, first_line: str | None, width: int = 8
 
 def add_server_path(state: AppState, role: str, text: str, fmt: str | None = None, text_field: str = "text",
                     per_file: bool = False) -> list[str]:
-    """A server file, or a directory as one corpus (its files together) or one corpus per file: the files
-    the CLI and the library would read (:func:`simcore.corpora.listing.corpus_files`).
+    """A server file, or a directory as one corpus (its files together) or one corpus per file: the
+    files the CLI and the library would read (:func:`simcore.corpora.listing.corpus_files`).
 
     Returns the names added; a file that cannot be read costs only itself (its message is raised after
     the others were added, as one SimcoreError listing the failures).
