@@ -145,3 +145,10 @@ def test_the_dashboard_offers_a_registered_measure(toy: Measure, app_environment
     choices = at.multiselect(key="f_measures")
     assert "TOY" in choices.options and "TVC" in choices.options  # shown by their labels
     assert "toysize" not in choices.value  # not a default: offered, not chosen
+
+
+def test_every_measure_with_a_drill_down_view_has_its_table():
+    """A measure naming a drill-down tab (drill_title) implements drill(), and only then."""
+    for name in all_measures():
+        measure = get_measure(name)
+        assert bool(measure.drill_title) == (type(measure).drill is not Measure.drill), name

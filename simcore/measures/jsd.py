@@ -119,6 +119,11 @@ class JensenShannonDivergence(Measure):
                                            sentence_ngrams(target, keys, max_n), sentence_weights(target))
         return Score(value, details, replicates.tolist())
 
+    def drill(self, source: PreparedSource, target: PreparedTarget, top: int) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame(divergent_ngrams(source, target, top))
+
 
 def divergent_ngrams(source: PreparedSource, target: PreparedTarget, top: int = 30) -> list[dict]:
     """The n-grams that contribute most to the divergence, named where they can be.
@@ -147,11 +152,6 @@ def divergent_ngrams(source: PreparedSource, target: PreparedTarget, top: int = 
                          "contribution": 0.5 * share, "more_in": "source"})
     rows.sort(key=lambda r: -r["contribution"])
     return rows[:top]
-
-    def drill(self, source: PreparedSource, target: PreparedTarget, top: int) -> Any:
-        import pandas as pd
-
-        return pd.DataFrame(divergent_ngrams(source, target, top))
 
 
 register(JensenShannonDivergence())

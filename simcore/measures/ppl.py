@@ -101,6 +101,11 @@ class Perplexity(Measure):
             replicates = 10 ** (-(weights @ logs) / (weights @ counts))
         return Score(value if math.isfinite(value) else float("inf"), details, replicates.tolist())
 
+    def drill(self, source: PreparedSource, target: PreparedTarget, top: int) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame(least_likely_sentences(source, target, top))[["perplexity", "oov", "sentence"]]
+
 
 def least_likely_sentences(source: PreparedSource, target: PreparedTarget, top: int = 20) -> list[dict]:
     """Target sentences the source's model finds least likely (highest perplexity)."""
@@ -111,11 +116,6 @@ def least_likely_sentences(source: PreparedSource, target: PreparedTarget, top: 
         rows.append({"sentence": " ".join(sentence), "perplexity": 10 ** (-s_log / s_n), "oov": s_oov, "index": i})
     rows.sort(key=lambda r: -r["perplexity"])
     return rows[:top]
-
-    def drill(self, source: PreparedSource, target: PreparedTarget, top: int) -> Any:
-        import pandas as pd
-
-        return pd.DataFrame(least_likely_sentences(source, target, top))[["perplexity", "oov", "sentence"]]
 
 
 register(Perplexity())

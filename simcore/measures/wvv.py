@@ -152,6 +152,11 @@ class WordVectorVariance(Measure):
         replicates = (weights @ per_word) / len(per_word)
         return Score(float(per_word.mean()), {"words": int(before.shape[0])}, replicates.tolist())
 
+    def drill(self, source: PreparedSource, target: PreparedTarget, top: int) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame(moved_words(source, target, top), columns=["word", "mean squared change"])
+
 
 def moved_words(source: PreparedSource, target: PreparedTarget, top: int = 30) -> list[tuple[str, float]]:
     """The words whose vectors changed most when trained on the target."""
@@ -160,11 +165,6 @@ def moved_words(source: PreparedSource, target: PreparedTarget, top: int = 30) -
     change = np.mean((np.load(path / "source.npy") - np.load(path / "target.npy")) ** 2, axis=1)
     order = np.argsort(change)[::-1][:top]
     return [(words[i], float(change[i])) for i in order]
-
-    def drill(self, source: PreparedSource, target: PreparedTarget, top: int) -> Any:
-        import pandas as pd
-
-        return pd.DataFrame(moved_words(source, target, top), columns=["word", "mean squared change"])
 
 
 register(WordVectorVariance())
