@@ -21,6 +21,7 @@ import streamlit as st
 from simcore.errors import SimcoreError
 from simcore.matrix import COLUMNS, DEFAULT_MEASURES
 from simcore.measures import MeasureOptions, all_measures, get_measure
+from simcore.measures import cost as measure_cost
 from simcore.store import digest
 from simcore.tokenize import TokenizerOptions
 
@@ -35,13 +36,10 @@ def job_options(job: Job) -> tuple[MeasureOptions, TokenizerOptions]:
     return MeasureOptions.from_dict(job.options), TokenizerOptions(**job.tokenizer)
 
 
-# Rough cost of one (source, target) value of each measure, relative to a coverage count: training a
-# source's word vectors (WVV) and its KenLM model (PPL) dominate; the progress bar weighs finished cells by it.
-MEASURE_COST = {"wvv": 20.0, "ppl": 6.0, "tvcc": 4.0, "jsd": 2.0, "tvc": 1.0, "ttr": 0.5}
-
-
 def cell_cost(row: dict[str, Any]) -> float:
-    return MEASURE_COST.get(str(row.get("measure", "")), 2.0)
+    """Rough cost of one (source, target) value, relative to a coverage count (the measure's
+    ``cost``, as the matrix schedules its parts): the progress bar weighs finished cells by it."""
+    return measure_cost(str(row.get("measure", "")))
 
 
 def options_label(job: Job) -> str:

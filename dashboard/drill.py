@@ -8,20 +8,19 @@ import pandas as pd
 
 from simcore import flags
 from simcore.errors import SimcoreError
-from simcore.measures import all_measures, emb, get_measure, jsd, kl, ppl, tvc, wvv
+from simcore.measures import all_measures, get_measure
 
 from .compute import job_options
 from .resources import get_workbench, workbench_lock
 from .state import AppState, Job
 
-VIEWS = {
-    "tvc": "Frequent target words the source lacks",
-    "ppl": "Target sentences the source's language model finds least likely",
-    "jsd": "N-grams contributing most to the divergence",
-    "wvv": "Words whose vectors moved most on the target",
-    "kl": "Hashed n-gram buckets adding most to the KL",
-    "emb": "Target sentences farthest from the source's centroid",
-}
+
+def views() -> dict[str, str]:
+    """The drill-down views, by measure: each measure with a ``drill_title`` (its tab's title), the
+    default measures first in their order (TVC's tab first), then the others."""
+    measures = [get_measure(name) for name in all_measures() if get_measure(name).drill_title]
+    ordered = sorted(measures, key=lambda m: (not m.default, m.default_rank))  # stable sort
+    return {m.name: m.drill_title for m in ordered}
 
 
 def pair_flags(long: pd.DataFrame, source: str, target: str) -> list[str]:
@@ -34,19 +33,9 @@ def pair_flags(long: pd.DataFrame, source: str, target: str) -> list[str]:
 
 
 def _compute(view: str, source: Any, target: Any, top: int) -> pd.DataFrame:
-    if view == "tvc":
-        return pd.DataFrame(tvc.uncovered_words(source, target, top), columns=["word", "target frequency"])
-    if view == "ppl":
-        return pd.DataFrame(ppl.least_likely_sentences(source, target, top))[["perplexity", "oov", "sentence"]]
-    if view == "jsd":
-        return pd.DataFrame(jsd.divergent_ngrams(source, target, top))
-    if view == "wvv":
-        return pd.DataFrame(wvv.moved_words(source, target, top), columns=["word", "mean squared change"])
-    if view == "kl":
-        return pd.DataFrame(kl.contributing_buckets(source, target, top))
-    if view == "emb":
-        return pd.DataFrame(emb.farthest_sentences(source, target, top))[["cosine", "sentence"]]
-    raise SimcoreError(f"no drill-down for {view}")
+    if view not in views():
+        raise SimcoreError(f"no drill-down for {view}")
+    return get_measure(view).drill(source, target, top)
 
 
 def drill_down(state: AppState, job: Job, source_name: str, target_name: str, view: str,

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from simcore.corpora.formats import DATASET_METADATA
 from simcore.corpora.lang import known_languages, language_name
+from simcore.corpora.listing import corpus_files
 from simcore.corpora.remote import is_url
 from simcore.corpus import Corpus, corpus_name, display_name, format_of, save_upload
 from simcore.errors import SimcoreError
@@ -34,13 +34,6 @@ def _bucket(state: AppState, role: str) -> dict[str, LoadedCorpus]:
     if role not in ROLES:
         raise SimcoreError(f"unknown role {role!r}")
     return state.sources if role == "source" else state.targets
-
-
-def readable(path: Path) -> bool:
-    """A file whose name says it is a corpus format simcore reads (README.md, images, … are not)."""
-    if path.name in DATASET_METADATA and any(path.parent.glob("*.arrow")):  # `datasets` metadata, not text
-        return False
-    return path.is_file() and format_of(path.name) is not None
 
 
 def _check(corpus: Corpus) -> None:
@@ -116,7 +109,8 @@ def upload_hint(position: int, size: int, first_line: str | None, width: int = 8
 
 def add_server_path(state: AppState, role: str, text: str, fmt: str | None = None, text_field: str = "text",
                     per_file: bool = False) -> list[str]:
-    """A server file, or a directory as one corpus (its readable files together) or one corpus per file.
+    """A server file, or a directory as one corpus (its files together) or one corpus per file: the
+    files the CLI and the library would read (:func:`simcore.corpora.listing.corpus_files`).
 
     Returns the names added; a file that cannot be read costs only itself (its message is raised after
     the others were added, as one SimcoreError listing the failures).
@@ -127,14 +121,10 @@ def add_server_path(state: AppState, role: str, text: str, fmt: str | None = Non
     if path.is_file():
         return [add_corpus(state, role, Corpus.from_path(path, fmt=fmt, text_field=text_field or "text"),
                            f"server path: {path}")]
-    files = sorted(p for p in path.rglob("*") if readable(p) and not any(
-        part.startswith(".") for part in p.relative_to(path).parts))
-    if not files:
-        raise SimcoreError(f"{path} holds no corpus files (plain text, JSONL, CSV, CoNLL, Parquet or Arrow)")
     if not per_file:
-        corpus = Corpus(name=path.name, path=path, fmt=fmt,
-                        text_field=text_field or "text", files=tuple(files))
+        corpus = Corpus(name=path.name, path=path, fmt=fmt, text_field=text_field or "text")
         return [add_corpus(state, role, corpus, f"server path: {path}")]
+    files = corpus_files(path, path.name)
     return _add_each(state, role, [(lambda f=f: Corpus.from_path(f, fmt=fmt, text_field=text_field or "text"),
                                     f"server path: {f}") for f in files])
 

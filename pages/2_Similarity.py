@@ -8,7 +8,7 @@ from dashboard import jobs
 from dashboard.charts import heatmap, label
 from dashboard.common import get_store
 from dashboard.compute import KIND, failures, matrix_estimate, partial_matrix, start_matrix
-from dashboard.drill import VIEWS, drill_down, pair_flags
+from dashboard.drill import drill_down, pair_flags, views
 from dashboard.tables import flag_summary, flagged_cells, size_notes
 from simcore.errors import SimcoreError
 from simcore.matrix import DEFAULT_MEASURES
@@ -207,8 +207,8 @@ for line in pair_flags(long, source_name, target_name):
     st.caption(f"⚠ {c.md(line)}")
 # Only the open view is worked out (each needs the pair's prepared corpora: seconds on large sources, and it
 # waits for a computation running on this server); the others when their tab is picked.
-tabs = st.tabs(list(VIEWS.values()), key="drill_view", on_change="rerun")
-for tab, view in zip(tabs, VIEWS):
+tabs = st.tabs(list(views().values()), key="drill_view", on_change="rerun")
+for tab, view in zip(tabs, views()):
     with tab:
         if tab.open is False:
             continue

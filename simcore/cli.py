@@ -24,7 +24,7 @@ from .distributed.shards import add_source_glob_option, with_glob_sources
 from .errors import SimcoreError
 from .export import csv_text, write_ranking, write_recommendations
 from .matrix import DEFAULT_MEASURES, MAX_JOBS, Workbench, corpora_in
-from .measures import MeasureOptions
+from .measures import MeasureOptions, all_measures
 from .option_checks import MAX_EMB_SENTENCES, MAX_KL_BUCKETS
 from .probe.cli import add_probe_command
 from .selection.cli import add_select_command
@@ -319,7 +319,8 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--targets", required=True, type=opt.path_text,
                    help="directory or URL: each file or subdirectory is one target")
     m.add_argument("--out", required=True, type=opt.path_text, help="CSV file for the long table")
-    m.add_argument("--measures", type=opt.measures, default=",".join(DEFAULT_MEASURES))
+    m.add_argument("--measures", type=opt.measures, default=",".join(DEFAULT_MEASURES),
+                   help=f"comma-separated, from {', '.join(all_measures())} (default {','.join(DEFAULT_MEASURES)})")
     m.add_argument("--samples", type=opt.whole_number(1, MAX_SAMPLES), default=1,
                    help=f"sub-corpora per source (default 1, at most {MAX_SAMPLES})")
     m.add_argument("--sample-tokens", type=opt.whole_number(1, MAX_SAMPLE_TOKENS), default=None,

@@ -5,19 +5,13 @@
 keeps working for every name it offered before.
 """
 
-from .corpora.corpus import (  # noqa: F401 - the private names were importable before
-    _BOMB_FLOOR,
-    _BOMB_RATIO,
-    _SUFFIX_FORMAT,
+from .corpora.corpus import (  # noqa: F401 - the names importable from here before
     COMPRESSIONS,
     FORMATS,
-    MAX_FILES,
     Corpus,
     Progress,
     ReadNotes,
     TokenizedCorpus,
-    _from_artefact,
-    _write_tokens,
     check_encoding,
     corpus_name,
     display_name,
@@ -34,6 +28,7 @@ from .corpora.corpus import (  # noqa: F401 - the private names were importable 
     tokenize_corpus,
     tokenize_part,
 )
+from .corpora.listing import MAX_FILES  # noqa: F401 - importable from here before
 
 __all__ = ["COMPRESSIONS", "FORMATS", "Corpus", "ReadNotes", "TokenizedCorpus", "check_encoding", "corpus_name",
            "display_name", "format_of", "join_parts", "join_sample", "part_corpus", "refuse_system_path",

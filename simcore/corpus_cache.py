@@ -24,10 +24,11 @@ import numpy as np
 from . import pace
 from .corpora.lang import NO_SPACE_SCRIPTS, is_char_tokenized
 from .corpora.lang.cut import CHARS, WORDS, detect_cut
+from .corpora.listing import corpus_entries
 from .corpora.remote import RemoteFile, is_url, location
 from .corpora.remote_corpora import corpora_in_url
 from .corpora.sampling import StreamSamples, sample_source
-from .corpus import Corpus, TokenizedCorpus, corpus_name, refuse_system_path, sample_corpus, tokenize_corpus
+from .corpus import Corpus, TokenizedCorpus, corpus_name, sample_corpus, tokenize_corpus
 from .errors import CorpusError, InvalidArgument, SimcoreError, StoreError
 from .ladder import DEFAULT_SAMPLE_CAP, LADDER, table_size
 from .measures import MeasureOptions, PreparedSource, PreparedTarget, get_measure
@@ -64,18 +65,8 @@ def corpora_in(directory: Path | str, **options: Any) -> list[Corpus]:
             return corpora_in_url(where.url, where.options, **{k: v for k, v in options.items()
                                                                 if k != "storage_options"})
         directory = where
-    directory = Path(directory)
-    refuse_system_path(directory)
-    if not directory.is_dir():
-        raise CorpusError(f"{directory} is not a directory")
-    try:
-        entries = sorted(p for p in directory.iterdir() if not p.name.startswith("."))
-    except OSError as exc:
-        raise CorpusError(f"cannot list {directory} ({exc.strerror or exc})") from exc
-    if not entries:
-        raise CorpusError(f"{directory} holds no corpora")
     corpora = []
-    for p in entries:
+    for p in corpus_entries(Path(directory)):  # the one rule (simcore.corpora.listing)
         try:
             corpora.append(Corpus.from_path(p, **options))
         except CorpusError as exc:

@@ -19,9 +19,6 @@ from .recommendation import Recommendation, pairwise_tables
 
 EVIDENCE_COLUMNS = ["target", "measure", "measure_id", "unit", "source_a", "source_b", "tokens", "value_a", "value_b",
                     "more_similar", "share_a_more_similar", "involves_answer"]
-UNITS = {"tvc": "fraction of the target's vocabulary", "tvcc": "fraction of the target's content words",
-         "ppl": "perplexity per word", "jsd": "bits, 0 to 1", "wvv": "no unit", "kl": "bits", "emb": "cosine, -1 to 1"}
-PERCENT = frozenset({"tvc", "tvcc"})  # fractions in a computed matrix: shown to a reader as percentages
 
 
 def pairs_evidence(long: pd.DataFrame, recommendations: list[Recommendation], pretraining: str = "lm") -> pd.DataFrame:
@@ -45,7 +42,7 @@ def pairs_evidence(long: pd.DataFrame, recommendations: list[Recommendation], pr
     out["involves_answer"] = in_a | in_b
     out["measure_id"] = raw["measure"]
     out["measure"] = [get_measure(m).label if m in all_measures() else m for m in raw["measure"]]
-    out["unit"] = raw["measure"].map(lambda m: UNITS.get(m, ""))
+    out["unit"] = raw["measure"].map(lambda m: get_measure(m).unit if m in all_measures() else "")
     out["tokens"] = pd.to_numeric(raw["tokens"], errors="coerce").astype("Int64")
     order = np.lexsort((~out["involves_answer"].to_numpy(), out["target"].astype(str).to_numpy()))
     return out.iloc[order][EVIDENCE_COLUMNS].reset_index(drop=True)
@@ -72,7 +69,7 @@ def _measure(name: str) -> str:
     if name not in all_measures():
         return str(name)
     spec = get_measure(name)
-    unit = UNITS.get(name, "").replace("fraction of", "% of") if name in PERCENT else UNITS.get(name, "")
+    unit = spec.shown_unit  # a fraction in the table, a percentage for a reader (TVC, TVcC)
     way = {1: "higher is closer", -1: "lower is closer"}.get(spec.direction, "")
     words = ", ".join(w for w in (unit, way) if w)
     return f"{spec.label} ({words})" if words else spec.label
@@ -90,7 +87,7 @@ def _value(value: Any, measure: str) -> str:
     if not _finite(value):
         return "–"
     v = float(value)
-    if measure in PERCENT and 0 <= v <= 1:
+    if measure in all_measures() and get_measure(measure).percent and 0 <= v <= 1:
         return f"{100 * v:.1f}%"
     if abs(v) >= 100:
         return f"{v:,.1f}"

@@ -65,25 +65,9 @@ def pair_sizes(sizes: Mapping[str, int], table: int, *, cap: int = DEFAULT_SAMPL
     return needed
 
 
-# Which way each measure moves as a source sample shrinks, measured on ../shared/data
-# (bench/bench_recommendation.py --sizes): +1 = the smaller sample looks MORE similar, -1 = less.
-SIZE_DIRECTION = {"ppl": +1, "jsd": -1, "tvc": -1, "tvcc": -1, "wvv": -1}
-SIZE_WHY = {
-    "ppl": "a smaller model has a smaller vocabulary, so more target words become <unk>, which it predicts cheaply",
-    "jsd": "sparser n-gram counts diverge more", "tvc": "a smaller vocabulary covers less",
-    "tvcc": "a smaller vocabulary covers fewer content words", "wvv": "vectors from less text move more",
-}
-
-
 def size_bias(measure: str) -> str:
-    """The measured direction of a measure's size bias, in words."""
+    """The measured direction of a measure's size bias, in words (each measure's ``size_direction`` and
+    ``size_why``, measured on ../shared/data by bench/bench_recommendation.py --sizes)."""
     from .measures import get_measure
 
-    label = get_measure(measure).label
-    if measure == "ttr":
-        return "TTR falls with size"
-    direction = SIZE_DIRECTION.get(measure)
-    if direction is None:
-        return f"{label} moves with size"
-    way = "more" if direction > 0 else "less"
-    return f"{label} makes a smaller source look {way} similar ({SIZE_WHY[measure]})"
+    return get_measure(measure).size_bias()

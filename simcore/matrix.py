@@ -44,15 +44,13 @@ from .corpus_cache import (  # noqa: F401 - the old names stay importable from h
 )
 from .errors import InvalidArgument, SimcoreError, StoreError
 from .ladder import pair_sizes, size_bias, table_size
-from .measures import PreparedTarget, get_measure, parse_measures
+from .measures import PreparedTarget, default_measures, get_measure, parse_measures
 from .schedule import (  # noqa: F401 - likewise
-    HEAVY_SCORING,
     MAX_JOBS,
     PARALLEL_MIN_BYTES,
     PARALLEL_MIN_TOKENS,
     READING_SHARE,
     SCORING_FROM,
-    UNIT_COST,
     run_parallel,
     start_background,
     taggers,
@@ -60,7 +58,7 @@ from .schedule import (  # noqa: F401 - likewise
     worth_processes,
 )
 
-DEFAULT_MEASURES = ("tvc", "tvcc", "ppl", "wvv", "jsd", "ttr")
+DEFAULT_MEASURES = default_measures()  # tvc, tvcc, ppl, wvv, jsd, ttr: each measure's `default`
 COLUMNS = ["source", "target", "measure", "value", "std", "ci_low", "ci_high", "n_samples", "sample_tokens",
            "source_tokens", "used_whole", "reliable", "flag", "direction", "oov_rate", "error", "options",
            "replicates", "ladder", "source_language", "target_language", "target_cut"]
@@ -201,10 +199,10 @@ class Workbench(CorpusCache):
         prepared_targets = [p for p in target_of.values() if p is not None]
         # Cheap measures first, so that their rows (the answer for language models: PPL, JSD) arrive in
         # seconds; measures with target-side work in another process last, so that work overlaps the rest.
-        order = sorted(names, key=lambda n: (hasattr(get_measure(n), "background_work"), UNIT_COST.get(n, 1.0)))
+        order = sorted(names, key=lambda n: (hasattr(get_measure(n), "background_work"), get_measure(n).cost))
 
         def ladder_of(corpus: Corpus, name: str) -> list[int]:
-            return extra_sizes.get(corpus.name, []) if getattr(get_measure(name), "size_ladder", False) else []
+            return extra_sizes.get(corpus.name, []) if get_measure(name).size_ladder else []
 
         # A measure that is noise at this size (WVV below 1M tokens) cannot carry the answer: not computed
         # unless asked, since it costs more than all the others together.
@@ -212,7 +210,7 @@ class Workbench(CorpusCache):
                    and common < get_measure(n).reliable_tokens]
         plan = [(c, n, size) for n in order if n not in skipped for c in sources
                 for size in [common, *ladder_of(c, n)]]
-        weight = {(c.name, n, size): UNIT_COST.get(n, 1.0) * size / common for c, n, size in plan}
+        weight = {(c.name, n, size): get_measure(n).cost * size / common for c, n, size in plan}
         total = sum(weight.values()) or 1.0
         finished: dict[tuple[str, str, int], UnitResult] = {}
         rows: list[dict[str, Any]] = []

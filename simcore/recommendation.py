@@ -35,7 +35,7 @@ import pandas as pd
 from .corpora.lang import known_language, language_name
 from .errors import SimcoreError
 from .ladder import size_bias
-from .measures import explained, get_measure
+from .measures import LM, VECTORS, explained, family, get_measure
 from .pairwise import (
     NO_COMMON,
     STD_DRAWS,
@@ -53,7 +53,8 @@ from .pairwise import (
     std_replicates,
 )
 
-PRETRAINING: dict[str, tuple[str, ...]] = {"lm": ("ppl", "jsd"), "vectors": ("tvcc", "tvc", "wvv")}
+# The measures carrying each answer, from each measure's `family`: lm = PPL, JSD; vectors = TVcC, TVC, WVV.
+PRETRAINING: dict[str, tuple[str, ...]] = {kind: family(kind) for kind in (LM, VECTORS)}
 PRETRAINING_LABEL = {"lm": "language models and BERT-style encoders", "vectors": "word vectors"}
 WINNER_SHARE = 0.8  # a source winning this share of replicates is recommended alone
 HIGH_SHARE = 0.9  # ... with high confidence from this share of the votes on (and the conditions above)

@@ -23,18 +23,13 @@ from .corpora.lang import language_name
 from .errors import InvalidArgument
 from .evidence import EVIDENCE_COLUMNS, readable_pairs
 from .export import html_text, measure_label, ranking_html
-from .measures import explained
+from .measures import all_measures, explained, get_measure
 
 LIGHT = (247, 251, 255)
 DARK = (8, 48, 107)
 MARK = "⚠"  # after a flagged value or source name, in the report and the dashboard alike
 OUT_OF_SCALE = "#e4e4e4"  # the fill of a flagged cell left out of its column's colour scale
 OUTLINE = "#c05621"  # the dashed outline of a flagged cell
-# What a measure's numbers are, for the reader. TVC and TVcC are fractions in a computed matrix and
-# percentages in Dai et al.'s Table 3: the report shows both as percentages (stored values unchanged).
-UNITS = {"tvc": "% of the target's vocabulary", "tvcc": "% of the target's content words", "ppl": "perplexity per word",
-         "wvv": "no unit: mean squared change of vector coordinates", "jsd": "bits, 0 to 1", "ttr": "ratio, 0 to 1"}
-PERCENT = frozenset({"tvc", "tvcc"})
 PAIR_TARGETS = 100  # targets whose pairs the report lists (the downloads have them all)
 CHAR_W = 7  # about the width of one character of the 12 px sans-serif text, for sizing an SVG to its text
 
@@ -42,7 +37,7 @@ CHAR_W = 7  # about the width of one character of the 12 px sans-serif text, for
 def display_scale(measure: str, values: pd.Series | np.ndarray) -> float:
     """The factor the report multiplies a measure's values by: 100 for a percentage measure stored as a
     fraction (every value within 0..1), else 1."""
-    if measure not in PERCENT:
+    if not _percent(measure):
         return 1.0
     v = pd.to_numeric(pd.Series(np.asarray(values).ravel()), errors="coerce").to_numpy(float)
     v = v[np.isfinite(v)]
@@ -52,9 +47,20 @@ def display_scale(measure: str, values: pd.Series | np.ndarray) -> float:
 def unit_label(measure: str) -> str:
     """'TVC (%)', 'WVV (no unit)', 'PPL': a measure's label with its unit where one needs saying."""
     label = _label(measure)
-    if measure in PERCENT:
+    if _percent(measure):
         return f"{label} (%)"
-    return f"{label} (no unit)" if measure == "wvv" else label
+    return f"{label} (no unit)" if _unit(measure).startswith("no unit") else label
+
+
+def _percent(measure: str) -> bool:
+    """Whether the measure is a fraction in a computed matrix shown as a percentage (TVC, TVcC: they are
+    percentages in Dai et al.'s Table 3; the stored values are unchanged)."""
+    return measure in all_measures() and get_measure(measure).percent
+
+
+def _unit(measure: str) -> str:
+    """What a measure's numbers are, for the reader ('' for an unknown measure)."""
+    return get_measure(measure).shown_unit if measure in all_measures() else ""
 
 
 def similarity_shade(values: pd.Series | np.ndarray, direction: int) -> np.ndarray:
@@ -144,7 +150,7 @@ def heatmap_svg(long: pd.DataFrame, measure: str) -> str:
     cell_w, cell_h, left, top = 110, 30, 170, 60
     note = {1: "higher is more similar; darker = more similar", -1: "lower is more similar; darker = more similar",
             0: "not a similarity; darker = higher"}[direction]
-    unit = f" ({UNITS[measure]})" if measure in UNITS else ""
+    unit = f" ({_unit(measure)})" if _unit(measure) else ""
     legend = [f"{_label(measure)}{unit}: {note}", explained(measure), "each target column on its own scale"]
     if marks.any():
         legend.append(f"{MARK} flagged (dashed outline; grey: left out of its column's scale): see the size flags")

@@ -30,9 +30,6 @@ PARALLEL_MIN_TOKENS = 2_000_000  # source-sample tokens over all parts below whi
 READING_SHARE = 0.1
 SCORING_FROM = 0.4
 PARALLEL_MIN_BYTES = 20_000_000  # corpora to read, in all, below which reading them in processes does not pay
-HEAVY_SCORING = {"wvv"}  # measures whose every cell trains a model: scored in the other processes too
-# Rough relative cost of one part (a source sample under a measure, with its targets), for progress.
-UNIT_COST = {"emb": 30.0, "wvv": 20.0, "tvcc": 4.0, "ppl": 3.0, "jsd": 2.0, "kl": 2.0, "tvc": 1.0, "ttr": 0.5}
 
 
 def worth_processes(jobs: int, plan: list[tuple[Corpus, str, int]]) -> bool:
@@ -171,13 +168,13 @@ def run_parallel(bench: CorpusCache, plan: list[tuple[Corpus, str, int]], sample
             # part is scored as soon as its source is prepared, so one long preparation (a skip-gram
             # model) holds up only its own parts.
             slow = [(c, n, z) for c, n, z in plan
-                    if n in HEAVY_SCORING or hasattr(get_measure(n), "background_work")]
+                    if get_measure(n).heavy_scoring or hasattr(get_measure(n), "background_work")]
             quick = [item for item in plan if item not in slow]
             prepares = {pool.submit(_prepare_in_worker, config, c, n, z, samples): (c, n, z) for c, n, z in quick + slow}
             for function, args in side:
                 pool.submit(function, *args)
         # a measure whose every cell trains a model: one part per target, so no part holds them all
-        chunks_of = {(c.name, n, z): [[t] for t in targets] if n in HEAVY_SCORING else [targets] for c, n, z in plan}
+        chunks_of = {(c.name, n, z): [[t] for t in targets] if get_measure(n).heavy_scoring else [targets] for c, n, z in plan}
         n_parts = len(parts) or sum(len(chunks) for chunks in chunks_of.values())
         n_prepares = len(prepares)
         pieces: dict[tuple[str, str, int], list[UnitResult]] = {}

@@ -264,7 +264,7 @@ def test_a_running_computation_can_be_cancelled(computed):
 
 
 def test_drill_down_lists_target_words_absent_from_the_source(computed, cache):
-    from dashboard.drill import VIEWS
+    from dashboard.drill import views
 
     at = go(computed, "pages/2_Similarity.py")
     at.selectbox(key="drill_target").set_value("med_forum_posts")
@@ -285,10 +285,10 @@ def test_drill_down_lists_target_words_absent_from_the_source(computed, cache):
         assert word not in source_words and counts[word] == freq
     # only the open view is worked out; the sentences view and the n-gram view render when picked
     assert not any("perplexity" in d.value.columns for d in at.dataframe)
-    at.session_state["drill_view"] = VIEWS["ppl"]
+    at.session_state["drill_view"] = views()["ppl"]
     at.run()
     assert any("perplexity" in d.value.columns for d in at.dataframe)
-    at.session_state["drill_view"] = VIEWS["jsd"]
+    at.session_state["drill_view"] = views()["jsd"]
     at.run()
     assert any("contribution" in d.value.columns for d in at.dataframe)
     # the pair's flags are said above the views (the sample's sources are smaller than the reliable size)

@@ -167,13 +167,14 @@ def test_one_text_as_parquet_jsonl_zst_and_plain_text_gives_identical_units(tmp_
 
 
 def test_the_dashboard_offers_the_new_formats_from_the_server(tmp_path):
-    from dashboard.loading import UPLOAD_TYPES, readable
+    from dashboard.loading import UPLOAD_TYPES
+    from simcore.corpora.listing import corpus_files
 
     folder = tmp_path / "ner"
     save_to_disk(folder, pa.table(NER), NER_FEATURES)
     pq.write_table(pa.table({"text": ["x"]}), tmp_path / "a.parquet")
     write_zst(tmp_path / "b.jsonl.zst", '{"text": "y"}\n')
-    assert [p.name for p in sorted(tmp_path.rglob("*")) if readable(p)] == [
+    assert [p.name for p in corpus_files(tmp_path, "server folder")] == [
         "a.parquet", "b.jsonl.zst", "data-00000-of-00001.arrow"]
     assert {"parquet", "zst", "arrow"} <= set(UPLOAD_TYPES)
 

@@ -256,10 +256,10 @@ def test_dashboard_imports_go_one_way():
 
 def test_job_progress_never_goes_back_and_counts_finished_cells_by_their_cost():
     """Issue 19: an 8 x 2 matrix showed 0% while "34 values finished" and went from 5% back to 0%."""
-    from dashboard.compute import MEASURE_COST, cell_cost
+    from dashboard.compute import cell_cost
 
     cells = [("wvv", 1), ("tvc", 1), ("tvc", 1)]  # one word-vector cell and two coverage counts
-    total_cost = sum(MEASURE_COST[m] * n for m, n in cells)
+    total_cost = sum(cell_cost({"measure": m}) * n for m, n in cells)
     job = jobs.BackgroundJob(kind="matrix", title="Similarity matrix", total=3, cost=cell_cost, total_cost=total_cost)
     assert job.message.startswith("starting")  # said at once, before the worker reports
     job.progress("training word vectors", 0.05)

@@ -71,7 +71,7 @@ def _run(argv: list[str]) -> tuple[int, str]:
 
 def _must_refuse(column: str, bad: str, measure: str) -> bool:
     """The oracle: what the documented rules (numbers finite and in range, booleans, replicates) refuse."""
-    from simcore.analysis.tables import MEASURE_RANGES
+    from simcore.analysis.tables import measure_range
 
     text = bad.strip()
     empty = text.lower() in ("", "nan")
@@ -106,7 +106,7 @@ def _must_refuse(column: str, bad: str, measure: str) -> bool:
     if text.lower().startswith(("0x", "-0x")) or not math.isfinite(number):
         return True
     if column == "value":
-        low, high = MEASURE_RANGES.get(measure, (low, high))
+        low, high = measure_range(measure)
     return not low <= number <= high or (whole and number != int(number))
 
 

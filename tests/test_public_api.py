@@ -1,5 +1,5 @@
 """The public library, fuzzed: every function listed in ``__all__`` of simcore, simcore.analysis,
-simcore.export and simcore.selection (what the README's "Library" section shows) either returns or
+simcore.export and simcore.selection (what docs/library.md shows) either returns or
 raises one of simcore's own errors, whatever it is given. Generated calls, fixed seed, kept fast (only
 tiny corpora are scored here; test_hostile_generated fuzzes the Workbench and corpora with real files).
 """
@@ -31,11 +31,11 @@ N_CALLS = 1000
 
 
 def test_every_public_name_is_documented_and_exists():
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    library = (Path(__file__).resolve().parent.parent / "docs" / "library.md").read_text()
     for module_name, module in PUBLIC.items():
         for name in module.__all__:
             assert hasattr(module, name), f"{module_name}.{name} is listed in __all__ but missing"
-        assert f"`{module_name}`" in readme, f"the README's Library section does not name {module_name}"
+        assert f"`{module_name}`" in library, f"docs/library.md does not name {module_name}"
 
 
 def _functions() -> dict[str, object]:

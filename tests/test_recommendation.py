@@ -16,7 +16,7 @@ import pytest
 from simcore.analysis import read_matrix
 from simcore.corpus import Corpus, sample_corpus
 from simcore.errors import SimcoreError
-from simcore.ladder import SIZE_DIRECTION, size_bias
+from simcore.ladder import size_bias
 from simcore.matrix import Workbench, corpora_in, encode_replicates
 from simcore.measures import explained, get_measure
 from simcore.recommendation import pairwise_table, recommend, recommendation_table
@@ -245,7 +245,7 @@ def test_the_size_bias_is_worded_the_way_it_was_measured(shared_data, shared_sto
         value = {label: bench.cell([PreparedSource(s, shared_store, bench.options) for s in samples], target,
                                    name).value for label, samples in (("small", small), ("large", large))}
         looks_more_similar = get_measure(name).direction * (value["small"] - value["large"]) > 0
-        assert SIZE_DIRECTION[name] == (1 if looks_more_similar else -1), (name, value)
+        assert get_measure(name).size_direction == (1 if looks_more_similar else -1), (name, value)
         assert f"look {'more' if looks_more_similar else 'less'} similar" in size_bias(name)
 
 
@@ -284,9 +284,9 @@ def test_mixed_sizes_the_bundled_sample_beside_two_real_sources(shared_data, sha
 
 
 def readme_rules() -> dict[str, float]:
-    """The numbers in README.md's definition of the levels, read from its text (so that the code and
-    the README cannot drift apart unnoticed)."""
-    text = " ".join((Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8").split())
+    """The numbers in the documentation's definition of the levels (docs/answer.md), read from its text
+    (so that the code and the documentation cannot drift apart unnoticed)."""
+    text = " ".join((Path(__file__).parents[1] / "docs" / "answer.md").read_text(encoding="utf-8").split())
     found = {
         "high_share": re.search(r"`high` needs at least (\d+)% of the votes", text),
         "separated": re.search(r"ahead by more than its noise \(in (\d+)% of replicates\)", text),

@@ -9,7 +9,7 @@ import json
 import zipfile
 from typing import Any
 
-from .format import _MEMBER, MANIFEST, MAX_MEMBER_BYTES, MAX_MEMBERS, MAX_ZIP_BYTES, WorkspaceError, parse_manifest
+from .format import MANIFEST, MAX_MEMBER_BYTES, MAX_MEMBERS, MAX_ZIP_BYTES, MEMBER_NAME, WorkspaceError, parse_manifest
 from .opening import Locator
 
 
@@ -50,7 +50,7 @@ def read_zip(data: bytes) -> dict[str, bytes]:
         for info in members:
             if info.is_dir():
                 continue
-            if not _MEMBER.fullmatch(info.filename):
+            if not MEMBER_NAME.fullmatch(info.filename):
                 raise WorkspaceError(f"the workspace file holds {info.filename[:80]!r}, which a workspace never has")
             if info.filename in files:  # otherwise the last copy would silently win
                 raise WorkspaceError(f"the workspace file holds {info.filename} twice")

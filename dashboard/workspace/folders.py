@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .format import _MEMBER, MANIFEST, WorkspaceError, clean_name, valid_id
+from .format import MANIFEST, MEMBER_NAME, WorkspaceError, clean_name, valid_id
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
@@ -44,7 +44,7 @@ class Workspaces:
         folder.mkdir(parents=True, exist_ok=True)
         written = 0
         for name, data in files.items():
-            if not _MEMBER.fullmatch(name) or name.startswith("uploads/"):
+            if not MEMBER_NAME.fullmatch(name) or name.startswith("uploads/"):
                 raise WorkspaceError(f"{name} is not a workspace file")
             sha = hashlib.sha256(data).hexdigest()
             if self._written.get((ws_id, name)) == sha and (folder / name).is_file():
@@ -63,7 +63,7 @@ class Workspaces:
         folder = self.folder(ws_id)
         if not (folder / MANIFEST).is_file():
             raise WorkspaceError("this workspace does not exist (deleted, or the address is wrong)")
-        files = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file() and _MEMBER.fullmatch(p.name)}
+        files = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file() and MEMBER_NAME.fullmatch(p.name)}
         for name, data in files.items():
             self._written[(ws_id, name)] = hashlib.sha256(data).hexdigest()
         return files

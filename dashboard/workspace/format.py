@@ -21,8 +21,9 @@ from typing import Any
 
 import pandas as pd
 
+from simcore.corpora.formats import SUFFIX_FORMAT
 from simcore.corpora.remote import RemoteFile
-from simcore.corpus import _SUFFIX_FORMAT, COMPRESSIONS, Corpus
+from simcore.corpus import COMPRESSIONS, Corpus
 from simcore.errors import SimcoreError
 from simcore.export import escape_formulas, unescape_formula
 
@@ -35,10 +36,10 @@ RESULTS_FILE, PROBE_FILE = "results.csv", "probe.csv"
 # Keys of AppState.extra kept in a workspace (dashboard.probe_job uses the same two probe keys).
 PROBE_RESULTS, PROBE_LABEL = "probe_results", "probe_label"
 _ID = re.compile(r"[A-Za-z0-9_-]{20,64}")  # every pattern here is used with fullmatch ($ matches before a newline)
-_MEMBER = re.compile(r"workspace\.json|results\.csv|probe\.csv|m\d{1,4}(-raw)?\.csv|uploads/[0-9a-f]{64}")
-_HEX = re.compile(r"[0-9a-f]{64}")
-_KIND = re.compile(r"[a-z][a-z0-9-]{0,40}")
-_SUFFIXES = {s + (c or "") for s in _SUFFIX_FORMAT for c in (None, *COMPRESSIONS)}
+MEMBER_NAME = re.compile(r"workspace\.json|results\.csv|probe\.csv|m\d{1,4}(-raw)?\.csv|uploads/[0-9a-f]{64}")
+HEX_DIGEST = re.compile(r"[0-9a-f]{64}")
+KIND_NAME = re.compile(r"[a-z][a-z0-9-]{0,40}")
+CORPUS_SUFFIXES = {s + (c or "") for s in SUFFIX_FORMAT for c in (None, *COMPRESSIONS)}
 MAX_ZIP_BYTES = 300_000_000  # a workspace file opened in the browser (it holds uploaded corpora)
 MAX_MEMBER_BYTES = 200_000_000
 MAX_MEMBERS = 2_000
@@ -92,20 +93,20 @@ def read_matrix_csv(data: bytes, label: str) -> pd.DataFrame:
     """A long matrix from CSV bytes written by :func:`matrix_csv` or the CLI (checked by ``to_long``)."""
     from simcore.analysis import to_long  # scipy loads with it: not on every page's first import
 
-    long = to_long(_read_csv(data, label))
+    long = to_long(read_csv_member(data, label))
     for column in ("source", "target"):
         long[column] = long[column].map(unescape_formula)
     return long
 
 
-def _read_csv(data: bytes, label: str) -> pd.DataFrame:
+def read_csv_member(data: bytes, label: str) -> pd.DataFrame:
     try:
         return pd.read_csv(io.BytesIO(data))
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
         raise WorkspaceError(f"{label} is not a readable CSV table ({exc})") from None
 
 
-def _describe_corpus(loaded: LoadedCorpus, store_root: Path, sample_root: Path) -> dict[str, Any]:
+def describe_corpus(loaded: LoadedCorpus, store_root: Path, sample_root: Path) -> dict[str, Any]:
     c = loaded.corpus
     out: dict[str, Any] = {"name": c.name, "origin": loaded.origin, "fmt": c.fmt, "text_field": c.text_field,
                            "encoding": c.encoding, "max_decompressed_bytes": c.max_decompressed_bytes}
@@ -133,7 +134,7 @@ def _describe_selection(label: str, run: dict[str, Any], store_root: Path, sampl
         return None
     return {"label": label, "method": str(run.get("method", "")), "target": str(run.get("target", "")),
             "keep_duplicates": bool(run.get("keep_duplicates")),
-            "pool": _describe_corpus(LoadedCorpus(pool, "selection pool"), store_root, sample_root),
+            "pool": describe_corpus(LoadedCorpus(pool, "selection pool"), store_root, sample_root),
             "scores": {"kind": Path(scores.path).parent.name, "key": Path(scores.path).name, "method": scores.method,
                        "higher_kept": bool(scores.higher_kept), "n": int(scores.n),
                        "meta": json.loads(json.dumps(scores.meta, default=str))},
@@ -165,7 +166,7 @@ def snapshot(state: AppState, name: str, store_root: Path, sample_root: Path, cr
     manifest: dict[str, Any] = {
         "format": FORMAT, "version": VERSION, "name": name, "created": created or time.time(),
         "related": list(related or []),
-        "corpora": {role: [_describe_corpus(v, store_root, sample_root) for v in bucket.values()]
+        "corpora": {role: [describe_corpus(v, store_root, sample_root) for v in bucket.values()]
                     for role, bucket in (("source", state.sources), ("target", state.targets))},
         "matrices": matrices, "active": state.active,
         "name_map": _jsonable(state.extra.get("name_map", {})), "forms": _jsonable(state.extra.get("forms", {})),

@@ -17,23 +17,23 @@ from simcore.store import ArtefactStore
 from ..paths import UPLOAD_DECOMPRESSED_LIMIT, resolve_server_url
 from ..state import AppState, Job, LoadedCorpus, NamedMatrix
 from .format import (
-    _HEX,
-    _KIND,
-    _MEMBER,
-    _SUFFIXES,
+    CORPUS_SUFFIXES,
+    HEX_DIGEST,
+    KIND_NAME,
     MAX_NAME,
+    MEMBER_NAME,
     PROBE_FILE,
     PROBE_LABEL,
     PROBE_RESULTS,
     RESULTS_FILE,
     WorkspaceError,
-    _read_csv,
     parse_manifest,
+    read_csv_member,
     read_matrix_csv,
 )
 
 
-def _text(value: Any, what: str, optional: bool = False) -> str | None:
+def checked_text(value: Any, what: str, optional: bool = False) -> str | None:
     if value is None and optional:
         return None
     if not isinstance(value, str) or len(value) > 10_000:
@@ -58,19 +58,19 @@ class Locator:
         """
         if not isinstance(d, dict):
             raise WorkspaceError("a corpus description is not an object")
-        name = _text(d.get("name"), "corpus name")
+        name = checked_text(d.get("name"), "corpus name")
         if not name or len(name) > MAX_NAME:
             raise WorkspaceError("a corpus has no usable name")
         fmt = d.get("fmt")
         if fmt is not None and fmt not in FORMATS:
             raise WorkspaceError(f"{name}: unknown format")
-        options = {"fmt": fmt, "text_field": _text(d.get("text_field", "text"), "text field") or "text",
-                   "encoding": _text(d.get("encoding"), "encoding", optional=True)}
+        options = {"fmt": fmt, "text_field": checked_text(d.get("text_field", "text"), "text field") or "text",
+                   "encoding": checked_text(d.get("encoding"), "encoding", optional=True)}
         limit = d.get("max_decompressed_bytes")
         if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
             options["max_decompressed_bytes"] = min(limit, UPLOAD_DECOMPRESSED_LIMIT)
         if d.get("kind") == "remote":  # listed again (sizes and versions as they are now) with the server's credentials
-            url = self.resolve_remote(_text(d.get("path"), "remote URL") or "")
+            url = self.resolve_remote(checked_text(d.get("path"), "remote URL") or "")
             return Corpus.from_path(url, name=name, **options)
         path = self.path(d, name, uploads)
         if d.get("kind") == "upload":
@@ -79,7 +79,7 @@ class Locator:
         if path.is_dir() and isinstance(files, list) and files:
             chosen = []
             for rel in files[:20_000]:
-                rel = _text(rel, "file name") or ""
+                rel = checked_text(rel, "file name") or ""
                 f = (path / rel).resolve()
                 if ".." in Path(rel).parts or not f.is_relative_to(path.resolve()) or not f.is_file():
                     raise WorkspaceError(f"{name}: {rel} is not a file of {path}")
@@ -91,7 +91,7 @@ class Locator:
         """The local file or folder a description names (``sample``, ``upload`` or ``server``), checked."""
         kind = d.get("kind")
         if kind == "sample":
-            rel = _text(d.get("path"), "sample path") or ""
+            rel = checked_text(d.get("path"), "sample path") or ""
             if ".." in Path(rel).parts or Path(rel).is_absolute():
                 raise WorkspaceError(f"{name}: not a path inside the bundled sample")
             path = (self.sample_root / rel).resolve()
@@ -100,7 +100,7 @@ class Locator:
             return path
         if kind == "upload":
             key, suffix = d.get("key"), d.get("suffix")
-            if not (isinstance(key, str) and _HEX.fullmatch(key)) or suffix not in _SUFFIXES:
+            if not (isinstance(key, str) and HEX_DIGEST.fullmatch(key)) or suffix not in CORPUS_SUFFIXES:
                 raise WorkspaceError(f"{name}: the upload is not described as this app writes it")
             sha = d.get("sha256")
             if uploads is not None and isinstance(sha, str) and f"uploads/{sha}" in uploads:
@@ -113,12 +113,12 @@ class Locator:
                 raise WorkspaceError(f"{name}: the uploaded file is no longer on this server; upload it again")
             return found / f"upload{suffix}"
         if kind == "server":
-            return self.resolve_server(_text(d.get("path"), "server path") or "")
+            return self.resolve_server(checked_text(d.get("path"), "server path") or "")
         raise WorkspaceError(f"{name}: unknown kind of corpus")
 
     def upload_bytes(self, d: dict[str, Any]) -> tuple[str, bytes] | None:
         """The bytes of an uploaded corpus (for the zip), with their sha256."""
-        if d.get("kind") != "upload" or not _HEX.fullmatch(str(d.get("key", ""))) or d.get("suffix") not in _SUFFIXES:
+        if d.get("kind") != "upload" or not HEX_DIGEST.fullmatch(str(d.get("key", ""))) or d.get("suffix") not in CORPUS_SUFFIXES:
             return None
         found = self.store.get("upload", d["key"])
         if found is None:
@@ -127,7 +127,7 @@ class Locator:
         return hashlib.sha256(data).hexdigest(), data
 
 
-def _job(value: Any) -> Job | None:
+def job_from(value: Any) -> Job | None:
     if not isinstance(value, dict):
         return None
     names = {f.name for f in fields(Job)}
@@ -173,7 +173,7 @@ def _table(files: dict[str, bytes], manifest: dict[str, Any], file: Any, what: s
     The tables are written before the manifest, so a save cut short leaves new tables beside the old
     manifest: ``m0.csv`` may then hold another matrix's rows. Such a table is left out, never relabelled.
     """
-    if not isinstance(file, str) or not _MEMBER.fullmatch(file) or file.startswith("uploads/") or file not in files:
+    if not isinstance(file, str) or not MEMBER_NAME.fullmatch(file) or file.startswith("uploads/") or file not in files:
         raise WorkspaceError(f"{what}: its table is missing")
     tables = manifest.get("tables")
     if isinstance(tables, dict):  # workspaces saved before the map have none
@@ -196,7 +196,7 @@ def restore(files: dict[str, bytes], state: AppState, locator: Locator) -> list[
         for d in (corpora.get(role) or [])[:1000] if isinstance(corpora.get(role), list) else []:
             try:
                 corpus = locator.corpus(d, files)
-                origin = _text(d.get("origin", ""), "origin") or ""
+                origin = checked_text(d.get("origin", ""), "origin") or ""
                 bucket[corpus.name] = LoadedCorpus(corpus, origin[:300])
             except SimcoreError as exc:
                 notes.append(f"{role} not restored: {exc}")
@@ -204,15 +204,15 @@ def restore(files: dict[str, bytes], state: AppState, locator: Locator) -> list[
         try:
             if not isinstance(entry, dict):
                 raise WorkspaceError("a matrix entry is not an object")
-            name = _text(entry.get("name"), "matrix name") or "matrix"
+            name = checked_text(entry.get("name"), "matrix name") or "matrix"
             long = read_matrix_csv(_table(files, manifest, entry.get("file"), name), name)
             raw_file = entry.get("raw")
-            raw = _read_csv(_table(files, manifest, raw_file, name), name) if isinstance(raw_file, str) \
+            raw = read_csv_member(_table(files, manifest, raw_file, name), name) if isinstance(raw_file, str) \
                 and raw_file in files else None
             options = entry.get("options") if isinstance(entry.get("options"), dict) else {}
             created = entry.get("created") if isinstance(entry.get("created"), (int, float)) else time.time()
-            matrix = NamedMatrix(name[:MAX_NAME], long, (_text(entry.get("origin", ""), "origin") or "")[:300],
-                                 options, raw=raw, job=_job(entry.get("job")), created=float(created))
+            matrix = NamedMatrix(name[:MAX_NAME], long, (checked_text(entry.get("origin", ""), "origin") or "")[:300],
+                                 options, raw=raw, job=job_from(entry.get("job")), created=float(created))
             state.add_matrix(matrix)
         except SimcoreError as exc:
             notes.append(f"matrix not restored: {exc}")
@@ -221,9 +221,9 @@ def restore(files: dict[str, bytes], state: AppState, locator: Locator) -> list[
     results = manifest.get("results")
     if isinstance(results, dict) and RESULTS_FILE in files:
         try:
-            table = _read_csv(_table(files, manifest, RESULTS_FILE, "the NER results"), "the NER results")
+            table = read_csv_member(_table(files, manifest, RESULTS_FILE, "the NER results"), "the NER results")
             state.results = table
-            state.results_label = (_text(results.get("label", ""), "results label") or "")[:300]
+            state.results_label = (checked_text(results.get("label", ""), "results label") or "")[:300]
             cols = results.get("columns") if isinstance(results.get("columns"), dict) else {}
             state.results_columns = {k: (v if isinstance(v, str) else None) for k, v in cols.items()
                                      if k in ("f1", "baseline", "improvement")}
@@ -233,9 +233,9 @@ def restore(files: dict[str, bytes], state: AppState, locator: Locator) -> list[
     probe = manifest.get("probe")
     if isinstance(probe, dict) and PROBE_FILE in files:
         try:
-            state.extra[PROBE_RESULTS] = _read_csv(_table(files, manifest, PROBE_FILE, "the probe's results"),
+            state.extra[PROBE_RESULTS] = read_csv_member(_table(files, manifest, PROBE_FILE, "the probe's results"),
                                                    "the probe's results")
-            state.extra[PROBE_LABEL] = (_text(probe.get("label", ""), "probe label") or "")[:300]
+            state.extra[PROBE_LABEL] = (checked_text(probe.get("label", ""), "probe label") or "")[:300]
         except SimcoreError as exc:
             notes.append(f"probe results not restored: {exc}")
     runs: dict[str, Any] = {}
@@ -257,12 +257,12 @@ def restore(files: dict[str, bytes], state: AppState, locator: Locator) -> list[
 def _selection(s: Any, locator: Locator, files: dict[str, bytes]) -> tuple[str, dict[str, Any]]:
     if not isinstance(s, dict):
         raise WorkspaceError("a selection entry is not an object")
-    label = (_text(s.get("label"), "selection label") or "")[:MAX_NAME]
+    label = (checked_text(s.get("label"), "selection label") or "")[:MAX_NAME]
     sc, cut = s.get("scores"), s.get("cutoff")
     if not isinstance(sc, dict) or not isinstance(cut, dict):
         raise WorkspaceError(f"{label}: no scores")
     kind, key = str(sc.get("kind", "")), str(sc.get("key", ""))
-    if not _KIND.fullmatch(kind) or not _HEX.fullmatch(key):
+    if not KIND_NAME.fullmatch(kind) or not HEX_DIGEST.fullmatch(key):
         raise WorkspaceError(f"{label}: its scores are not described as this app writes them")
     path = locator.store.get(kind, key)
     if path is None:

@@ -28,8 +28,8 @@ from simcore.probe.lm_train import LMCaps
 
 from ..state import Job, LoadedCorpus
 from .folders import Workspaces
-from .format import MAX_NAME, WorkspaceError, _describe_corpus
-from .opening import Locator, _job, _text
+from .format import MAX_NAME, WorkspaceError, describe_corpus
+from .opening import Locator, checked_text, job_from
 
 RECORD_FORMAT = "simcore-job"
 KINDS = ("matrix", "selection", "probe")
@@ -98,14 +98,14 @@ def read_all(spaces: Workspaces, ws_id: str) -> dict[str, bytes]:
 
 def describe_path(path: Path, store_root: Path, sample_root: Path) -> dict[str, Any]:
     """A local file or folder as the workspace stores a corpus's place (sample, upload or server path)."""
-    d = _describe_corpus(LoadedCorpus(_PathOnly(Path(path)), ""), Path(store_root).resolve(),
+    d = describe_corpus(LoadedCorpus(_PathOnly(Path(path)), ""), Path(store_root).resolve(),
                          Path(sample_root).resolve())  # type: ignore[arg-type]
     return {k: d[k] for k in ("kind", "path", "key", "suffix") if k in d}
 
 
 @dataclass
 class _PathOnly:
-    """Just enough of a corpus for :func:`_describe_corpus` to describe where a file is."""
+    """Just enough of a corpus for :func:`describe_corpus` to describe where a file is."""
 
     path: Path
     name: str = ""
@@ -122,7 +122,7 @@ def matrix_params(job: Job, demo: bool = False) -> dict[str, Any]:
 
 def selection_params(*, label: str, pool: Any, target: str, options: Any, top: int | None, fraction: float | None,
                      keep_duplicates: bool, min_tokens: int, store_root: Path, sample_root: Path) -> dict[str, Any]:
-    return {"label": label, "pool": _describe_corpus(LoadedCorpus(pool, "selection pool"), Path(store_root).resolve(),
+    return {"label": label, "pool": describe_corpus(LoadedCorpus(pool, "selection pool"), Path(store_root).resolve(),
                                                       Path(sample_root).resolve()),
             "target": target, "options": {k: getattr(options, k) for k in SELECTION_FIELDS}, "top": top,
             "fraction": fraction, "keep_duplicates": bool(keep_duplicates), "min_tokens": int(min_tokens)}
@@ -242,7 +242,7 @@ def _caps(cls: type, value: Any) -> Any:
 
 def _target(value: Any, locator: Locator) -> TargetSplits:
     value = _dict(value, "the probe's target")
-    name = _text(value.get("name"), "target name") or ""
+    name = checked_text(value.get("name"), "target name") or ""
     if not name or len(name) > MAX_NAME:
         raise RecordError("the probe's target has no usable name")
     if "directory" in value:
@@ -263,7 +263,7 @@ def _target(value: Any, locator: Locator) -> TargetSplits:
 
 
 def _matrix(params: dict[str, Any]) -> dict[str, Any]:
-    job = _job(params.get("job"))
+    job = job_from(params.get("job"))
     if job is None:
         raise RecordError("its matrix choices are not as this app writes them")
     for what, names in (("sources", job.sources), ("targets", job.targets), ("measures", job.measures)):
@@ -287,7 +287,7 @@ def _matrix(params: dict[str, Any]) -> dict[str, Any]:
 def _selection(params: dict[str, Any], locator: Locator) -> dict[str, Any]:
     from simcore.selection import SelectionOptions
 
-    label = (_text(params.get("label"), "selection label") or "")[:MAX_NAME]
+    label = (checked_text(params.get("label"), "selection label") or "")[:MAX_NAME]
     chosen = _dict(params.get("options"), "its selection options")
     if set(chosen) - set(SELECTION_FIELDS):
         raise RecordError("its selection options have fields the form does not set")
@@ -300,7 +300,7 @@ def _selection(params: dict[str, Any], locator: Locator) -> dict[str, Any]:
     if (top is None) == (fraction is None):
         raise RecordError("it keeps neither a top number nor a fraction of sentences")
     return {"label": label, "pool": locator.corpus(params.get("pool")),
-            "target": _text(params.get("target"), "selection target") or "", "options": options, "top": top,
+            "target": checked_text(params.get("target"), "selection target") or "", "options": options, "top": top,
             "fraction": fraction, "keep_duplicates": _bool(params.get("keep_duplicates"), "keep duplicates"),
             "min_tokens": _int(params.get("min_tokens", 1), "its minimum length", 1, 10_000)}
 
@@ -317,7 +317,7 @@ def _probe(params: dict[str, Any], locator: Locator, resolve_model: Any) -> dict
         out["source_tokens"] = _int(params.get("source_tokens"), "its source tokens", 1, 10**11, optional=True)
         return out
     out["caps"] = _caps(LMCaps, params.get("caps"))
-    model = _text(params.get("model"), "model directory", optional=True)
+    model = checked_text(params.get("model"), "model directory", optional=True)
     out["model"] = None if not model else str(resolve_model(model))  # only inside the server's data roots
     out["max_minutes"] = _float(params.get("max_minutes"), "its time limit", 0.0, 1e6)
     out["force"] = _bool(params.get("force"), "its force flag")
@@ -341,7 +341,7 @@ def parse(data: bytes, locator: Locator, resolve_model: Any = None) -> JobRecord
     kind = raw.get("kind")
     if kind not in KINDS:
         raise RecordError(f"a job record names no known kind of job ({str(kind)[:40]!r})")
-    title = (_text(raw.get("title"), "job title") or "")[:MAX_NAME]
+    title = (checked_text(raw.get("title"), "job title") or "")[:MAX_NAME]
     params = _dict(raw.get("params"), "its parameters")
     try:
         if kind == "matrix":
@@ -361,7 +361,7 @@ def parse(data: bytes, locator: Locator, resolve_model: Any = None) -> JobRecord
                      server=server if isinstance(server, str) else "",
                      pid=_int(raw.get("pid"), "its process id", 0, 2**31) or 0,
                      status=raw.get("status") if raw.get("status") in ("running", "done") else "running",
-                     message=(_text(raw.get("message", ""), "its progress") or "")[:300],
+                     message=(checked_text(raw.get("message", ""), "its progress") or "")[:300],
                      fraction=_float(raw.get("fraction", 0.0), "its progress", 0.0, 1.0) or 0.0,
                      done=_int(raw.get("done", 0), "its count of values done") or 0,
                      total=_int(raw.get("total"), "its count of values", optional=True), params=checked)

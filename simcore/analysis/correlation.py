@@ -19,7 +19,7 @@ import pandas as pd
 from scipy import stats
 
 from ..errors import InvalidArgument, SimcoreError, TableError
-from .tables import _frame, _names, checked_long, measures_in, read_csv_table
+from .tables import as_frame, checked_long, measures_in, name_text, read_csv_table
 
 
 def results_frame(table: pd.DataFrame, f1: str = "f1", baseline: str = "baseline",
@@ -29,7 +29,7 @@ def results_frame(table: pd.DataFrame, f1: str = "f1", baseline: str = "baseline
     ``improvement`` names a column that already holds F1 − baseline (the paper's ``lm_delta``);
     otherwise the improvement is ``f1 − baseline`` when a baseline column exists, else F1 itself.
     """
-    table = _frame(table, "the results table")
+    table = as_frame(table, "the results table")
     for label, column in (("f1", f1), ("baseline", baseline), ("improvement", improvement)):
         if column is not None and (not isinstance(column, str) or not column.strip()):
             raise InvalidArgument(f"{label} must name a column of the results table")
@@ -43,7 +43,7 @@ def results_frame(table: pd.DataFrame, f1: str = "f1", baseline: str = "baseline
     if missing:
         raise TableError(f"the results table lacks column(s) {', '.join(sorted(missing))}; "
                          f"it has {', '.join(map(str, table.columns))}")
-    out = pd.DataFrame({"target": _names(table["target"]), "source": _names(table["source"]),
+    out = pd.DataFrame({"target": name_text(table["target"]), "source": name_text(table["source"]),
                         "f1": pd.to_numeric(table[f1], errors="coerce")})
     if improvement:
         out["improvement"] = pd.to_numeric(table[improvement], errors="coerce")
@@ -70,7 +70,7 @@ def usable_results(results: pd.DataFrame, include_capped: bool = False) -> tuple
     """
     if not isinstance(include_capped, (bool, np.bool_)):
         raise InvalidArgument("include_capped must be True or False")
-    results = _frame(results, "the results table")
+    results = as_frame(results, "the results table")
     empty = pd.DataFrame(columns=["target", "source", "why"])
     if CAPPED not in results.columns or include_capped:
         return results, empty
@@ -115,11 +115,11 @@ def join(long: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
     the message when nothing matches), never joined silently.
     """
     long = checked_long(long)
-    results = _frame(results, "the results table")
+    results = as_frame(results, "the results table")
     missing = {"target", "source", "f1", "improvement"} - set(results.columns)
     if missing:
         raise TableError(f"the results table lacks column(s) {', '.join(sorted(missing))}; read it with read_results")
-    results = results.assign(target=_names(results["target"]), source=_names(results["source"]),
+    results = results.assign(target=name_text(results["target"]), source=name_text(results["source"]),
                              f1=pd.to_numeric(results["f1"], errors="coerce"),
                              improvement=pd.to_numeric(results["improvement"], errors="coerce"))
     results = _unique_results(results)

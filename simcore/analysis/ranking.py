@@ -6,7 +6,7 @@ import pandas as pd
 
 from ..errors import InvalidArgument, TableError
 from ..recommendation import PRETRAINING, Recommendation, recommend
-from .tables import _frame, checked_long, measures_in
+from .tables import as_frame, checked_long, measures_in
 
 RECOMMENDED = "recommended"
 
@@ -64,7 +64,7 @@ def _recommended(long: pd.DataFrame, pretraining: str, recommendations: list[Rec
 
 def first_choices(ranking: pd.DataFrame) -> pd.DataFrame:
     """The top-ranked source per target and measure (ties listed together)."""
-    ranking = _frame(ranking, "the ranking")
+    ranking = as_frame(ranking, "the ranking")
     missing = {"target", "measure", "rank", "source"} - set(ranking.columns)
     if missing:
         raise TableError(f"the ranking lacks column(s) {', '.join(sorted(missing))}; make it with rank_sources")

@@ -39,7 +39,7 @@ def to_long(table: pd.DataFrame, where: str = "the similarity table") -> pd.Data
     is a TableError naming ``where``, the column, the row and the value, never a value made up.
     Rows repeating a (source, target, measure) are kept once when they agree and refused when not.
     """
-    table = _frame(table, "the similarity table")
+    table = as_frame(table, "the similarity table")
     table = table.rename(columns={c: str(c).strip().lower() for c in table.columns})
     if table.columns.duplicated().any():
         raise TableError(f"{where} has two columns with the same name; rename one")
@@ -48,7 +48,7 @@ def to_long(table: pd.DataFrame, where: str = "the similarity table") -> pd.Data
         raise TableError(f"{where} needs columns source and target (missing: {', '.join(sorted(missing))})")
     if {"measure", "value"} <= set(table.columns):
         long = validate_columns(table.reset_index(drop=True), where)
-        long["measure"] = _names(long["measure"]).str.strip().str.lower()
+        long["measure"] = name_text(long["measure"]).str.strip().str.lower()
         blank = long.index[long["measure"] == ""]
         if len(blank):
             raise TableError(f"{where}: column measure, row {blank[0] + 1}: the measure is empty")
@@ -65,8 +65,8 @@ def to_long(table: pd.DataFrame, where: str = "the similarity table") -> pd.Data
                          value_name="value")
     if long.empty:
         raise TableError(f"{where} has no rows (only a header?); compute a matrix first")
-    long["source"] = _names(long["source"])
-    long["target"] = _names(long["target"])
+    long["source"] = name_text(long["source"])
+    long["target"] = name_text(long["target"])
     long["value"] = pd.to_numeric(long["value"], errors="coerce")
     if "_row" not in long:
         long["_row"] = np.arange(1, len(long) + 1)
@@ -89,14 +89,15 @@ NUMBER_COLUMNS: dict[str, tuple[float, float, bool, bool]] = {
 }
 BOOLEAN_COLUMNS = ("used_whole", "reliable")
 TEXT_COLUMNS = ("flag", "error", "options", "replicates", "ladder")  # ladder: parsed by simcore.recommendation
-# The values a measure can take (a value outside is a broken table, not a measurement).
-MEASURE_RANGES: dict[str, tuple[float, float]] = {
-    "tvc": (0.0, 100.0), "tvcc": (0.0, 100.0), "jsd": (0.0, 1.0), "ttr": (0.0, 1.0), "ppl": (0.0, math.inf),
-    "wvv": (0.0, math.inf),
-}
 _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no"}
 
+
+
+def measure_range(name: str) -> tuple[float, float]:
+    """The values a measure can take (its ``value_range``; a value outside is a broken table, not a
+    measurement); any number for a name not registered."""
+    return get_measure(name).value_range if name in all_measures() else (-math.inf, math.inf)
 
 def validate_columns(table: pd.DataFrame, where: str = "the similarity table",
                      measure_columns: Sequence[str] = ()) -> pd.DataFrame:
@@ -125,13 +126,14 @@ def validate_columns(table: pd.DataFrame, where: str = "the similarity table",
                                  f"give the {column.replace('_', ' ')}")
         out[column] = numbers
     if "value" in out and "measure" in out:
-        measure = _names(out["measure"]).str.strip().str.lower()
-        for name, (low, high) in MEASURE_RANGES.items():
+        measure = name_text(out["measure"]).str.strip().str.lower()
+        for name in all_measures():
+            low, high = measure_range(name)
             part = out["value"].where(measure == name)
             _in_range(part, "value", where, low, high, False, f" for {name}")
     for name in measure_columns:
         numbers = _numbers(out[name], name, where)
-        _in_range(numbers, name, where, *MEASURE_RANGES.get(name, (-math.inf, math.inf)), False)
+        _in_range(numbers, name, where, *measure_range(name), False)
         out[name] = numbers
     for column in BOOLEAN_COLUMNS:
         if column in out:
@@ -340,7 +342,7 @@ def _without_duplicates(long: pd.DataFrame, where: str) -> pd.DataFrame:
 
 def checked_long(long: Any) -> pd.DataFrame:
     """A long matrix given to an analysis, checked and with clean types (names text, values numbers)."""
-    frame = _frame(long, "the similarity matrix")
+    frame = as_frame(long, "the similarity matrix")
     missing = [c for c in LONG if c not in frame.columns]
     if missing:
         raise TableError(f"the similarity matrix lacks column(s) {', '.join(missing)}; read it with read_matrix")
@@ -350,8 +352,8 @@ def checked_long(long: Any) -> pd.DataFrame:
         raise TableError("the similarity matrix has no rows; compute a matrix first")
     out = frame.copy()
     for column in ("source", "target"):
-        out[column] = _names(out[column])
-    out["measure"] = _names(out["measure"]).str.strip().str.lower()
+        out[column] = name_text(out[column])
+    out["measure"] = name_text(out["measure"]).str.strip().str.lower()
     out["value"] = pd.to_numeric(out["value"], errors="coerce")
     computed = _directions(out["measure"])
     given = pd.to_numeric(out["direction"], errors="coerce") if "direction" in out else computed
@@ -433,7 +435,8 @@ def measures_in(long: pd.DataFrame, wanted: Sequence[str] | str | None = None, s
     return present
 
 
-def _frame(table: Any, what: str) -> pd.DataFrame:
+def as_frame(table: Any, what: str) -> pd.DataFrame:
+    """``table`` when it is a DataFrame, else an InvalidArgument naming ``what`` and how to read one."""
     if not isinstance(table, pd.DataFrame):
         raise InvalidArgument(f"{what} must be a pandas DataFrame, not {type(table).__name__}; "
                               "read one with simcore.analysis.read_matrix or read_results")
@@ -447,7 +450,7 @@ def _directions(measures: pd.Series) -> pd.Series:
     return measures.map(direction).astype(int)
 
 
-def _names(column: pd.Series) -> pd.Series:
+def name_text(column: pd.Series) -> pd.Series:
     """Names as text: missing values become blank names, numbers their text (1.0 stays '1.0')."""
     return column.map(lambda v: "" if v is None or (isinstance(v, float) and v != v) else str(v)).astype(object)
 

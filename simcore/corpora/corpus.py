@@ -18,7 +18,6 @@ import hashlib
 import itertools
 import os
 import re
-import stat
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -31,14 +30,11 @@ from ..errors import CorpusError, InvalidArgument
 from ..store import ArtefactStore, digest
 from ..tokenize import TokenizerOptions, normalise_all, split_text
 from .columnar import MissingColumn, columnar_units
-from .compression import BOMB_FLOOR as _BOMB_FLOOR  # noqa: F401 - kept importable
-from .compression import BOMB_RATIO as _BOMB_RATIO  # noqa: F401
 from .compression import COMPRESSIONS  # noqa: F401
 from .conll import conll_sentences as _conll_sentences
 from .conllu import conllu_units as _conllu_units
 from .csv import csv_units as _csv_units
-from .formats import COLUMNAR, FORMATS, format_of, is_dataset_metadata, split_suffixes
-from .formats import SUFFIX_FORMAT as _SUFFIX_FORMAT
+from .formats import COLUMNAR, FORMATS, SUFFIX_FORMAT, format_of, split_suffixes
 from .hub_ner import bad_label_name
 from .jsonl import jsonl_units as _jsonl_units
 from .lang import (
@@ -63,8 +59,9 @@ from .lang.cut import (
     split_joined,
 )
 from .lang.segment import REGEX
+from .listing import corpus_files, refuse_system_path
 from .notes import ReadNotes
-from .remote import RemoteFile, check_objects, content_sha256, file_identity, list_objects, location
+from .remote import RemoteFile, content_sha256, file_identity, location
 from .tagged import file_tagged_sentences
 from .text import guard as _guard
 from .text import open_text as _open_text
@@ -79,8 +76,6 @@ __all__ = ["COMPRESSIONS", "FORMATS", "Corpus", "ReadNotes", "TokenizedCorpus", 
            "tokenize_part"]
 
 _CHUNK_LINES = 20_000
-MAX_FILES = 20_000            # files in one corpus folder
-_SYSTEM_PATHS = ("/proc", "/sys", "/dev")
 
 
 def _noop_progress(message: str, fraction: float) -> None:
@@ -100,23 +95,10 @@ def check_encoding(name: str) -> str:
     return name
 
 
-def refuse_system_path(path: Path, name: str = "") -> None:
-    """Refuse the file system's root and its pseudo file systems (endless files, no corpora there)."""
-    try:
-        resolved = path.resolve()
-    except (OSError, RuntimeError):
-        return
-    if resolved.is_relative_to("/dev/shm"):  # a RAM disk: ordinary files
-        return
-    if resolved == Path(resolved.anchor) or any(resolved.is_relative_to(p) for p in _SYSTEM_PATHS):
-        label = f"{name}: " if name else ""
-        raise CorpusError(f"{label}{path} is a system location, not a corpus; give a corpus file or folder")
-
-
 def corpus_name(path: Path) -> str:
     """A corpus's default name: its file's or directory's name without format and compression suffixes."""
     stem = path.name
-    for suffix in (*COMPRESSIONS, *_SUFFIX_FORMAT):
+    for suffix in (*COMPRESSIONS, *SUFFIX_FORMAT):
         if stem.lower().endswith(suffix) and len(stem) > len(suffix):
             stem = stem[: -len(suffix)]
     return stem
@@ -195,45 +177,7 @@ class Corpus:
         return cls(name=corpus_name(path) if name is None else name, path=path, **options)
 
     def _list_files(self) -> list[Path | RemoteFile]:
-        if isinstance(self.path, RemoteFile):  # listed once, sizes and versions with it; nothing read
-            return list(check_objects(list_objects(self.path, self.name, MAX_FILES), self.path, self.name,
-                                      self.max_bytes))
-        if not self.path.exists():
-            raise CorpusError(f"{self.name}: {self.path} does not exist")
-        refuse_system_path(self.path, self.name)
-        if self.path.is_file():
-            files: list[Path | RemoteFile] = [self.path]
-        elif self.path.is_dir():
-            files = []
-            try:
-                for p in self.path.rglob("*"):
-                    if p.is_file() and not any(part.startswith(".") for part in p.relative_to(self.path).parts):
-                        files.append(p)
-                        if len(files) > MAX_FILES:
-                            raise CorpusError(f"{self.name}: {self.path} holds more than {MAX_FILES:,} files; "
-                                              "give the folder of one corpus")
-            except OSError as exc:
-                raise CorpusError(f"{self.name}: cannot list {self.path} ({exc.strerror or exc})") from exc
-            files.sort()
-            files = [f for f in files if not is_dataset_metadata(f)]  # a Hub folder's or `datasets` export's
-        else:
-            raise CorpusError(f"{self.name}: {self.path} is neither a regular file nor a directory "
-                              "(devices, FIFOs and sockets are not read)")
-        if not files:
-            raise CorpusError(f"{self.name}: the directory {self.path} holds no files")
-        for f in files:
-            info = f.stat()
-            if not stat.S_ISREG(info.st_mode):
-                raise CorpusError(f"{self.name}: {f.name} is not a regular file (devices and FIFOs are not read)")
-            size = info.st_size
-            if size == 0:
-                raise CorpusError(f"{self.name}: {f.name} is empty")
-            if self.max_bytes is not None and size > self.max_bytes:
-                raise CorpusError(
-                    f"{self.name}: {f.name} is {size / 1e6:.1f} MB, over the limit of "
-                    f"{self.max_bytes / 1e6:.0f} MB"
-                )
-        return files
+        return corpus_files(self.path, self.name, self.max_bytes)  # the one rule (simcore.corpora.listing)
 
     @property
     def size_bytes(self) -> int:
@@ -298,7 +242,7 @@ class Corpus:
         """
         self.check_readable()
         for f in self.files:
-            yield from file_tagged_sentences(f, self._format(f), self, notes)
+            yield from file_tagged_sentences(f, self.file_format(f), self, notes)
 
     def token_units(self, options: TokenizerOptions = TokenizerOptions(),
                     progress: Progress = _noop_progress, notes: ReadNotes | None = None) -> Iterator[list[str]]:
@@ -342,7 +286,8 @@ class Corpus:
         found = self.segmenter().fingerprint()
         return [found] if found else []
 
-    def _format(self, f: Path | RemoteFile) -> str:
+    def file_format(self, f: Path | RemoteFile) -> str:
+        """The format one of the corpus's files is read as: the given one, its suffix's, or sniffed."""
         return self.fmt or format_of(f.name) or _sniff_format(f, self)
 
 
@@ -373,7 +318,7 @@ def unit_tokenizer(segmenter: Segmenter, options: TokenizerOptions) -> Callable[
 
 def _read_file(path: Path, corpus: Corpus, notes: ReadNotes | None = None,
                keep_spaces: bool = False) -> Iterator[tuple[str | list[str], int | None]]:
-    fmt = corpus._format(path)
+    fmt = corpus.file_format(path)
     if fmt in COLUMNAR:
         for unit in columnar_units(path, fmt, corpus, notes):
             yield unit, None
@@ -433,7 +378,8 @@ class TokenizedCorpus:
                 yield chunk
 
 
-def _from_artefact(name: str, path: Path, store: ArtefactStore) -> TokenizedCorpus:
+def from_artefact(name: str, path: Path, store: ArtefactStore) -> TokenizedCorpus:
+    """The tokenized corpus stored at ``path`` (a tokens, sample or part artefact)."""
     meta = store.meta(path)
     return TokenizedCorpus(
         name=name, path=path, fingerprint=meta["fingerprint"], n_tokens=meta["n_tokens"],
@@ -441,7 +387,7 @@ def _from_artefact(name: str, path: Path, store: ArtefactStore) -> TokenizedCorp
     )
 
 
-def _write_tokens(lines: Iterable[list[str]], out: Path) -> tuple[str, int, int]:
+def write_tokens(lines: Iterable[list[str]], out: Path) -> tuple[str, int, int]:
     """Write token lines; return (sha256 of the text, tokens, units)."""
     h = hashlib.sha256()
     lengths = array("i")  # 4 bytes a unit, not a Python int each
@@ -484,7 +430,7 @@ def tokenize_corpus(
 
     def build(out: Path) -> dict[str, Any]:
         notes = ReadNotes()
-        text_hash, n_tokens, n_units = _write_tokens(corpus.token_units(options, progress, notes), out)
+        text_hash, n_tokens, n_units = write_tokens(corpus.token_units(options, progress, notes), out)
         if n_tokens == 0:
             raise CorpusError(f"{corpus.name}: no words found in {corpus.path.name}")
         return {
@@ -496,7 +442,7 @@ def tokenize_corpus(
         }
 
     path = store.build("tokens", key, build)
-    return _from_artefact(corpus.name, path, store)
+    return from_artefact(corpus.name, path, store)
 
 
 def _selected_units(tokens_file: Path, keep: np.ndarray) -> Iterator[list[str]]:
@@ -538,11 +484,11 @@ def sample_corpus(
 
     def build(out: Path) -> dict[str, Any]:
         keep = sample_units(tokenized.lengths(), n_tokens, index, seed)
-        _, count, units = _write_tokens(_selected_units(tokenized.tokens_file, keep), out)
+        _, count, units = write_tokens(_selected_units(tokenized.tokens_file, keep), out)
         return _sample_record(tokenized, key, count, units, n_tokens, index, seed)
 
     path = store.build("sample", key, build)
-    return _from_artefact(tokenized.name, path, store)
+    return from_artefact(tokenized.name, path, store)
 
 
 def _sample_record(tokenized: TokenizedCorpus, key: str, count: int, units: int, n_tokens: int, index: int,
@@ -587,11 +533,11 @@ def tokenize_part(corpus: Corpus, file: Path, store: ArtefactStore,
 
     def build(out: Path) -> dict[str, Any]:
         notes = ReadNotes()
-        text_hash, n_tokens, n_units = _write_tokens(part.token_units(options, progress, notes), out)
+        text_hash, n_tokens, n_units = write_tokens(part.token_units(options, progress, notes), out)
         return {"fingerprint": digest("tokens", text_hash, options.as_dict()), "n_tokens": n_tokens,
                 "n_units": n_units, "options": options.as_dict(), "read_notes": notes.as_dict()}
 
-    return _from_artefact(corpus.name, store.build("tokens-part", part.raw_fingerprint(options), build), store)
+    return from_artefact(corpus.name, store.build("tokens-part", part.raw_fingerprint(options), build), store)
 
 
 def _concatenate(parts: Iterable[TokenizedCorpus], out: Path) -> tuple[str, int, int]:
@@ -628,7 +574,7 @@ def join_parts(corpus: Corpus, parts: list[TokenizedCorpus], store: ArtefactStor
         return {"fingerprint": digest("tokens", text_hash, options.as_dict()), "n_tokens": n_tokens,
                 "n_units": n_units, "options": options.as_dict(), "read_notes": notes.as_dict()}
 
-    return _from_artefact(corpus.name, store.build("tokens", key, build), store)
+    return from_artefact(corpus.name, store.build("tokens", key, build), store)
 
 
 def sample_part(part: TokenizedCorpus, position: int, rows: np.ndarray, key: str,
@@ -639,10 +585,10 @@ def sample_part(part: TokenizedCorpus, position: int, rows: np.ndarray, key: str
     def build(out: Path) -> dict[str, Any]:
         wanted = np.zeros(part.n_units, dtype=bool)
         wanted[rows] = True
-        _, count, units = _write_tokens(_selected_units(part.tokens_file, wanted), out)
+        _, count, units = write_tokens(_selected_units(part.tokens_file, wanted), out)
         return {"fingerprint": part_key, "n_tokens": count, "n_units": units}
 
-    return _from_artefact(part.name, store.build("sample-part", part_key, build), store)
+    return from_artefact(part.name, store.build("sample-part", part_key, build), store)
 
 
 def join_sample(tokenized: TokenizedCorpus, parts: list[TokenizedCorpus], n_tokens: int, index: int,
@@ -656,7 +602,7 @@ def join_sample(tokenized: TokenizedCorpus, parts: list[TokenizedCorpus], n_toke
         _, count, units = _concatenate(parts, out)
         return _sample_record(tokenized, key, count, units, n_tokens, index, seed)
 
-    return _from_artefact(tokenized.name, store.build("sample", key, build), store)
+    return from_artefact(tokenized.name, store.build("sample", key, build), store)
 
 
 def save_upload(data: bytes, filename: str, store: ArtefactStore) -> Path:
@@ -673,7 +619,7 @@ def save_upload(data: bytes, filename: str, store: ArtefactStore) -> Path:
         raise InvalidArgument(f"store must be an ArtefactStore, not {type(store).__name__}")
     data = bytes(data)
     fmt_suffix, compression = split_suffixes(filename)
-    suffix = (fmt_suffix if fmt_suffix in _SUFFIX_FORMAT else ".txt") + (compression or "")
+    suffix = (fmt_suffix if fmt_suffix in SUFFIX_FORMAT else ".txt") + (compression or "")
     key = hashlib.sha256(data).hexdigest()
 
     def build(out: Path) -> dict[str, Any]:
@@ -687,7 +633,7 @@ def save_upload(data: bytes, filename: str, store: ArtefactStore) -> Path:
 def display_name(filename: str) -> str:
     """A safe, short display name from an uploaded file's name."""
     base = os.path.basename(filename.replace("\\", "/"))
-    for suffix in (*COMPRESSIONS, *_SUFFIX_FORMAT):
+    for suffix in (*COMPRESSIONS, *SUFFIX_FORMAT):
         if base.lower().endswith(suffix) and len(base) > len(suffix):
             base = base[: -len(suffix)]
     cleaned = re.sub(r"[^\w.\- ]", "_", base).strip(". ") or "upload"

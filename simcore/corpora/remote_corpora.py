@@ -11,7 +11,8 @@ from collections import defaultdict
 from typing import Any
 
 from ..errors import CorpusError
-from .corpus import MAX_FILES, Corpus, corpus_name
+from .corpus import Corpus, corpus_name
+from .listing import MAX_FILES
 from .remote import RemoteFile, check_objects, has_magic, list_objects, location
 
 # a folder of corpora may hold this many objects in all (each corpus MAX_FILES)

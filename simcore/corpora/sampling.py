@@ -26,7 +26,7 @@ from typing import Any
 from ..errors import CorpusError, InvalidArgument
 from ..store import ArtefactStore, digest, file_sha256
 from ..tokenize import TokenizerOptions
-from .corpus import Corpus, TokenizedCorpus, _from_artefact, _write_tokens, part_corpus, unit_tokenizer
+from .corpus import Corpus, TokenizedCorpus, from_artefact, part_corpus, unit_tokenizer, write_tokens
 from .notes import ReadNotes
 from .remote import RemoteFile, content_sha256, file_identity
 from .text import line_starts, range_text
@@ -254,7 +254,7 @@ def pieces(corpus: Corpus) -> list[Piece]:
         size = f.stat().st_size
         plain = (isinstance(f, Path) and split_suffixes(f.name)[1] is None  # a remote object: one sequential read
                  and corpus.encoding in (None, "utf-8", "utf8", "utf-8-sig"))
-        if size > RANGE_BYTES and plain and corpus._format(f) in ("text", "jsonl") and not _utf16(f):
+        if size > RANGE_BYTES and plain and corpus.file_format(f) in ("text", "jsonl") and not _utf16(f):
             bounds = line_starts(f, -(-size // RANGE_BYTES))
             out.extend((f, a, b) for a, b in zip(bounds[:-1], bounds[1:]))
         else:
@@ -274,7 +274,7 @@ def _range_units(corpus: Corpus, file: Path, start: int, end: int, notes: ReadNo
 
     name = f"{file.name} (bytes {start:,} on)"
     with range_text(file, start, end, corpus) as text:
-        read = text_units if corpus._format(file) == "text" else jsonl_units
+        read = text_units if corpus.file_format(file) == "text" else jsonl_units
         yield from guard(read(text, name, corpus, notes), corpus, file)
 
 
@@ -314,7 +314,7 @@ def shard_candidates(corpus: Corpus, file: Path, target: int, samples: int, seed
     try:
         digest_of = (file_identity(file) or content_sha256(file, corpus.name) if isinstance(file, RemoteFile)
                      else file_sha256(file) if end < 0 else f"{_range_sha256(file, start, end)}@{start}")
-        found.file_hashes.append(f"{digest_of}:{corpus._format(file)}")
+        found.file_hashes.append(f"{digest_of}:{corpus.file_format(file)}")
     except OSError as exc:
         raise CorpusError(f"{corpus.name}: cannot read {file.name} ({exc.strerror or exc})") from exc
     return found
@@ -395,10 +395,10 @@ def draw_samples(corpus: Corpus, found: Candidates, sizes: Sequence[int], store:
 
         def build_top(path: Path, i: int = i, size: int = top_size, key: str = top_key) -> dict[str, Any]:
             tokens_of = unit_tokenizer(corpus.segmenter(), options)
-            _, count, units = _write_tokens(_cut(_tokens_in_order(found.ordered(i), tokens_of), size), path)
+            _, count, units = write_tokens(_cut(_tokens_in_order(found.ordered(i), tokens_of), size), path)
             return record(key, count, units, size, i)
 
-        top = _from_artefact(corpus.name, store.build("sample", top_key, build_top), store)
+        top = from_artefact(corpus.name, store.build("sample", top_key, build_top), store)
         if i == 0 and kept_everything and top.n_tokens < top_size:
             whole = top  # the source is smaller than the largest size: used whole there, the same for every sample
         for size in sizes:
@@ -429,10 +429,10 @@ def _prefix_sample(corpus: Corpus, top: TokenizedCorpus, size: int, index: int, 
     key = digest("stream-sample", fingerprint, size, index, seed)
 
     def build(path: Path) -> dict[str, Any]:
-        _, count, units = _write_tokens(_cut(top.sentences(), size), path)
+        _, count, units = write_tokens(_cut(top.sentences(), size), path)
         return _sample_meta(key, count, units, fingerprint, options, notes, size, index, seed)
 
-    return _from_artefact(corpus.name, store.build("sample", key, build), store)
+    return from_artefact(corpus.name, store.build("sample", key, build), store)
 
 
 # Sizes at which a pass is looked for before reading again: a pass kept for a larger size serves every smaller one.
@@ -512,7 +512,7 @@ def _remembered(corpus: Corpus, store: ArtefactStore, top: int, sizes: list[int]
     paths = [store.get("sample", digest("stream-sample", record["fingerprint"], top, i, seed)) for i in range(samples)]
     if any(p is None for p in paths):
         return None
-    tops = [_from_artefact(corpus.name, p, store) for p in paths if p is not None]
+    tops = [from_artefact(corpus.name, p, store) for p in paths if p is not None]
     notes = ReadNotes.from_dict(record["notes"])
     whole = tops[0] if record["whole"] is not None else None
     out: dict[int, list[TokenizedCorpus]] = {}

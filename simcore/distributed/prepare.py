@@ -35,7 +35,6 @@ from .shards import (
 )
 
 Progress = Callable[[str, float], None]
-OWN_TASK = ("ppl", "wvv")  # measures whose model is worth a task (and a worker) of its own
 CLUSTER_SHARE = 0.97  # of the progress bar; the rest is the local assembly from the store
 MEMORY_SOURCES = 4  # prepared source samples (their loaded models) kept per worker process
 
@@ -65,9 +64,10 @@ def _prepared(settings: Settings, samples: Sequence[TokenizedCorpus]) -> list[Pr
 
 
 def measure_groups(names: Sequence[str]) -> list[tuple[str, ...]]:
-    """Measures grouped by preparation task: the models in :data:`OWN_TASK` alone, the rest (counts) together."""
-    shared = tuple(n for n in names if n not in OWN_TASK)
-    return ([shared] if shared else []) + [(n,) for n in names if n in OWN_TASK]
+    """Measures grouped by preparation task: each model (a measure's ``own_task``) alone, the rest (counts)
+    together."""
+    shared = tuple(n for n in names if not get_measure(n).own_task)
+    return ([shared] if shared else []) + [(n,) for n in names if get_measure(n).own_task]
 
 
 # Tasks (run on the workers)
@@ -201,12 +201,12 @@ def _run(tracker: Tracker, bench: Workbench, settings: Settings, sources: list[C
     for name in tokens:
         for size in sizes_of[name]:
             source_samples = drawn[name, size]
-            wanted = [n for n in names if size == common or getattr(get_measure(n), "size_ladder", False)]
+            wanted = [n for n in names if size == common or get_measure(n).size_ladder]
             for group in measure_groups(wanted):
                 prepared = tracker.submit("prepare-" + "-".join(group),
                                           f"prepared {'/'.join(group).upper()} for {name}",
                                           prepare_source, settings, group, *source_samples,
-                                          priority=1 if set(group) & set(OWN_TASK) else 0)  # longest first
+                                          priority=int(any(get_measure(n).own_task for n in group)))  # longest first
                 for measure in group:
                     for target in good_targets:
                         cells.append(tracker.submit(

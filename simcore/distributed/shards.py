@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..corpora.globbing import glob_files
+from ..corpora.listing import MAX_FILES
 from ..corpora.remote import is_url, location
 from ..corpora.remote_corpora import corpus_from_url_glob
 from ..corpora.sampling import (
@@ -34,7 +35,6 @@ from ..corpora.sampling import (
     shard_candidates,
 )
 from ..corpus import (
-    MAX_FILES,
     Corpus,
     TokenizedCorpus,
     join_parts,

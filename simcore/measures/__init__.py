@@ -4,9 +4,14 @@ Modules, each importing only those listed before it:
 
 - ``options``: :class:`MeasureOptions`, every option of every measure;
 - ``prepared``: :class:`PreparedSource`, :class:`PreparedTarget` and the :class:`Score` a measure gives;
-- ``registry``: what a measure is (its name, direction, options) and the registry it adds itself to;
+- ``registry``: what a measure is (:class:`Measure`, a base declaring everything about a measure:
+  unit, direction, cost, family, default, settling size, size bias...) and the registry;
 - one module per measure (``tvc``, ``tvcc``, ``ppl``, ``wvv``, ``jsd``, ``ttr``, ``kl``, ``emb``);
-- ``lookup``: the measures by name, importing the built-in ones on first use.
+- ``lookup``: the measures by name, importing the built-in ones on first use; the defaults and the
+  families that carry each answer.
+
+Adding a measure is one module (a :class:`Measure` subclass, then ``register(...)``) and one name in
+``lookup.BUILTIN``; see CONTRIBUTING.md.
 
 :mod:`simcore.uncertainty` (the bootstrap over the target's sentences) sits between ``prepared``
 and the measure modules.
@@ -14,11 +19,11 @@ and the measure modules.
 
 from __future__ import annotations
 
-from .lookup import all_measures, explained, get_measure, parse_measures
+from .lookup import all_measures, cost, default_measures, explained, family, get_measure, parse_measures
 from .options import DEFAULT_REPLICATES, MeasureOptions
 from .prepared import PreparedSource, PreparedTarget, ProgressFn, Score
-from .registry import HIGHER, LOWER, NOT_SIMILARITY, REGISTRY, Measure, register
+from .registry import HIGHER, LM, LOWER, NOT_SIMILARITY, REGISTRY, VECTORS, Measure, register
 
-__all__ = ["DEFAULT_REPLICATES", "HIGHER", "LOWER", "NOT_SIMILARITY", "REGISTRY", "Measure", "MeasureOptions",
-           "PreparedSource", "PreparedTarget", "ProgressFn", "Score", "all_measures", "explained", "get_measure",
-           "parse_measures", "register"]
+__all__ = ["DEFAULT_REPLICATES", "HIGHER", "LM", "LOWER", "NOT_SIMILARITY", "REGISTRY", "VECTORS", "Measure",
+           "MeasureOptions", "PreparedSource", "PreparedTarget", "ProgressFn", "Score", "all_measures", "cost",
+           "default_measures", "explained", "family", "get_measure", "parse_measures", "register"]

@@ -28,7 +28,7 @@ from ..errors import MeasureUnavailable, SimcoreError
 from ..store import ArtefactStore, digest
 from ..uncertainty import sentence_weights
 from .prepared import PreparedSource, PreparedTarget, Score
-from .registry import HIGHER, register
+from .registry import HIGHER, Measure, register
 
 EMBEDDING_VERSION = 1
 # Sentences a second the encoder embeds on a CPU before this machine has a rate of its own: measured on
@@ -190,7 +190,7 @@ def farthest_sentences(source: PreparedSource, target: PreparedTarget, top: int 
             for i in order]
 
 
-class EncoderCentroidCosine:
+class EncoderCentroidCosine(Measure):
     name = "emb"
     label = "EMB"
     direction = HIGHER
@@ -200,6 +200,9 @@ class EncoderCentroidCosine:
     reliable_tokens = 100_000
     size_ladder = False  # at most emb_sentences sentences per side, whatever the source's size
     noise_when_small = False
+    unit = "cosine, -1 to 1"
+    cost = 30.0
+    drill_title = "Target sentences farthest from the source's centroid"
 
     def prepare(self, source: PreparedSource) -> None:
         if _english(source.language):
@@ -226,6 +229,11 @@ class EncoderCentroidCosine:
                    "farthest": [{k: r[k] for k in ("cosine", "sentence")}
                                 for r in farthest_sentences(source, target, top=3)]}
         return Score(value, details, np.asarray(replicates, dtype=float).tolist())
+
+    def drill(self, source: PreparedSource, target: PreparedTarget, top: int) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame(farthest_sentences(source, target, top))[["cosine", "sentence"]]
 
 
 register(EncoderCentroidCosine())

@@ -8,13 +8,15 @@ JSD = ½ (1 − ΣP_shared) + ½ Σ_{Q only} q + Σ_shared [½ p log2(2p/(p+q)) 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy import sparse
 
 from ..counts import ngram_keys_by_sentence, ngram_names, order_of
 from ..uncertainty import replicate_blocks, sentence_weights
 from .prepared import PreparedSource, PreparedTarget, Score
-from .registry import LOWER, register
+from .registry import LM, LOWER, Measure, register
 
 
 def _terms(p: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -80,7 +82,7 @@ def _aligned(source: PreparedSource, target: PreparedTarget, max_n: int):
     return keys, p_counts, q_counts
 
 
-class JensenShannonDivergence:
+class JensenShannonDivergence(Measure):
     name = "jsd"
     label = "JSD"
     direction = LOWER
@@ -90,6 +92,13 @@ class JensenShannonDivergence:
     reliable_tokens = 100_000
     size_ladder = True  # pairs of sources also meet at larger common sizes (simcore.ladder)
     noise_when_small = False
+    unit = "bits, 0 to 1"
+    value_range = (0.0, 1.0)
+    default_rank = 5
+    family, family_rank = LM, 2
+    cost = 2.0
+    size_direction, size_why = -1, "sparser n-gram counts diverge more"
+    drill_title = "N-grams contributing most to the divergence"
 
     def prepare(self, source: PreparedSource) -> None:
         source.counts()
@@ -109,6 +118,11 @@ class JensenShannonDivergence:
         replicates = divergence_replicates(p_counts, sum(s_totals[n] for n in range(1, max_n + 1)),
                                            sentence_ngrams(target, keys, max_n), sentence_weights(target))
         return Score(value, details, replicates.tolist())
+
+    def drill(self, source: PreparedSource, target: PreparedTarget, top: int) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame(divergent_ngrams(source, target, top))
 
 
 def divergent_ngrams(source: PreparedSource, target: PreparedTarget, top: int = 30) -> list[dict]:

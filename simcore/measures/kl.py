@@ -32,7 +32,7 @@ from scipy import sparse
 from ..store import digest
 from ..uncertainty import replicate_blocks, sentence_weights
 from .prepared import PreparedSource, PreparedTarget, Score
-from .registry import LOWER, register
+from .registry import LOWER, Measure, register
 
 WORDPUNCT = re.compile(r"\w+|[^\w\s]+")  # nltk.tokenize.WordPunctTokenizer's pattern
 EPSILON = 1e-10
@@ -185,7 +185,7 @@ def kl_reduction(sources: list[PreparedSource], target: PreparedTarget) -> dict[
     return {name: reference - float(divergence(p_t, _normalised(c))) for name, c in counts.items()}
 
 
-class HashedNgramKL:
+class HashedNgramKL(Measure):
     name = "kl"
     label = "KL"
     direction = LOWER
@@ -195,6 +195,9 @@ class HashedNgramKL:
     reliable_tokens = 100_000
     size_ladder = True  # a smaller source leaves more target buckets empty: pairs also meet at larger sizes
     noise_when_small = False
+    unit = "nats"  # natural logarithms, as DSIR's
+    cost = 2.0
+    drill_title = "Hashed n-gram buckets adding most to the KL"
 
     def prepare(self, source: PreparedSource) -> None:
         source_counts(source)
@@ -211,6 +214,11 @@ class HashedNgramKL:
         }
         replicates = kl_replicates(p_s, target)
         return Score(value, details, replicates.tolist())
+
+    def drill(self, source: PreparedSource, target: PreparedTarget, top: int) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame(contributing_buckets(source, target, top))
 
 
 register(HashedNgramKL())

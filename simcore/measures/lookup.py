@@ -34,16 +34,41 @@ def parse_measures(text: str | list[str] | tuple[str, ...]) -> list[str]:
 
 
 _LOADED = False
+# The built-in measures in the order the command line and the dashboard have always listed them (a wide
+# table is read in it, so the rows of what is computed from one come in it; WVV came first there because
+# another module imported it before the first look-up): the seed papers', then the newer ones.
+BUILTIN = ("wvv", "jsd", "ppl", "ttr", "tvc", "tvcc", "kl", "emb")
 
 
 def _load_builtin() -> None:
     global _LOADED
     if _LOADED:  # called for every look-up: ten thousand targets make a hundred thousand of them
         return
-    from . import jsd, ppl, ttr, tvc, tvcc, wvv  # noqa: F401  (each registers itself on import)
-    for newer in ("kl", "emb"):  # the newer measures, listed after the seed papers' ones
-        importlib.import_module(f"{__package__}.{newer}")
+    for name in BUILTIN:
+        importlib.import_module(f"{__package__}.{name}")
     _LOADED = True
+
+
+def default_measures() -> tuple[str, ...]:
+    """The measures computed unless told otherwise, in the order of their ``default_rank``."""
+    _load_builtin()
+    chosen = [m for m in REGISTRY.values() if m.default]
+    return tuple(m.name for m in sorted(chosen, key=lambda m: m.default_rank))
+
+
+def family(pretraining: str) -> tuple[str, ...]:
+    """The measures that carry the answer for ``pretraining`` ('lm' or 'vectors'), in the order the
+    answer's reason names them."""
+    _load_builtin()
+    members = [m for m in REGISTRY.values() if m.family == pretraining]
+    return tuple(m.name for m in sorted(members, key=lambda m: m.family_rank))
+
+
+def cost(name: str, unknown: float = 1.0) -> float:
+    """A measure's relative cost of one part (:attr:`Measure.cost`), ``unknown`` for a name not registered."""
+    _load_builtin()
+    measure = REGISTRY.get(str(name).lower())
+    return measure.cost if measure is not None else unknown
 
 
 def explained(name: str) -> str:
@@ -54,5 +79,5 @@ def explained(name: str) -> str:
     if measure is None:
         return str(name)
     way = {1: "higher is closer", -1: "lower is closer"}.get(measure.direction)
-    words = [getattr(measure, "gloss", "") or measure.description] + ([way] if way else [])
+    words = [measure.gloss or measure.description] + ([way] if way else [])
     return f"{measure.label} ({', '.join(words)})"

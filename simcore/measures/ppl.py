@@ -21,7 +21,7 @@ from ..kenlm_tools import estimate
 from ..store import digest
 from ..uncertainty import sentence_weights
 from .prepared import PreparedSource, PreparedTarget, Score
-from .registry import LOWER, register
+from .registry import LM, LOWER, Measure, register
 
 
 def model_path(source: PreparedSource) -> Path:
@@ -56,7 +56,7 @@ def sentence_scores(model: Any, sentence: list[str]) -> tuple[float, int, int]:
     return total, n, oov
 
 
-class Perplexity:
+class Perplexity(Measure):
     name = "ppl"
     label = "PPL"
     direction = LOWER
@@ -66,6 +66,16 @@ class Perplexity:
     reliable_tokens = 100_000
     size_ladder = True  # pairs of sources also meet at larger common sizes (simcore.ladder)
     noise_when_small = False
+    unit = "perplexity per word"
+    value_range = (0.0, math.inf)
+    default_rank = 3
+    family, family_rank = LM, 1
+    cost = 3.0
+    own_task = True  # a KenLM model per source sample
+    size_direction = +1
+    size_why = ("a smaller model has a smaller vocabulary, so more target words become <unk>, which it "
+                "predicts cheaply")
+    drill_title = "Target sentences the source's language model finds least likely"
 
     def prepare(self, source: PreparedSource) -> None:
         model_path(source)
@@ -90,6 +100,11 @@ class Perplexity:
             value = corpus_ppl
             replicates = 10 ** (-(weights @ logs) / (weights @ counts))
         return Score(value if math.isfinite(value) else float("inf"), details, replicates.tolist())
+
+    def drill(self, source: PreparedSource, target: PreparedTarget, top: int) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame(least_likely_sentences(source, target, top))[["perplexity", "oov", "sentence"]]
 
 
 def least_likely_sentences(source: PreparedSource, target: PreparedTarget, top: int = 20) -> list[dict]:

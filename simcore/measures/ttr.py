@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from .prepared import PreparedSource, PreparedTarget, Score
-from .registry import NOT_SIMILARITY, register
+from .registry import NOT_SIMILARITY, Measure, register
 
 
-class TypeTokenRatio:
+class TypeTokenRatio(Measure):
     name = "ttr"
     label = "TTR"
     direction = NOT_SIMILARITY
@@ -15,6 +15,13 @@ class TypeTokenRatio:
     gloss = "word diversity of the source sample, not a similarity"
     reliable_tokens = 0
     noise_when_small = False
+    unit = "ratio, 0 to 1"
+    value_range = (0.0, 1.0)
+    default_rank = 6
+    cost = 0.5
+
+    def size_bias(self) -> str:
+        return "TTR falls with size"
 
     def prepare(self, source: PreparedSource) -> None:
         source.counts()

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..counts import unigram_keys_for
 from ..uncertainty import coverage_replicates
 from .prepared import PreparedSource, PreparedTarget, Score
-from .registry import HIGHER, register
+from .registry import HIGHER, VECTORS, Measure, register
 
 
 def coverage(source: PreparedSource, target_types: list[str], target: PreparedTarget) -> Score:
@@ -29,7 +31,7 @@ def uncovered_words(source: PreparedSource, target: PreparedTarget, top: int = 5
     return sorted(((t, freq[t]) for t in missing), key=lambda x: (-x[1], x[0]))[:top]
 
 
-class TargetVocabularyCovered:
+class TargetVocabularyCovered(Measure):
     name = "tvc"
     label = "TVC"
     direction = HIGHER
@@ -39,12 +41,25 @@ class TargetVocabularyCovered:
     reliable_tokens = 100_000
     size_ladder = True  # pairs of sources also meet at larger common sizes (simcore.ladder)
     noise_when_small = False
+    unit = "fraction of the target's vocabulary"
+    percent = True
+    value_range = (0.0, 100.0)
+    default_rank = 1
+    family, family_rank = VECTORS, 2
+    cost = 1.0
+    size_direction, size_why = -1, "a smaller vocabulary covers less"
+    drill_title = "Frequent target words the source lacks"
 
     def prepare(self, source: PreparedSource) -> None:
         source.counts()
 
     def score(self, source: PreparedSource, target: PreparedTarget) -> Score:
         return coverage(source, target.types(), target)
+
+    def drill(self, source: PreparedSource, target: PreparedTarget, top: int) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame(uncovered_words(source, target, top), columns=["word", "target frequency"])
 
 
 register(TargetVocabularyCovered())

@@ -23,7 +23,7 @@ from ..tagging import content_words, content_words_parts, method_for, parts_of, 
 from ..tokenize import TokenizerOptions, split_text
 from ..uncertainty import coverage_replicates
 from .prepared import PreparedSource, PreparedTarget, Score
-from .registry import HIGHER, register
+from .registry import HIGHER, VECTORS, Measure, register
 from .tvc import coverage
 
 
@@ -88,7 +88,7 @@ def source_content_words(source: PreparedSource) -> set[str]:
 BACKGROUND_MIN_TOKENS = 20_000  # below this, starting a process costs more than tagging
 
 
-class TargetContentVocabularyCovered:
+class TargetContentVocabularyCovered(Measure):
     name = "tvcc"
     label = "TVcC"
     direction = HIGHER
@@ -98,6 +98,13 @@ class TargetContentVocabularyCovered:
     reliable_tokens = 100_000
     size_ladder = True  # pairs of sources also meet at larger common sizes (simcore.ladder)
     noise_when_small = False
+    unit = "fraction of the target's content words"
+    percent = True
+    value_range = (0.0, 100.0)
+    default_rank = 2
+    family, family_rank = VECTORS, 1
+    cost = 4.0
+    size_direction, size_why = -1, "a smaller vocabulary covers fewer content words"
 
     def prepare(self, source: PreparedSource) -> None:
         source.counts()

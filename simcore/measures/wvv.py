@@ -16,6 +16,7 @@ cost a training run each).
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from ..errors import SimcoreError
 from ..store import digest
 from ..uncertainty import item_weights
 from .prepared import PreparedSource, PreparedTarget, Score
-from .registry import LOWER, register
+from .registry import LOWER, VECTORS, Measure, register
 
 OPTION_NAMES = ("wvv_dims", "wvv_window", "wvv_negative", "wvv_min_count", "wvv_epochs", "wvv_words", "wvv_workers",
                 "seed")
@@ -119,7 +120,7 @@ def vector_sets(source: PreparedSource, target: PreparedTarget) -> Path:
     return source.store.build("wvv-vectors", key, build)
 
 
-class WordVectorVariance:
+class WordVectorVariance(Measure):
     name = "wvv"
     label = "WVV"
     direction = LOWER
@@ -128,6 +129,15 @@ class WordVectorVariance:
     gloss = "how far word vectors move when trained on the target"
     reliable_tokens = 1_000_000
     noise_when_small = True
+    unit = "no unit: mean squared change of vector coordinates"
+    value_range = (0.0, math.inf)
+    default_rank = 4
+    family, family_rank = VECTORS, 3
+    cost = 20.0
+    heavy_scoring = True  # every cell trains the source's vectors further on the target
+    own_task = True  # a skip-gram model per source sample
+    size_direction, size_why = -1, "vectors from less text move more"
+    drill_title = "Words whose vectors moved most on the target"
 
     def prepare(self, source: PreparedSource) -> None:
         source_vectors_path(source)
@@ -141,6 +151,11 @@ class WordVectorVariance:
         weights = item_weights(target.fingerprint, target.options.seed, len(per_word), target.options.bootstrap)
         replicates = (weights @ per_word) / len(per_word)
         return Score(float(per_word.mean()), {"words": int(before.shape[0])}, replicates.tolist())
+
+    def drill(self, source: PreparedSource, target: PreparedTarget, top: int) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame(moved_words(source, target, top), columns=["word", "mean squared change"])
 
 
 def moved_words(source: PreparedSource, target: PreparedTarget, top: int = 30) -> list[tuple[str, float]]:
