@@ -51,8 +51,10 @@ def score_pool(pool: Corpus, target: Corpus, options: SelectionOptions, store: A
     progress("reading the target", 0.0)
     prepared = Target(target, store, options)
     pool_fp = pool_fingerprint(pool, options.tokenizer)
+    # entities: the tags and label names and the cased text decide the tagger and its labels, not the tokens only
+    labels = [prepared.labels_fingerprint()] if options.method == "entities" else []
     key = digest("selection-scores", _VERSION, pool_fp, prepared.fingerprint, prepared.full.fingerprint,
-                 options.key_parts(), input_identity(options))
+                 options.key_parts(), input_identity(options), *labels)
 
     def build(out: Path) -> dict[str, Any]:
         scorer = make_scorer(options, pool, pool_fp, prepared, store, progress)
