@@ -33,6 +33,7 @@ from typing import IO, Any
 from urllib.parse import urlsplit
 
 from ..errors import CorpusError, InvalidArgument
+from ..redact import has_user_info, redact, redact_url
 from .formats import is_dataset_metadata
 
 _URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]{1,30})://")
@@ -131,19 +132,18 @@ def _known_secrets(options: StorageOptions | None = None) -> list[str]:
 
 
 def display_url(url: str) -> str:
-    """A URL as it may be shown or stored: no user name or password, no signed query values."""
-    parts = urlsplit(url)
-    netloc = parts.netloc.rsplit("@", 1)[-1]
-    query = "&".join(p if not _SECRET_QUERY.search(p.split("=", 1)[0]) else p.split("=", 1)[0] + "=***"
-                     for p in parts.query.split("&")) if parts.query else ""
-    return f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if query else "")
+    """A URL as it may be shown or stored: no user name or password, no secret query values
+    (:func:`simcore.redact.redact`)."""
+    text = url.strip()
+    found = _URL.match(text)
+    return redact_url(found.group(0), text[found.end():]) if found else redact(text)
 
 
 def scrub(text: str, options: StorageOptions | None = None) -> str:
-    """``text`` with every known secret replaced by ``***`` and every URL's password dropped."""
+    """``text`` with every known secret replaced by ``***`` and every URL redacted."""
     for secret in _known_secrets(options):
         text = text.replace(secret, "***")
-    return re.sub(r"([A-Za-z][A-Za-z0-9+.\-]*://)[^/@\s]+@", r"\1", text)
+    return redact(text)
 
 
 def _one_line(exc: BaseException, options: StorageOptions | None) -> str:
@@ -183,7 +183,7 @@ class RemoteFile:
     def __post_init__(self) -> None:
         if not is_url(self.url):
             raise InvalidArgument(f"{self.url[:200]!r} is not a URL")
-        if "@" in urlsplit(self.url).netloc:
+        if has_user_info(self.url.strip().split("://", 1)[1]):  # a password may hold '/' and '@'
             raise CorpusError(f"{display_url(self.url)}: put credentials in --storage-options or the environment, "
                               "not in the URL")
 
