@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 SNIFF_BYTES = 1 << 16
 LINE_BOUND = 1 << 20  # characters read at once; a longer line is split (text) or refused (line formats)
-_TAG = re.compile(r"^(O|[BIESLU]-\S+|[BIESLU])$")
+_TAG = re.compile(r"^([Oo]|[BIESLU]-\S+|[BIESLU])$")
 _SPACE = re.compile(r"\s")
 
 
