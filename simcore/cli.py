@@ -226,7 +226,6 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 
 def _results(args: argparse.Namespace) -> pd.DataFrame:
     from .analysis import read_results  # scipy loads only for the commands that need it
-
     from .analysis.correlation import dropped_note
 
     results = read_results(args.results, f1=args.f1, baseline=args.baseline, improvement=args.improvement)
