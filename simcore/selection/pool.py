@@ -11,13 +11,14 @@ so a unit's index is the same in all of them.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..corpora.corpus import unit_tokenizer
 from ..corpus import Corpus
 from ..store import ArtefactStore, digest
 from ..tokenize import TokenizerOptions, normalise, tokenize
@@ -45,9 +46,16 @@ def unit_text(unit: str | list[str]) -> str:
 
 
 def unit_tokens(unit: str | list[str], options: TokenizerOptions) -> list[str]:
+    """A unit's tokens as the English regex cuts them (see :func:`pool_tokenizer` for the pool's language)."""
     if isinstance(unit, str):
         return tokenize(unit, options)
     return [normalise(t, options) for t in unit]
+
+
+def pool_tokenizer(pool: Corpus, options: TokenizerOptions) -> Callable[[str | list[str]], list[str]]:
+    """The tokens of a pool unit cut as ``matrix`` cuts the pool: by its language's segmenter (ICU for
+    Chinese, Japanese, Thai, ...; the English regex for English, where it is :func:`unit_tokens`)."""
+    return unit_tokenizer(pool.segmenter(), options)
 
 
 class PoolPosition:
@@ -126,12 +134,13 @@ def pool_batches(pool: Corpus, options: TokenizerOptions, size: int, where: Pool
     texts: list[str] = []
     tokens: list[list[str]] = []
     start = chars = 0
+    tokens_of = pool_tokenizer(pool, options) if with_tokens else None
     for unit in pool_units(pool, where):
         text = unit_text(unit)
         texts.append(text)
         chars += len(text)
-        if with_tokens:
-            tokens.append(unit_tokens(unit, options))
+        if tokens_of is not None:
+            tokens.append(tokens_of(unit))
         if len(texts) >= size or chars >= BATCH_CHARS:
             yield Batch(start, texts, tokens)
             start += len(texts)
