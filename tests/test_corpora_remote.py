@@ -9,6 +9,7 @@ import json
 import logging
 import pickle
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -355,6 +356,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(body[: len(body) // 3])  # the connection closes before the promised length
             self.close_connection = True
             return
+        if name.startswith("stalled"):
+            self.wfile.write(body[: len(body) // 3])  # then nothing, the connection left open
+            self.wfile.flush()
+            time.sleep(20)
+            self.close_connection = True
+            return
         self.wfile.write(body)
 
 
@@ -452,3 +459,13 @@ def test_the_dashboard_adds_urls_only_inside_the_remote_locations(memory, app_en
     assert add_server_path(state, "target", "memory://bkt/corpora/clinic", per_file=True) == ["a", "b"]
     assert [f.name for f in state.sources["clinic"].corpus.files] == ["a.txt", "b.txt"]
     assert state.targets["b"].origin == "server URL: memory://bkt/corpora/clinic/b.txt"
+
+
+def test_a_stalled_http_read_times_out_in_one_line(web, monkeypatch):
+    """A server that sends part of the body and then nothing: the read gives up after
+    SIMCORE_READ_TIMEOUT seconds with one line (it used to wait for the server to close)."""
+    monkeypatch.setenv("SIMCORE_READ_TIMEOUT", "2")
+    _Handler.files["stalled.txt"] = b"the quick brown fox jumps over the lazy dog\n" * 50_000
+    with pytest.raises(CorpusError, match="the server stalled") as stalled:
+        list(Corpus.from_path(f"{web}/stalled.txt").units())
+    assert "\n" not in str(stalled.value) and "2 s" in str(stalled.value)

@@ -266,7 +266,7 @@ class RemoteFile:
         try:
             import fsspec.core
 
-            return fsspec.core.url_to_fs(self.url, **self.options.get())
+            return fsspec.core.url_to_fs(self.url, **_with_timeouts(self.protocol, self.options.get()))
         except ImportError as exc:
             package = _PACKAGES.get(self.protocol, "the fsspec back end for it")
             raise CorpusError(f"{self.protocol}:// needs {package} (pip install {package})") from exc
@@ -337,6 +337,32 @@ def _status(exc: BaseException) -> int | None:
     return None
 
 
+def read_timeout() -> float:
+    """Seconds a remote read may wait for data: ``$SIMCORE_READ_TIMEOUT``, else 60 (a stalled server)."""
+    try:
+        value = float(os.environ.get("SIMCORE_READ_TIMEOUT", "60"))
+    except ValueError:
+        return 60.0
+    return value if 0 < value < 1e6 else 60.0
+
+
+def _with_timeouts(protocol: str, options: dict[str, Any]) -> dict[str, Any]:
+    """HTTP(S) options with a connect and a read timeout (aiohttp waits 5 minutes by default, and a server
+    that sends its headers and then nothing is waited on that long), unless the options set one."""
+    if protocol not in ("http", "https"):
+        return options
+    client = dict(options.get("client_kwargs") or {})
+    if "timeout" not in client:
+        import aiohttp
+
+        client["timeout"] = aiohttp.ClientTimeout(total=None, sock_connect=read_timeout(), sock_read=read_timeout())
+    return {**options, "client_kwargs": client}
+
+
+def _stalled(exc: BaseException) -> bool:
+    return isinstance(exc, TimeoutError) or "Timeout" in type(exc).__name__
+
+
 def _call(function: Any, where: RemoteFile, what: str, label: str = "") -> Any:
     prefix = f"{label}: " if label and label != where.display else ""
     try:
@@ -353,6 +379,9 @@ def _call(function: Any, where: RemoteFile, what: str, label: str = "") -> Any:
             raise CorpusError(f"{where.protocol}:// needs {package} (pip install {package})") from exc
         if isinstance(exc, FileNotFoundError) or status == 404:
             raise CorpusError(f"{prefix}{where.display} does not exist") from None
+        if _stalled(exc):
+            raise CorpusError(f"{prefix}cannot {what} {where.display}: no answer for {read_timeout():g} s "
+                              "(the server stalled; SIMCORE_READ_TIMEOUT sets the wait)") from None
         raise CorpusError(f"{prefix}cannot {what} {where.display} ({_one_line(exc, where.options)})") from None
 
 
@@ -385,6 +414,9 @@ class _Guarded(io.RawIOBase):
                 raise CorpusError(f"{where}: access denied ({status or 403}) while it was read") from None
             if isinstance(exc, FileNotFoundError) or status == 404:
                 raise CorpusError(f"{where} vanished while it was read ({self.where.display})") from None
+            if _stalled(exc):
+                raise CorpusError(f"{where}: no data for {read_timeout():g} s while it was read (the server "
+                                  "stalled; SIMCORE_READ_TIMEOUT sets the wait)") from None
             if any(n in type(exc).__name__ for n in ("Payload", "IncompleteRead", "ContentLength")):
                 raise CorpusError(f"{where}: the response was cut short (truncated; {_one_line(exc, self.where.options)})"
                                   ) from None
