@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..corpora.notes import ReadNotes
 from ..corpus import Corpus
 from ..errors import InvalidArgument, SimcoreError
 from ..store import ArtefactStore, digest
@@ -61,11 +62,12 @@ def score_pool(pool: Corpus, target: Corpus, options: SelectionOptions, store: A
         prepare_s = time.perf_counter() - started
         where = PoolPosition()
         seen = prepared.sentence_set()
+        notes = ReadNotes()
         n = 0
         pass_started = time.perf_counter()
         with open(out / "scores.f64", "wb") as scores_file, open(out / "dups.u8", "wb") as dups_file, \
                 open(out / "lens.u32", "wb") as lens_file:
-            for batch in pool_batches(pool, options.tokenizer, options.batch, where):
+            for batch in pool_batches(pool, options.tokenizer, options.batch, where, notes=notes):
                 scores = np.asarray(scorer.score(batch), dtype=np.float64)
                 empty = np.fromiter((not t for t in batch.tokens), dtype=bool, count=len(batch.tokens))
                 scores[empty] = np.nan
@@ -90,7 +92,8 @@ def score_pool(pool: Corpus, target: Corpus, options: SelectionOptions, store: A
                 "prepare_seconds": prepare_s, "score_seconds": seconds,
                 "rate": n / max(per_sentence, 1e-9), "details": details,
                 "pool": pool.name, "target": prepared.name, "target_sentences": prepared.sample.n_units,
-                "long_lines": where.long_lines, "long_pieces": where.pieces, "unit_chars": where.unit_chars}
+                "long_lines": where.long_lines, "long_pieces": where.pieces, "unit_chars": where.unit_chars,
+                "pool_notes": notes.as_dict(), "target_notes": prepared.full.read_notes.as_dict()}
 
     path = store.build("selection-scores", key, build)
     meta = store.meta(path)
