@@ -24,6 +24,8 @@ from simcore.errors import CorpusError
 from simcore.matrix import corpora_in
 from simcore.tokenize import TokenizerOptions
 
+from .conftest import SAMPLE_DATA
+
 fsspec = pytest.importorskip("fsspec")
 
 KEY, SECRET = "AKIAREMOTETESTKEY0042", "remote-test-secret-9f8e7d6c5b4a"
@@ -469,3 +471,37 @@ def test_a_stalled_http_read_times_out_in_one_line(web, monkeypatch):
     with pytest.raises(CorpusError, match="the server stalled") as stalled:
         list(Corpus.from_path(f"{web}/stalled.txt").units())
     assert "\n" not in str(stalled.value) and "2 s" in str(stalled.value)
+
+
+@pytest.fixture
+def listing_server(tmp_path) -> Iterator[tuple[str, Path]]:
+    """Python's own web server: a folder's URL answers with an HTML listing of its files."""
+    import functools
+
+    folder = tmp_path / "served"
+    (folder / "corpora").mkdir(parents=True)
+    (folder / "empty").mkdir()
+    (folder / "empty" / "index.html").write_text("<html><body>no links here</body></html>")
+    for name in ("news.txt", "tweets.jsonl"):
+        (folder / "corpora" / name).write_bytes((SAMPLE_DATA / "sources" / name).read_bytes())
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", folder
+    server.shutdown()
+
+
+def test_an_http_directory_listing_is_read_as_a_folder(listing_server, store):
+    """A web server's page of links for a folder: each linked file is one corpus, read as the local folder."""
+    url, folder = listing_server
+    there = corpora_in(f"{url}/corpora/")
+    here = corpora_in(folder / "corpora")
+    assert [c.name for c in there] == [c.name for c in here] == ["news", "tweets"]
+    for a, b in zip(there, here):
+        assert list(a.units()) == list(b.units())
+    with pytest.raises(CorpusError, match="a web page without links to files under it"):
+        corpora_in(f"{url}/empty/")

@@ -485,6 +485,8 @@ def list_objects(root: RemoteFile, label: str, max_files: int) -> list[RemoteFil
     def listing() -> dict[str, Any]:
         if literal != root.url:
             return dict(fs.glob(path, detail=True))
+        if root.protocol in ("http", "https") and root._path.endswith("/"):
+            return _http_folder(fs, path, root, label)
         info = fs.info(path)
         if info.get("type") == "file":
             return {info["name"]: info}
@@ -508,6 +510,23 @@ def list_objects(root: RemoteFile, label: str, max_files: int) -> list[RemoteFil
     if len(files) > 1:
         files = [f for f in files if not is_dataset_metadata(f)]  # a Hub folder's README.md dataset card
     return files
+
+
+def _http_folder(fs: Any, path: str, root: RemoteFile, label: str) -> dict[str, Any]:
+    """The files an HTTP directory listing (a page of links, as web servers write for a folder) links to
+    directly under its own URL, each looked up for its size and version; a page without such links is
+    refused with what to give instead."""
+    base = path.rstrip("/") + "/"
+    links = [e["name"] for e in fs.ls(path, detail=True) if e.get("type") == "file"
+             and e["name"].startswith(base) and "/" not in e["name"][len(base):].strip("/")
+             and "?" not in e["name"][len(base):] and "#" not in e["name"][len(base):]]
+    if not links:
+        raise CorpusError(f"{label}: {root.display} is a web page without links to files under it; give the "
+                          "URL of each file (or a bucket URL: s3://, gs://, ...)")
+    return {name: fs.info(name) for name in sorted(set(links))[:MAX_LISTED_LINKS]}
+
+
+MAX_LISTED_LINKS = 10_000  # links of one HTTP directory listing looked up (one request each)
 
 
 def check_objects(files: list[RemoteFile], root: RemoteFile, label: str, max_bytes: int | None) -> list[RemoteFile]:
