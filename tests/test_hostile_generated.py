@@ -19,6 +19,7 @@ import inspect
 import io
 import os
 import random
+import string
 import subprocess
 import sys
 import time
@@ -529,6 +530,43 @@ def _parquet_case(rng: random.Random, d: Path) -> None:
     assert " ".join(units).split() == " ".join(texts).split()  # read whole, or refused (SimcoreError)
 
 
+_USER_CHARS = string.ascii_letters + string.digits + "/@:%!$'()*+,;=~-._?#&\"<>`"
+_QUERY_CHARS = string.ascii_letters + string.digits + "/%+=-._~:@!$'()*,;"
+_SECRET_NAMES = ["pass", "password", "secret", "sig", "signature", "key", "token", "X-Amz-Signature",
+                 "X-Amz-Credential", "apikey", "api_key", "access_token", "Pwd", "SAS"]
+
+
+def _secret_url_case(rng: random.Random, d: Path) -> None:
+    """A URL with a secret in its user-info (any printable character) or in a secret-named query value,
+    inside a message: the redacted message holds no secret, and the host and path are still there."""
+    from simcore.corpora.remote import RemoteFile
+    from simcore.errors import CorpusError
+    from simcore.redact import redact
+
+    secret = "ZQ" + "".join(rng.choice(_USER_CHARS) for _ in range(rng.randint(4, 30)))
+    scheme = rng.choice(["s3", "http", "https", "gs", "az"])
+    where = rng.choice(["user", "password", "query"])
+    if where == "user":  # a bare user name cannot hold '/', '?' or '#' (that would be a path with an '@')
+        secret = "ZQ" + "".join(rng.choice(_USER_CHARS.translate({ord(c): None for c in "/?#"}))
+                                for _ in range(rng.randint(4, 30)))
+    if where == "query":
+        secret = "ZQ" + "".join(rng.choice(_QUERY_CHARS) for _ in range(rng.randint(4, 30)))
+        url = f"{scheme}://host.example/data/c.txt?part=2&{rng.choice(_SECRET_NAMES)}={secret}"
+    else:
+        info = secret if where == "user" else f"AKIAEXAMPLE:{secret}"
+        url = f"{scheme}://{info}@host.example/data/c.txt"
+    message = rng.choice(["cannot open {}: boom", "{}", "'{}' failed", "see {} (404)"]).format(url)
+    shown = redact(message)
+    assert secret not in shown and "host.example/data/c.txt" in shown, (url, shown)
+    if where != "query":
+        try:
+            RemoteFile(url)
+        except CorpusError as exc:
+            assert secret not in str(exc) and "not in the URL" in str(exc)
+            raise
+        raise AssertionError(f"{url} was not refused")
+
+
 def _workspace_case(rng: random.Random, d: Path) -> tuple[Any, Any]:
     import hashlib
     import json
@@ -634,7 +672,7 @@ def test_generated_hostile_shapes(tmp_path):
     lost, no unit or batch over its budget, no matrix relabelled) or raises a SimcoreError."""
     rng = random.Random(SEED + 2)
     cases = {"deep JSON": _deep_json_case, "long lines": _long_lines_case, "parquet": _parquet_case,
-             "workspace zip": _workspace_case}
+             "workspace zip": _workspace_case, "secret url": _secret_url_case}
     outcomes: Counter[tuple[str, str]] = Counter()
     wrong = []
     for case in range(N_SHAPES):
@@ -654,4 +692,5 @@ def test_generated_hostile_shapes(tmp_path):
     assert not wrong, f"{len(wrong)} cases failed, e.g.\n" + "\n".join(wrong[:8])
     # JSON nested in a ladder cell, a JSONL line or a dataset card is never what those fields hold: refused
     assert all(outcomes[(k, "returned")] > 0 for k in cases if k != "deep JSON")
+    assert outcomes[("secret url", "SimcoreError")] > 0  # credentials in a URL: refused, naming neither
     assert outcomes[("workspace zip", "SimcoreError")] > 0 and outcomes[("deep JSON", "SimcoreError")] > 0
