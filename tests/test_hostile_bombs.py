@@ -130,3 +130,17 @@ def test_a_large_dictionary_batch_shares_its_strings():
     values = python_values(array)
     assert values[0] is values[1] is values[3] and values[2] is None
     assert python_values(pa.array(["a", None])) == ["a", None]
+
+
+def test_a_dashboard_upload_goes_through_the_same_check(tmp_path):
+    """An uploaded file is stored by its hash and read by the same readers: the bomb is refused."""
+    from simcore.corpus import Corpus, save_upload
+    from simcore.errors import CorpusError
+    from simcore.store import ArtefactStore
+
+    (tmp_path / "in").mkdir()
+    for make in (_parquet_text, _arrow_stream):
+        path = make(tmp_path / "in")
+        stored = save_upload(path.read_bytes(), path.name, ArtefactStore(tmp_path / "store"))
+        with pytest.raises(CorpusError, match="decode to more than"):
+            next(iter(Corpus.from_path(stored).units()))
