@@ -3,8 +3,9 @@
 Each case runs in a subprocess of its own, so its peak resident memory (``resource.ru_maxrss`` of
 that child) is the case's alone. The budgets are the readers' limits: a compressed file may expand
 to ``max(1 GiB, 200 x its size)`` and is decompressed (counted, not kept) for its first 8 MB before
-anything is read; a Parquet file's decoded size is read from its footer; a matrix cell holds at most
-100,000 replicates.
+anything is read; a Parquet file's encoded size is read from its footer, and what dictionary-encoded
+Parquet and Arrow rows decode to is counted from their indices before any row is read
+(:mod:`simcore.corpora.expansion`); a matrix cell holds at most 100,000 replicates.
 
 The ``select`` cases score a pool whose lines are far longer than sentences (a one-line ``.dat`` pool,
 a pool with one multi-megabyte line) against the bundled news target: a selection unit holds at most
@@ -51,6 +52,44 @@ _MAKE = {
         pq.write_table(pa.table({"text": ["a " * 25_000_000 + str(i) for i in range(24)]}), D / "bomb.parquet",
                        compression="zstd", row_group_size=24, use_dictionary=False)
         PATH = D / "bomb.parquet"
+    """,
+    "parquet, dictionary-encoded, --gib GiB of one value": """
+        import pyarrow as pa, pyarrow.parquet as pq
+        rows = int(GIB * 1074)
+        pq.write_table(pa.table({"text": ["a " * 500_000] * rows}), D / "bomb.parquet", compression="zstd",
+                       use_dictionary=True, row_group_size=rows)
+        PATH = D / "bomb.parquet"
+    """,
+    "parquet, dictionary-encoded, 0.9 GiB (under the limit)": """
+        import pyarrow as pa, pyarrow.parquet as pq
+        pq.write_table(pa.table({"text": ["a " * 500_000] * 900}), D / "bomb.parquet", compression="zstd",
+                       use_dictionary=True)
+        PATH = D / "bomb.parquet"
+    """,
+    "arrow stream, dictionary-encoded, --gib GiB": """
+        import pyarrow as pa
+        rows = int(GIB * 1074)
+        t = pa.table({"text": pa.DictionaryArray.from_arrays(pa.array([0] * rows, pa.int32()), pa.array(["a " * 500_000]))})
+        with pa.OSFile(str(D / "bomb.arrow"), "wb") as sink, pa.ipc.new_stream(sink, t.schema) as w:
+            w.write_table(t)
+        PATH = D / "bomb.arrow"
+    """,
+    "save_to_disk folder, dictionary-encoded, --gib GiB": """
+        import json, pyarrow as pa
+        rows = int(GIB * 1074)
+        t = pa.table({"text": pa.DictionaryArray.from_arrays(pa.array([0] * rows, pa.int32()), pa.array(["a " * 500_000]))})
+        (D / "saved").mkdir()
+        with pa.OSFile(str(D / "saved" / "data-00000-of-00001.arrow"), "wb") as sink, pa.ipc.new_stream(sink, t.schema) as w:
+            w.write_table(t)
+        (D / "saved" / "state.json").write_text(json.dumps({"_data_files": [{"filename": "data-00000-of-00001.arrow"}]}))
+        PATH = D / "saved"
+    """,
+    "select ppl, dictionary-encoded parquet pool, --gib GiB": """
+        import pyarrow as pa, pyarrow.parquet as pq
+        rows = int(GIB * 1074)
+        pq.write_table(pa.table({"text": ["a " * 500_000] * rows}), D / "pool.parquet", compression="zstd",
+                       use_dictionary=True, row_group_size=rows)
+        PATH = D / "pool.parquet"
     """,
     "matrix cell of 3,000,000 replicates": """
         reps = " ".join(["0.5"] * 3_000_000)
@@ -121,6 +160,11 @@ print(time.perf_counter() - started, resource.getrusage(resource.RUSAGE_SELF).ru
 """
 
 
+def _size(path: Path) -> int:
+    """Bytes on disk of a file, or of every file in a folder."""
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir() else path.stat().st_size
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gib", type=float, default=4.0, help="expanded size of the zstd and gzip bombs (GiB)")
@@ -129,7 +173,7 @@ def main() -> None:
     parser.add_argument("--only", default="", help="run only the cases whose name holds this text")
     parser.add_argument("--root", type=Path, default=ROOT, help="the simcore checkout to measure (for a before/after)")
     args = parser.parse_args()
-    print(f"{'case':48} {'on disk':>11} {'seconds':>8} {'peak MB':>8}  outcome")
+    print(f"{'case':56} {'on disk':>11} {'seconds':>8} {'peak MB':>8}  outcome")
     for name, make in _MAKE.items():
         if args.only not in name:
             continue
@@ -146,15 +190,15 @@ def main() -> None:
             try:
                 done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
             except subprocess.TimeoutExpired:
-                print(f"{name:48} {path.stat().st_size:>11,} {'>600':>8} {'?':>8}  still running at 600 s")
+                print(f"{name:56} {_size(path):>11,} {'>600':>8} {'?':>8}  still running at 600 s")
                 continue
             wall = time.perf_counter() - started
             if done.returncode != 0:
-                print(f"{name:48} {path.stat().st_size:>11,} {wall:8.1f} {'?':>8}  crashed: "
+                print(f"{name:56} {_size(path):>11,} {wall:8.1f} {'?':>8}  crashed: "
                       f"{json.dumps(done.stderr.strip().splitlines()[-1:])}")
                 continue
             seconds, peak, outcome = done.stdout.strip().splitlines()[-1].split("\t", 2)
-            print(f"{name:48} {path.stat().st_size:>11,} {float(seconds):8.2f} {float(peak):8.0f}  {outcome}")
+            print(f"{name:56} {_size(path):>11,} {float(seconds):8.2f} {float(peak):8.0f}  {outcome}")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from simcore.errors import SimcoreError
 
@@ -40,10 +41,29 @@ def resolve_server_url(text: str, roots: list[str] | None = None) -> str:
     shown = display_url(url)
     if not roots:
         raise SimcoreError("no remote location is configured on this server (set SIMCORE_REMOTE_ROOTS)")
-    if "/../" in url + "/" or "/./" in url + "/" or "\\" in url or any(c.isspace() or c == "\0" for c in url):
+    plain = _decoded(url)  # %2e%2e is '..' to the server that answers: checked as it will be read
+    if ("/../" in plain + "/" or "/./" in plain + "/" or plain.endswith("/..") or "\\" in plain
+            or any(c.isspace() or c == "\0" for c in plain)):
         raise SimcoreError(f"{shown}: give a plain URL inside one of the remote locations")
-    if not any(url == root.rstrip("/") or url.startswith(root) for root in roots):
+    inside = [root for root in roots if plain == _decoded(root).rstrip("/") or plain.startswith(_decoded(root))]
+    if not inside:
         raise SimcoreError(f"{shown} is outside the remote locations this server allows ({', '.join(roots)})")
+    if plain.lower().startswith("file://"):  # a local root: no link may lead out of it
+        root = Path(urlsplit(_decoded(inside[0])).path)
+        try:
+            resolve_server_path(urlsplit(plain).path, [root.resolve(strict=True)])
+        except OSError:
+            raise SimcoreError(f"{shown}: its remote location does not exist on this server") from None
+    return url
+
+
+def _decoded(url: str) -> str:
+    """``url`` with its percent escapes decoded until none is left (``%252e`` is ``%2e`` is ``.``)."""
+    for _ in range(8):
+        plain = unquote(url)
+        if plain == url:
+            break
+        url = plain
     return url
 
 

@@ -227,8 +227,13 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 
 def _results(args: argparse.Namespace) -> pd.DataFrame:
     from .analysis import read_results  # scipy loads only for the commands that need it
+    from .analysis.correlation import dropped_note
 
-    return read_results(args.results, f1=args.f1, baseline=args.baseline, improvement=args.improvement)
+    results = read_results(args.results, f1=args.f1, baseline=args.baseline, improvement=args.improvement)
+    note = dropped_note(results)
+    if note:
+        print(terminal_text(f"simcore: note: {note}"), file=sys.stderr)
+    return results
 
 
 def _print_left_out(table: pd.DataFrame) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from .redact import redact
 from .terminal import raw_stream, terminal_text
 
 
@@ -20,7 +21,7 @@ class ProgressBar:
         self.at = 0
 
     def __call__(self, message: str, fraction: float) -> None:
-        self.bar.set_description_str(terminal_text(message)[:60], refresh=False)
+        self.bar.set_description_str(terminal_text(redact(message))[:60], refresh=False)
         target = int(min(1.0, max(0.0, fraction)) * 1000)
         if target > self.at:
             self.bar.update(target - self.at)
@@ -30,7 +31,7 @@ class ProgressBar:
 
     def write(self, line: str) -> None:
         """One line above the bar, escaped (names in it cannot move the cursor)."""
-        self.bar.write(terminal_text(line), file=self.stream)
+        self.bar.write(terminal_text(redact(line)), file=self.stream)
 
     def close(self) -> None:
         self.bar.close()

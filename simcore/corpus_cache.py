@@ -35,6 +35,7 @@ from .measures import MeasureOptions, PreparedSource, PreparedTarget, get_measur
 from .store import ArtefactStore, digest
 from .tokenize import TokenizerOptions
 from .uncertainty import centred, interval, pool_samples
+from .versions import measure_versions
 
 MEMORY_SOURCES = 16  # prepared sources (their loaded models) kept in memory per workbench
 MEMORY_TARGETS = 32  # targets (their sentences) kept in memory per workbench
@@ -279,9 +280,15 @@ class CorpusCache:
     def cell_key(self, sources: list[PreparedSource], target: PreparedTarget, measure_name: str) -> str:
         """The store key of a cell (what is stored already is not computed again, nor counted in an estimate)."""
         measure = get_measure(measure_name)
+        # The languages choose how content words are found (TVcC) whatever the tokens: a pre-tokenized target
+        # read as Japanese is not the English one. Only said when one is not English (older keys stay valid).
+        languages = [target.language, *(s.language for s in sources)]
+        extra = [] if all(lang == "en" for lang in languages) else [{"languages": languages}]
+        versions = measure_versions(measure.name)  # the model that tags (TVcC) or trains (WVV)
+        extra += [{"versions": versions}] if versions else []
         return digest("cell", CELL_VERSION, [s.sample.fingerprint for s in sources], target.fingerprint, measure.name,
                       self.options.subset(measure.option_names), self.tokenizer.as_dict(), self.options.bootstrap,
-                      self.options.seed)
+                      self.options.seed, *extra)
 
     def _unit(self, corpus: Corpus, name: str, size: int, samples: int, targets: list[Corpus],
               progress: Progress = quiet) -> UnitResult:

@@ -7,9 +7,15 @@ line and exits with status 2, the dashboard shows it on the page.
 
 from __future__ import annotations
 
+from .redact import redact
+
 
 class SimcoreError(Exception):
-    """A problem with the input or the set-up, explained for the user."""
+    """A problem with the input or the set-up, explained for the user (no URL's secret in it:
+    :func:`simcore.redact.redact`)."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(redact(a) if isinstance(a, str) else a for a in args))
 
 
 class CorpusError(SimcoreError):

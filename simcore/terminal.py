@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any, TextIO
 
+from .redact import redact
+
 _CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 _CONTROL_AND_NEWLINE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _NAMED = {"\r": "\\r", "\n": "\\n", "\t": "\\t"}
@@ -47,7 +49,7 @@ class SafeStream:
         self.raw = raw
 
     def write(self, text: str) -> int:
-        self.raw.write(terminal_text(text, keep_newlines=True))
+        self.raw.write(terminal_text(redact(text), keep_newlines=True))
         return len(text)
 
     def flush(self) -> None:

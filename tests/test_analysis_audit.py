@@ -247,3 +247,38 @@ def test_cli_malformed_results_is_one_line_and_status_2(tmp_path, capsys, conten
 def test_cli_bad_options_are_status_2(capsys, args, message):
     code, _, err = _cli(capsys, "--f1", "lm_f1", *args)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+UNREADABLE_F1 = ["abc", "", "50%", "0,5", "=1+1", "NaN", "n/a", "--"]
+
+
+def test_cli_names_the_results_rows_it_drops_and_counts_as_without_them(tmp_path, capsys):
+    """Rows whose F1 is not a number are left out and named, and the audit is the audit of the table
+    without them (the rows removed by hand)."""
+    table = pd.read_csv(TABLE3, dtype=str, keep_default_na=False)
+    chosen = list(range(0, 3 * len(UNREADABLE_F1), 3))
+    hostile = table.copy()
+    hostile.loc[chosen, "lm_f1"] = UNREADABLE_F1
+    hostile.to_csv(tmp_path / "hostile.csv", index=False)
+    table.drop(index=chosen).to_csv(tmp_path / "removed.csv", index=False)
+    base = ["audit", "--matrix", str(TABLE3), "--f1", "lm_f1", "--bootstrap", "0"]
+    assert main([*base, "--results", str(tmp_path / "removed.csv"), "--out", str(tmp_path / "a.csv")]) == 0
+    capsys.readouterr()
+    assert main([*base, "--results", str(tmp_path / "hostile.csv"), "--out", str(tmp_path / "b.csv")]) == 0
+    _, err = capsys.readouterr()
+    assert f"{len(chosen)} results row(s) left out, their F1 is not a number" in err
+    first = table.loc[chosen[0]]
+    assert f"{first['target']} / {first['source']} ('abc')" in err
+    expected, got = pd.read_csv(tmp_path / "a.csv"), pd.read_csv(tmp_path / "b.csv")
+    pd.testing.assert_frame_equal(expected, got)
+
+
+@pytest.mark.parametrize("value", ["inf", "-inf", "1e400", "1e308", "-5", "100.5"])
+def test_cli_refuses_an_f1_no_run_can_have(tmp_path, capsys, value):
+    table = pd.read_csv(TABLE3, dtype=str, keep_default_na=False)
+    table.loc[4, "lm_f1"] = value
+    table.to_csv(tmp_path / "r.csv", index=False)
+    code = main(["audit", "--matrix", str(TABLE3), "--results", str(tmp_path / "r.csv"), "--f1", "lm_f1"])
+    _, err = capsys.readouterr()
+    assert code == 2 and err.startswith("simcore: error:") and len(err.strip().splitlines()) == 1
+    assert f"{table.loc[4, 'target']} / {table.loc[4, 'source']}" in err and "from 0 to 100" in err

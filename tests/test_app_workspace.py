@@ -274,3 +274,30 @@ def test_a_hostile_job_record_is_refused_when_the_workspace_opens(cache: Path):
     refused = [w.value for w in b.warning if "job record" in w.value]
     assert len(refused) == 2 and all("\n" not in w for w in refused), refused
     assert not list(folder.iterdir()) and not [x for x in b.sidebar.button if x.key.startswith("resume_")]
+
+
+def test_a_workspace_zip_with_damaged_compressed_data_gets_one_line(cache: Path):
+    """A deflated member whose bytes were damaged (zlib's 'invalid stored block lengths', a bad CRC) is
+    one line on the Open results page; the open workspace stays as it was."""
+    import io
+    import zipfile
+
+    from dashboard.state import AppState
+
+    at = opened(page="pages/6_Open_results.py")
+    at.button(key="open_table3").click().run()
+    before = state(at).workspace
+    files = ws.snapshot(AppState(), "damaged", cache, SAMPLE_DATA, 0.0, [])
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, content in files.items():
+            z.writestr(name, content * 20)
+    data = bytearray(buf.getvalue())
+    start = 30 + len(next(iter(files)))  # the first member's compressed data, after its local header
+    data[start:start + 8] = b"\xff" * 8
+    at.get("file_uploader")[-1].upload("damaged.zip", bytes(data), "application/zip")
+    at.run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "\n" not in errors[0] and "damaged" in errors[0], errors
+    assert state(at).workspace == before and state(at).matrices

@@ -9,6 +9,7 @@ import json
 import logging
 import pickle
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +23,8 @@ from simcore.corpus import Corpus, tokenize_corpus
 from simcore.errors import CorpusError
 from simcore.matrix import corpora_in
 from simcore.tokenize import TokenizerOptions
+
+from .conftest import SAMPLE_DATA
 
 fsspec = pytest.importorskip("fsspec")
 
@@ -355,6 +358,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(body[: len(body) // 3])  # the connection closes before the promised length
             self.close_connection = True
             return
+        if name.startswith("stalled"):
+            self.wfile.write(body[: len(body) // 3])  # then nothing, the connection left open
+            self.wfile.flush()
+            time.sleep(20)
+            self.close_connection = True
+            return
         self.wfile.write(body)
 
 
@@ -452,3 +461,47 @@ def test_the_dashboard_adds_urls_only_inside_the_remote_locations(memory, app_en
     assert add_server_path(state, "target", "memory://bkt/corpora/clinic", per_file=True) == ["a", "b"]
     assert [f.name for f in state.sources["clinic"].corpus.files] == ["a.txt", "b.txt"]
     assert state.targets["b"].origin == "server URL: memory://bkt/corpora/clinic/b.txt"
+
+
+def test_a_stalled_http_read_times_out_in_one_line(web, monkeypatch):
+    """A server that sends part of the body and then nothing: the read gives up after
+    SIMCORE_READ_TIMEOUT seconds with one line (it used to wait for the server to close)."""
+    monkeypatch.setenv("SIMCORE_READ_TIMEOUT", "2")
+    _Handler.files["stalled.txt"] = b"the quick brown fox jumps over the lazy dog\n" * 50_000
+    with pytest.raises(CorpusError, match="the server stalled") as stalled:
+        list(Corpus.from_path(f"{web}/stalled.txt").units())
+    assert "\n" not in str(stalled.value) and "2 s" in str(stalled.value)
+
+
+@pytest.fixture
+def listing_server(tmp_path) -> Iterator[tuple[str, Path]]:
+    """Python's own web server: a folder's URL answers with an HTML listing of its files."""
+    import functools
+
+    folder = tmp_path / "served"
+    (folder / "corpora").mkdir(parents=True)
+    (folder / "empty").mkdir()
+    (folder / "empty" / "index.html").write_text("<html><body>no links here</body></html>")
+    for name in ("news.txt", "tweets.jsonl"):
+        (folder / "corpora" / name).write_bytes((SAMPLE_DATA / "sources" / name).read_bytes())
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", folder
+    server.shutdown()
+
+
+def test_an_http_directory_listing_is_read_as_a_folder(listing_server, store):
+    """A web server's page of links for a folder: each linked file is one corpus, read as the local folder."""
+    url, folder = listing_server
+    there = corpora_in(f"{url}/corpora/")
+    here = corpora_in(folder / "corpora")
+    assert [c.name for c in there] == [c.name for c in here] == ["news", "tweets"]
+    for a, b in zip(there, here):
+        assert list(a.units()) == list(b.units())
+    with pytest.raises(CorpusError, match="a web page without links to files under it"):
+        corpora_in(f"{url}/empty/")

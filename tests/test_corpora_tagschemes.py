@@ -75,3 +75,17 @@ def test_a_type_change_inside_i_tags_starts_a_new_entity():
     tags = ["I-PER", "I-LOC", "E-LOC", "O"]
     assert to_iob2(tags) == ["B-PER", "B-LOC", "I-LOC", "O"]
     assert get_entities(tags) == [("PER", 0, 0), ("LOC", 1, 2)]
+
+
+def test_lowercase_o_tags_are_outside(tmp_path):
+    """A file that writes outside as ``o`` reads as the same file with ``O``: no entity of type ``o``."""
+    from simcore.corpus import Corpus
+
+    rows = [("EU", "B-ORG"), ("rejects", "o"), ("German", "B-MISC"), ("call", "o"), (".", "o")]
+    lower = tmp_path / "lower.conll"
+    upper = tmp_path / "upper.conll"
+    lower.write_text("\n".join(f"{w}\t{t}" for w, t in rows) + "\n", encoding="utf-8")
+    upper.write_text("\n".join(f"{w}\t{t.upper()}" for w, t in rows) + "\n", encoding="utf-8")
+    read = list(Corpus.from_path(lower).tagged_sentences())
+    assert read == list(Corpus.from_path(upper).tagged_sentences())
+    assert read[0][1] == ["B-ORG", "O", "B-MISC", "O", "O"]

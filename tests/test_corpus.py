@@ -185,3 +185,27 @@ def test_jsonl_hostile_records_are_repaired_or_refused(tmp_path, store):
         p.write_text(line + "\n")
         with pytest.raises(CorpusError, match=message):
             tokens_of(p, store)
+
+
+@pytest.mark.parametrize("encoding", ["utf-32", "utf-32-le-bom", "utf-32-be-bom"])
+def test_utf32_with_bom_is_read_as_utf32(tmp_path, store, encoding):
+    """UTF-32's little-endian mark starts with UTF-16's (FF FE): read as UTF-16 it had a NUL between characters."""
+    import codecs
+
+    text = "Grüße aus Köln und München, sagte die Bürgermeisterin am Montag.\n" * 20
+    data = {"utf-32": text.encode("utf-32"),
+            "utf-32-le-bom": codecs.BOM_UTF32_LE + text.encode("utf-32-le"),
+            "utf-32-be-bom": codecs.BOM_UTF32_BE + text.encode("utf-32-be")}[encoding]
+    p = tmp_path / "c.txt"
+    p.write_bytes(data)
+    (tmp_path / "u8.txt").write_text(text, encoding="utf-8")
+    corpus = Corpus.from_path(p)
+    assert list(corpus.units()) == list(Corpus.from_path(tmp_path / "u8.txt").units())
+    assert corpus.language_guess().language == "de"
+
+
+def test_utf32_without_bom_is_refused_by_name(tmp_path):
+    p = tmp_path / "c.txt"
+    p.write_bytes(("plain words here\n" * 50).encode("utf-32-le"))
+    with pytest.raises(CorpusError, match="UTF-32 text without a byte-order mark"):
+        list(Corpus.from_path(p).units())

@@ -449,3 +449,26 @@ def test_a_jobs_time_left_starts_from_its_estimate_and_moves_to_its_pace():
     assert "126 values, the first once the corpora are prepared" in matrix.line() and "0 of 126" not in matrix.line()
     matrix.add_row({"measure": "tvc"})
     assert "1 of 126 values" in matrix.line()
+
+
+def test_a_remote_root_is_a_prefix_of_the_decoded_url_and_no_link_leads_out(tmp_path):
+    """``%2e%2e`` is ``..`` to the server that answers, so it is decoded before the prefix check; under a
+    ``file://`` root a link to a file outside (``/etc/passwd``) or a folder holding one is refused."""
+    from dashboard.paths import resolve_server_url
+    from simcore.errors import SimcoreError
+
+    root = tmp_path / "root"
+    (root / "sub").mkdir(parents=True)
+    (root / "a.txt").write_text("words\n")
+    (tmp_path / "secret.txt").write_text("secret\n")
+    (root / "out.txt").symlink_to(tmp_path / "secret.txt")
+    (root / "sub" / "link").symlink_to(tmp_path)
+    roots = [f"file://{root}/", "https://host.example/data/"]
+    assert resolve_server_url(f"file://{root}/a.txt", roots) == f"file://{root}/a.txt"
+    assert resolve_server_url("https://host.example/data/x.txt", roots) == "https://host.example/data/x.txt"
+    for url in (f"file://{root}/%2e%2e/secret.txt", f"file://{root}/%252e%252e/secret.txt",
+                f"file://{root}/out.txt", f"file://{root}/sub/", f"file://{root}/sub/link/secret.txt",
+                "https://host.example/data/%2E%2E/admin", "https://host.example/data/..%2fadmin",
+                "https://host.example/database"):
+        with pytest.raises(SimcoreError):
+            resolve_server_url(url, roots)

@@ -19,6 +19,7 @@ import inspect
 import io
 import os
 import random
+import string
 import subprocess
 import sys
 import time
@@ -513,11 +514,57 @@ def _parquet_case(rng: random.Random, d: Path) -> None:
     from simcore.corpus import Corpus
 
     texts = [" ".join([f"w{i}"] * rng.choice([1, 50, 20_000])) for i in range(rng.randint(1, 40))]
-    pq.write_table(pa.table({"text": texts}), d / "c.parquet", row_group_size=rng.choice([1, 3, 1000]),
-                   compression=rng.choice(["zstd", "snappy", "none"]), use_dictionary=rng.random() < 0.5)
+    if rng.random() < 0.4:  # fourth round: one value repeated through a dictionary (a bomb in small)
+        texts = [texts[0]] * rng.randint(1, 300)
+    name = rng.choice(["c.parquet", "c.arrow"])
+    if name == "c.parquet":
+        pq.write_table(pa.table({"text": texts}), d / name, row_group_size=rng.choice([1, 3, 1000]),
+                       compression=rng.choice(["zstd", "snappy", "none"]), use_dictionary=rng.random() < 0.5)
+    else:
+        table = pa.table({"text": pa.array(texts).dictionary_encode() if rng.random() < 0.7 else texts})
+        with pa.OSFile(str(d / name), "wb") as sink, (pa.ipc.new_stream if rng.random() < 0.5 else pa.ipc.new_file)(
+                sink, table.schema) as writer:
+            writer.write_table(table, max_chunksize=rng.choice([1, 7, 1000]))
     limit = rng.choice([None, 1_000, 100_000, 10**9])
-    units = list(Corpus.from_path(d / "c.parquet", max_decompressed_bytes=limit).units())
+    units = list(Corpus.from_path(d / name, max_decompressed_bytes=limit).units())
     assert " ".join(units).split() == " ".join(texts).split()  # read whole, or refused (SimcoreError)
+
+
+_USER_CHARS = string.ascii_letters + string.digits + "/@:%!$'()*+,;=~-._?#&\"<>`"
+_QUERY_CHARS = string.ascii_letters + string.digits + "/%+=-._~:@!$'()*,;"
+_SECRET_NAMES = ["pass", "password", "secret", "sig", "signature", "key", "token", "X-Amz-Signature",
+                 "X-Amz-Credential", "apikey", "api_key", "access_token", "Pwd", "SAS"]
+
+
+def _secret_url_case(rng: random.Random, d: Path) -> None:
+    """A URL with a secret in its user-info (any printable character) or in a secret-named query value,
+    inside a message: the redacted message holds no secret, and the host and path are still there."""
+    from simcore.corpora.remote import RemoteFile
+    from simcore.errors import CorpusError
+    from simcore.redact import redact
+
+    secret = "ZQ" + "".join(rng.choice(_USER_CHARS) for _ in range(rng.randint(4, 30)))
+    scheme = rng.choice(["s3", "http", "https", "gs", "az"])
+    where = rng.choice(["user", "password", "query"])
+    if where == "user":  # a bare user name cannot hold '/', '?' or '#' (that would be a path with an '@')
+        secret = "ZQ" + "".join(rng.choice(_USER_CHARS.translate({ord(c): None for c in "/?#"}))
+                                for _ in range(rng.randint(4, 30)))
+    if where == "query":
+        secret = "ZQ" + "".join(rng.choice(_QUERY_CHARS) for _ in range(rng.randint(4, 30)))
+        url = f"{scheme}://host.example/data/c.txt?part=2&{rng.choice(_SECRET_NAMES)}={secret}"
+    else:
+        info = secret if where == "user" else f"AKIAEXAMPLE:{secret}"
+        url = f"{scheme}://{info}@host.example/data/c.txt"
+    message = rng.choice(["cannot open {}: boom", "{}", "'{}' failed", "see {} (404)"]).format(url)
+    shown = redact(message)
+    assert secret not in shown and "host.example/data/c.txt" in shown, (url, shown)
+    if where != "query":
+        try:
+            RemoteFile(url)
+        except CorpusError as exc:
+            assert secret not in str(exc) and "not in the URL" in str(exc)
+            raise
+        raise AssertionError(f"{url} was not refused")
 
 
 def _workspace_case(rng: random.Random, d: Path) -> tuple[Any, Any]:
@@ -541,7 +588,7 @@ def _workspace_case(rng: random.Random, d: Path) -> tuple[Any, Any]:
     members = list(files.items())
     for _ in range(rng.randint(1, 3)):
         kind = rng.choice(["duplicate", "unnamed", "binary", "deep", "newline", "edited", "swapped", "dropped",
-                           "limit", "truncated", "none"])
+                           "limit", "truncated", "none", "bytes", "manifest value"])
         tables = [i for i, (n, _) in enumerate(members) if n.endswith(".csv")]
         if kind == "duplicate":
             members.append(rng.choice(members)[:1] + (b"source,target,measure,value\nx,y,tvc,1\n",))
@@ -569,15 +616,32 @@ def _workspace_case(rng: random.Random, d: Path) -> tuple[Any, Any]:
             members[-1] = (ws.MANIFEST, json.dumps(manifest).encode())
         elif kind == "truncated":
             members.append(("__truncate__", b""))
+        elif kind == "bytes":  # compressed data damaged: zlib errors, bad CRCs, broken headers
+            members.append(("__damage__", b""))
+        elif kind == "manifest value" and members[-1][0] == ws.MANIFEST and members[-1][1].startswith(b"{\n"):
+            manifest = json.loads(members[-1][1])
+            leaves = list(_json_paths(manifest))
+            node = manifest
+            *parents, last = rng.choice(leaves)
+            for key in parents:
+                node = node[key]
+            node[last] = rng.choice([None, 1, -1, 1.5, "x", [], {}, [1], {"a": 1}, True, "../../etc", 10**30])
+            members[-1] = (ws.MANIFEST, json.dumps(manifest).encode())
     buffer = io.BytesIO()
-    with warnings.catch_warnings(), zipfile.ZipFile(buffer, "w") as z:
+    damage = any(n == "__damage__" for n, _ in members)
+    with warnings.catch_warnings(), zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED if damage else 0) as z:
         warnings.simplefilter("ignore")
         for name, content in members:
-            if name != "__truncate__":
+            if not name.startswith("__"):
                 z.writestr(name, content)
     data = buffer.getvalue()
     if any(n == "__truncate__" for n, _ in members):
         data = data[:rng.randint(0, len(data))]
+    if damage and data:
+        mutable = bytearray(data)
+        for _ in range(rng.randint(1, 4)):
+            mutable[rng.randrange(len(mutable))] = rng.randrange(256)
+        data = bytes(mutable)
     locator = ws.Locator(store, SAMPLE_DATA, lambda t: resolve_server_path(t, [SAMPLE_DATA.resolve()]))
     opened = ws.read_zip(data)
     restored = AppState()
@@ -591,15 +655,24 @@ def _workspace_case(rng: random.Random, d: Path) -> tuple[Any, Any]:
     return opened, restored
 
 
+def _json_paths(value: Any, prefix: tuple = ()) -> Any:
+    """The path (keys and indices) of every value inside a JSON document."""
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, inner in items:
+        yield (*prefix, key)
+        yield from _json_paths(inner, (*prefix, key))
+
+
 def test_generated_hostile_shapes(tmp_path):
     """Deep JSON (ladder cells, JSONL lines, dataset_info.json), long lines through the selection's pool
-    reader, Parquet files of random row groups under random decompression limits, and workspace zips
-    mutated 1-3 times (duplicate, unnamed, binary, newline-named members; deep or edited JSON; tables
-    edited, swapped or dropped; the zip cut short): each returns (and then keeps its invariant: no word
+    reader, Parquet and Arrow files of random row groups (and, since the fourth round, one value repeated
+    through a dictionary) under random decompression limits, and workspace zips mutated 1-3 times
+    (duplicate, unnamed, binary, newline-named members; deep or edited JSON; tables edited, swapped or
+    dropped; the zip cut short; compressed bytes damaged; a manifest value of another type): each returns (and then keeps its invariant: no word
     lost, no unit or batch over its budget, no matrix relabelled) or raises a SimcoreError."""
     rng = random.Random(SEED + 2)
     cases = {"deep JSON": _deep_json_case, "long lines": _long_lines_case, "parquet": _parquet_case,
-             "workspace zip": _workspace_case}
+             "workspace zip": _workspace_case, "secret url": _secret_url_case}
     outcomes: Counter[tuple[str, str]] = Counter()
     wrong = []
     for case in range(N_SHAPES):
@@ -619,4 +692,5 @@ def test_generated_hostile_shapes(tmp_path):
     assert not wrong, f"{len(wrong)} cases failed, e.g.\n" + "\n".join(wrong[:8])
     # JSON nested in a ladder cell, a JSONL line or a dataset card is never what those fields hold: refused
     assert all(outcomes[(k, "returned")] > 0 for k in cases if k != "deep JSON")
+    assert outcomes[("secret url", "SimcoreError")] > 0  # credentials in a URL: refused, naming neither
     assert outcomes[("workspace zip", "SimcoreError")] > 0 and outcomes[("deep JSON", "SimcoreError")] > 0

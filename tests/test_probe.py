@@ -373,3 +373,25 @@ def test_the_probe_reads_a_datasets_export_and_conllu_splits(tmp_path: Path) -> 
         (ud / f"de_gsd-ud-{split}.conllu").write_text("# sent_id = 1\n1\tAnn\t_\t_\t_\t_\t0\troot\t_\tNER=B-PER\n"
                                             "2\tlief\t_\t_\t_\t_\t1\tdep\t_\tNER=O\n\n")
     assert read_split(TargetSplits.from_directory(ud), "train") == [(["Ann", "lief"], ["B-PER", "O"])]
+
+
+def test_null_hub_rows_of_a_probe_target_are_said(tmp_path):
+    """A Hub-style split with null rows: split_notes (printed by the probe commands) counts them."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from simcore.probe.data import TargetSplits, read_split, split_notes
+
+    rows = [["EU", "rejects", "German", "call"], None, ["Peter", "Blackburn"], None, ["BRUSSELS"]]
+    tags = [[1, 0, 2, 0], None, [3, 4], None, [1]]
+    names = '{"features": {"ner_tags": {"feature": {"names": ["O", "B-ORG", "B-MISC", "B-PER", "I-PER"]}}}}'
+    folder = tmp_path / "hub"
+    folder.mkdir()
+    for split in ("train", "test"):
+        pq.write_table(pa.table({"tokens": rows, "ner_tags": tags}), folder / f"{split}.parquet")
+    (folder / "dataset_info.json").write_text(names)
+    splits = TargetSplits.from_directory(folder)
+    assert len(read_split(splits, "train")) == 3
+    lines = split_notes(splits)
+    assert [line.split(":")[0] for line in lines] == ["hub/train", "hub/test"]
+    assert all("2 lines skipped" in line for line in lines)

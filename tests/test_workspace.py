@@ -534,3 +534,27 @@ def test_job_records_live_beside_the_workspace_files_and_go(tmp_path: Path):
     assert records.read_all(spaces, ws_id) == {}
     with pytest.raises(SimcoreError):
         records.write(spaces, ws_id, {**data, "kind": "../escape"})
+
+
+def test_a_job_record_with_values_the_form_never_writes_is_refused(tmp_path: Path):
+    """A title or progress message that is not text or is overlong, 0 epochs or a 0 batch: refused as a
+    RecordError (which the opening removes), never a WorkspaceError that stops the workspace opening."""
+    from dashboard.workspace import records
+
+    store = ArtefactStore(tmp_path / "store")
+    good = records.matrix_params(Job(sources=["news"], targets=["t"], measures=["tvc"], options={},
+                                     tokenizer={"lowercase": True}))
+    probe = {"probe": "vectors", "sources": ["news"], "seeds": 1, "caps": {}, "source_tokens": None,
+             "target": {"name": "t", "directory": {"kind": "server", "path": str(_splits(tmp_path))}}}
+    lm = {**probe, "probe": "lm", "caps": {}, "model": None, "max_minutes": 5.0, "force": False, "plan_only": False}
+    base = json.loads(_record_of("matrix", good))
+    hostile = [json.dumps({**base, "title": ["a list"]}).encode(), json.dumps({**base, "title": "t" * 10_001}).encode(),
+               json.dumps({**base, "message": {"a": 1}}).encode(), json.dumps({**base, "message": "m" * 10_001}).encode(),
+               _record_of("probe", {**probe, "caps": {"epochs": 0}}), _record_of("probe", {**lm, "caps": {"lm_batch": 0}}),
+               _record_of("probe", {**lm, "caps": {"epochs": 0}}), _record_of("probe", {**lm, "caps": {"block": 0}})]
+    for data in hostile:
+        with pytest.raises(records.RecordError):
+            records.parse(data, _roots_locator(store, tmp_path))
+    for data in (_record_of("probe", {**probe, "caps": {"epochs": 2, "train_sentences": 0}}),
+                 _record_of("probe", {**lm, "caps": {"lm_batch": 4, "lm_seed": 0}})):
+        assert records.parse(data, _roots_locator(store, tmp_path)).kind == "probe"  # what the form writes

@@ -6,7 +6,10 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import lzma
+import struct
 import zipfile
+import zlib
 from typing import Any
 
 from .format import MANIFEST, MAX_MEMBER_BYTES, MAX_MEMBERS, MAX_ZIP_BYTES, MEMBER_NAME, WorkspaceError, parse_manifest
@@ -39,7 +42,7 @@ def read_zip(data: bytes) -> dict[str, bytes]:
         raise WorkspaceError(f"the workspace file is over {MAX_ZIP_BYTES // 1_000_000} MB")
     try:
         z = zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, ValueError, OSError):
+    except (zipfile.BadZipFile, ValueError, OSError, NotImplementedError, RuntimeError, EOFError, struct.error):
         raise WorkspaceError("this is not a workspace file (not a zip archive)") from None
     with z:
         members = z.infolist()
@@ -62,8 +65,10 @@ def read_zip(data: bytes) -> dict[str, bytes]:
             try:
                 with z.open(info) as f:
                     content = f.read(MAX_MEMBER_BYTES + 1)
-            except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError) as exc:
-                raise WorkspaceError(f"{info.filename} cannot be read from the workspace file ({exc})") from None
+            except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError, zlib.error, ValueError,
+                    EOFError, lzma.LZMAError) as exc:  # damaged compressed data (zlib, bz2, lzma)
+                raise WorkspaceError(f"{info.filename} cannot be read from the workspace file: it is damaged "
+                                     f"({type(exc).__name__}: {str(exc)[:120]})") from None
             if len(content) > MAX_MEMBER_BYTES:
                 raise WorkspaceError(f"{info.filename} is too large")
             read += len(content)  # what was read, not what the header claims
@@ -79,9 +84,9 @@ def _named(manifest: dict[str, Any]) -> set[str]:
     tables = manifest.get("tables")
     names = {k for k in tables if isinstance(k, str)} if isinstance(tables, dict) else set()
     entries = manifest.get("matrices") if isinstance(manifest.get("matrices"), list) else []
-    names |= {e.get(key) for e in entries if isinstance(e, dict) for key in ("file", "raw")}
-    names |= {e.get("file") for e in (manifest.get("results"), manifest.get("probe")) if isinstance(e, dict)}
-    return {n for n in names if isinstance(n, str)}
+    found = [e.get(key) for e in entries if isinstance(e, dict) for key in ("file", "raw")]
+    found += [e.get("file") for e in (manifest.get("results"), manifest.get("probe")) if isinstance(e, dict)]
+    return names | {n for n in found if isinstance(n, str)}  # a list or a dict there is no name
 
 
 def _check_members(files: dict[str, bytes], manifest: dict[str, Any]) -> None:

@@ -219,6 +219,10 @@ def _dict(value: Any, what: str) -> dict[str, Any]:
     return value
 
 
+# Caps the probe's form may write as 0 ("0 = all" sentences) or that a seed may be; every other is at least 1.
+_ZERO_ALLOWED = {"train_sentences", "dev_sentences", "test_sentences", "lm_seed"}
+
+
 def _caps(cls: type, value: Any) -> Any:
     """Caps of a probe: each field a number (or none where the form allows none), nothing else."""
     value = _dict(value, "the probe's caps")
@@ -230,10 +234,11 @@ def _caps(cls: type, value: Any) -> Any:
         default = f.default if f.default is not MISSING else None
         v = value.get(f.name, default)
         optional = "None" in str(f.type)
+        low = 0 if f.name in _ZERO_ALLOWED else 1  # the form never writes 0 epochs, batch or block
         if isinstance(default, float) and isinstance(v, (int, float)) and not isinstance(v, bool):
-            out[f.name] = _float(v, f"the probe's {f.name}", 0.0, 1e9)
+            out[f.name] = _float(v, f"the probe's {f.name}", 1e-12 if low else 0.0, 1e9)
         else:
-            out[f.name] = _int(v, f"the probe's {f.name}", 0, 10**10, optional=optional)
+            out[f.name] = _int(v, f"the probe's {f.name}", low, 10**10, optional=optional)
     try:
         return cls(**out)
     except (TypeError, ValueError, SimcoreError) as exc:
@@ -325,6 +330,13 @@ def _probe(params: dict[str, Any], locator: Locator, resolve_model: Any) -> dict
     return out
 
 
+def _record_text(value: Any, what: str, longest: int) -> str:
+    """A title or progress message as this app writes them: text of at most ``longest`` characters."""
+    if not isinstance(value, str) or len(value) > longest:
+        raise RecordError(f"{what} is not text of at most {longest:,} characters")
+    return value
+
+
 def parse(data: bytes, locator: Locator, resolve_model: Any = None) -> JobRecord:
     """A record checked field by field (RecordError, one line, for anything this app does not write)."""
     if not data or len(data) > MAX_RECORD_BYTES:
@@ -341,7 +353,8 @@ def parse(data: bytes, locator: Locator, resolve_model: Any = None) -> JobRecord
     kind = raw.get("kind")
     if kind not in KINDS:
         raise RecordError(f"a job record names no known kind of job ({str(kind)[:40]!r})")
-    title = (checked_text(raw.get("title"), "job title") or "")[:MAX_NAME]
+    title = _record_text(raw.get("title"), "its title", MAX_NAME)
+    message = _record_text(raw.get("message", ""), "its progress message", 300)
     params = _dict(raw.get("params"), "its parameters")
     try:
         if kind == "matrix":
@@ -361,7 +374,7 @@ def parse(data: bytes, locator: Locator, resolve_model: Any = None) -> JobRecord
                      server=server if isinstance(server, str) else "",
                      pid=_int(raw.get("pid"), "its process id", 0, 2**31) or 0,
                      status=raw.get("status") if raw.get("status") in ("running", "done") else "running",
-                     message=(checked_text(raw.get("message", ""), "its progress") or "")[:300],
+                     message=message,
                      fraction=_float(raw.get("fraction", 0.0), "its progress", 0.0, 1.0) or 0.0,
                      done=_int(raw.get("done", 0), "its count of values done") or 0,
                      total=_int(raw.get("total"), "its count of values", optional=True), params=checked)

@@ -44,7 +44,7 @@ def results_frame(table: pd.DataFrame, f1: str = "f1", baseline: str = "baseline
         raise TableError(f"the results table lacks column(s) {', '.join(sorted(missing))}; "
                          f"it has {', '.join(map(str, table.columns))}")
     out = pd.DataFrame({"target": name_text(table["target"]), "source": name_text(table["source"]),
-                        "f1": pd.to_numeric(table[f1], errors="coerce")})
+                        "f1": _checked_f1(table[f1], table, f1)})
     if improvement:
         out["improvement"] = pd.to_numeric(table[improvement], errors="coerce")
     elif baseline in table.columns:
@@ -55,7 +55,43 @@ def results_frame(table: pd.DataFrame, f1: str = "f1", baseline: str = "baseline
     for column, name in ((spread, "f1_std"), ("seeds", "seeds"), (CAPPED, CAPPED)):
         if column in table.columns and name not in out:
             out[name] = pd.to_numeric(table[column], errors="coerce")
-    return out
+    unread = out["f1"].isna()
+    out.attrs["dropped"] = [(t, s_, _shown(v)) for t, s_, v in zip(out["target"][unread], out["source"][unread],
+                                                                  table[f1][unread])]
+    return out[~unread].reset_index(drop=True).pipe(_keep_attrs, out.attrs)
+
+
+def _keep_attrs(frame: pd.DataFrame, attrs: dict) -> pd.DataFrame:
+    frame.attrs.update(attrs)
+    return frame
+
+
+def _shown(value: object) -> str:
+    text = "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
+    return repr(text[:40])
+
+
+def _checked_f1(column: pd.Series, table: pd.DataFrame, name: str) -> pd.Series:
+    """F1 as numbers: a cell that is not a number (``abc``, empty, ``50%``, ``0,5``, NaN) is NaN (the row is
+    dropped and named); a number no F1 can be (infinite, ``1e400``, below 0 or above 100) is refused."""
+    values = pd.to_numeric(column, errors="coerce").astype(float)
+    impossible = values.notna() & ~values.between(0, 100)
+    if impossible.any():
+        i = int(np.flatnonzero(impossible.to_numpy())[0])
+        raise TableError(f"the results table's {name!r} of {table['target'].iloc[i]!s:.80} / "
+                         f"{table['source'].iloc[i]!s:.80} is {_shown(column.iloc[i])}: an F1 is a number from 0 "
+                         f"to 100 (or 0 to 1); {int(impossible.sum())} such row(s)")
+    return values
+
+
+def dropped_note(results: pd.DataFrame) -> str | None:
+    """One line naming the results rows dropped because their F1 is not a number, or None."""
+    dropped = results.attrs.get("dropped") or []
+    if not dropped:
+        return None
+    named = "; ".join(f"{t} / {s} ({v})" for t, s, v in dropped[:5])
+    more = f" and {len(dropped) - 5} more" if len(dropped) > 5 else ""
+    return f"{len(dropped)} results row(s) left out, their F1 is not a number: {named}{more}"
 
 
 CAPPED = "time_capped"  # the probe's count of runs (source and baseline) cut short by its time cap

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import CorpusError
 from . import text as _text
 from .compression import BOMB_FLOOR, BOMB_RATIO
+from .expansion import decoded_bytes, has_dictionary, python_values
 from .hub_ner import clean_tokens, label_names, tagged_row
 from .notes import ReadNotes
 from .remote import columnar_source
@@ -32,7 +33,10 @@ class MissingColumn(CorpusError):
 
 def _batches(path: Path, fmt: str, corpus: Corpus, columns: list[str] | None,
              notes: ReadNotes | None) -> tuple[Any, Iterator[Any]]:
-    """(schema, record batches) of one file; only ``columns`` are decoded (all when None)."""
+    """(schema, record batches) of one file; only ``columns`` are decoded (all when None).
+
+    Dictionary-encoded columns are read as dictionaries, and the file is refused when its rows decode
+    past the bomb limit (:mod:`.expansion`), counted before any row is read."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -46,25 +50,73 @@ def _batches(path: Path, fmt: str, corpus: Corpus, columns: list[str] | None,
             if empty and notes is not None:
                 notes.note("skipped", f"{path.name} row group {empty[0]}: empty", "empty row group", len(empty))
             _check_expanded_size(parquet.metadata, columns, path, corpus)
+            encoded = _dictionary_paths(parquet.metadata, columns)
+            if encoded:
+                parquet = pq.ParquetFile(columnar_source(path, corpus.name), memory_map=isinstance(path, Path),
+                                         read_dictionary=encoded)
+                _check_decoded(parquet.iter_batches(batch_size=BATCH_ROWS, columns=columns, use_threads=False),
+                               path, corpus)
             return schema, parquet.iter_batches(batch_size=BATCH_ROWS, columns=columns, use_threads=False)
-        source = pa.memory_map(str(path)) if isinstance(path, Path) else pa.PythonFile(path.open("rb", label=corpus.name))
-        try:
-            reader: Any = pa.ipc.open_stream(source)
-            return reader.schema, _select(iter(reader), columns)
-        except pa.ArrowInvalid:
-            reader = pa.ipc.open_file(source)
-            return reader.schema, _select((reader.get_batch(i) for i in range(reader.num_record_batches)), columns)
+        schema, batches = _arrow_batches(path, corpus, columns)
+        if columns is not None and (isinstance(path, Path) or any(
+                has_dictionary(schema.field(c).type) for c in columns if c in schema.names)):
+            _check_decoded(_arrow_batches(path, corpus, columns)[1], path, corpus)  # memory-mapped: cheap
+        return schema, batches
     except (pa.ArrowException, OSError) as exc:
         kind = "Parquet" if fmt == "parquet" else "Arrow"
         raise CorpusError(f"{corpus.name}: {path.name} is not a readable {kind} file ({str(exc)[:200]})") from exc
 
 
-def _check_expanded_size(metadata: Any, columns: list[str], path: Path, corpus: Corpus) -> None:
-    """Refuse, from the footer alone, a Parquet file whose columns decode past the bomb limit of the
-    compressed formats (:mod:`.compression`), or one row group (decoded at once) past :data:`BOMB_FLOOR`."""
-    limit = max(BOMB_FLOOR, BOMB_RATIO * path.stat().st_size)
+def _arrow_batches(path: Path, corpus: Corpus, columns: list[str] | None) -> tuple[Any, Iterator[Any]]:
+    """(schema, record batches) of an Arrow IPC stream or file, opened afresh."""
+    import pyarrow as pa
+
+    source = pa.memory_map(str(path)) if isinstance(path, Path) else pa.PythonFile(path.open("rb", label=corpus.name))
+    try:
+        reader: Any = pa.ipc.open_stream(source)
+        return reader.schema, _select(iter(reader), columns)
+    except pa.ArrowInvalid:
+        reader = pa.ipc.open_file(source)
+        return reader.schema, _select((reader.get_batch(i) for i in range(reader.num_record_batches)), columns)
+
+
+def _limit(path: Path, corpus: Corpus) -> int:
+    """The most bytes a file's text may decode to: the compressed formats' bomb limit (:mod:`.compression`)."""
     if corpus.max_decompressed_bytes is not None:
-        limit = corpus.max_decompressed_bytes
+        return corpus.max_decompressed_bytes
+    return max(BOMB_FLOOR, BOMB_RATIO * path.stat().st_size)
+
+
+def _dictionary_paths(metadata: Any, columns: list[str]) -> list[str]:
+    """The leaf paths (``text``, ``tokens.list.element``) of ``columns`` stored with a dictionary page."""
+    wanted, found = set(columns), set()
+    for i in range(metadata.num_row_groups):
+        group = metadata.row_group(i)
+        for j in range(group.num_columns):
+            chunk = group.column(j)
+            if (chunk.path_in_schema.split(".")[0] in wanted and chunk.has_dictionary_page
+                    and chunk.physical_type == "BYTE_ARRAY"):
+                found.add(chunk.path_in_schema)
+    return sorted(found)
+
+
+def _check_decoded(batches: Iterator[Any], path: Path, corpus: Corpus) -> None:
+    """Refuse a file whose rows decode past the bomb limit, counted from the (dictionary) batches."""
+    limit, total = _limit(path, corpus), 0
+    for batch in batches:
+        total += sum(decoded_bytes(column) for column in batch.columns)
+        if total > limit:
+            raise CorpusError(f"{corpus.name}: {path.name}: its rows decode to more than {limit / 1e6:,.0f} MB "
+                              "(values repeated through a dictionary); refusing it (a decompression bomb, "
+                              "or raise the limit)")
+
+
+def _check_expanded_size(metadata: Any, columns: list[str], path: Path, corpus: Corpus) -> None:
+    """Refuse, from the footer alone, a Parquet file whose columns' encoded pages pass the bomb limit of the
+    compressed formats (:mod:`.compression`), or one row group (decoded at once) past :data:`BOMB_FLOOR`.
+    A footer gives the encoded sizes: what dictionary-encoded rows decode to is counted apart
+    (:func:`_check_decoded`)."""
+    limit = _limit(path, corpus)
     group_limit = min(limit, BOMB_FLOOR)
     wanted = set(columns)
     total = 0
@@ -125,7 +177,7 @@ def columnar_units(path: Path, fmt: str, corpus: Corpus, notes: ReadNotes | None
         if values.null_count:
             notes.note("skipped", f"{path.name} row {row + _first_null(values)}: null {column!r}", "null cell",
                        values.null_count)
-        for value in values.to_pylist():
+        for value in python_values(values):
             row += 1
             if value is None:
                 continue
@@ -175,7 +227,7 @@ def columnar_tagged(path: Path, fmt: str, corpus: Corpus,
     notes = notes if notes is not None else ReadNotes()
     row = 0
     for batch in _guarded(batches, path, corpus):
-        for tokens, tags in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist()):
+        for tokens, tags in zip(python_values(batch.column(0)), python_values(batch.column(1))):
             row += 1
             where = f"{path.name} row {row}"
             pair = tagged_row(tokens, tags, where, corpus, names, notes)

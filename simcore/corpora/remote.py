@@ -33,6 +33,7 @@ from typing import IO, Any
 from urllib.parse import urlsplit
 
 from ..errors import CorpusError, InvalidArgument
+from ..redact import has_user_info, redact, redact_url
 from .formats import is_dataset_metadata
 
 _URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]{1,30})://")
@@ -131,19 +132,18 @@ def _known_secrets(options: StorageOptions | None = None) -> list[str]:
 
 
 def display_url(url: str) -> str:
-    """A URL as it may be shown or stored: no user name or password, no signed query values."""
-    parts = urlsplit(url)
-    netloc = parts.netloc.rsplit("@", 1)[-1]
-    query = "&".join(p if not _SECRET_QUERY.search(p.split("=", 1)[0]) else p.split("=", 1)[0] + "=***"
-                     for p in parts.query.split("&")) if parts.query else ""
-    return f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if query else "")
+    """A URL as it may be shown or stored: no user name or password, no secret query values
+    (:func:`simcore.redact.redact`)."""
+    text = url.strip()
+    found = _URL.match(text)
+    return redact_url(found.group(0), text[found.end():]) if found else redact(text)
 
 
 def scrub(text: str, options: StorageOptions | None = None) -> str:
-    """``text`` with every known secret replaced by ``***`` and every URL's password dropped."""
+    """``text`` with every known secret replaced by ``***`` and every URL redacted."""
     for secret in _known_secrets(options):
         text = text.replace(secret, "***")
-    return re.sub(r"([A-Za-z][A-Za-z0-9+.\-]*://)[^/@\s]+@", r"\1", text)
+    return redact(text)
 
 
 def _one_line(exc: BaseException, options: StorageOptions | None) -> str:
@@ -183,7 +183,7 @@ class RemoteFile:
     def __post_init__(self) -> None:
         if not is_url(self.url):
             raise InvalidArgument(f"{self.url[:200]!r} is not a URL")
-        if "@" in urlsplit(self.url).netloc:
+        if has_user_info(self.url.strip().split("://", 1)[1]):  # a password may hold '/' and '@'
             raise CorpusError(f"{display_url(self.url)}: put credentials in --storage-options or the environment, "
                               "not in the URL")
 
@@ -266,7 +266,7 @@ class RemoteFile:
         try:
             import fsspec.core
 
-            return fsspec.core.url_to_fs(self.url, **self.options.get())
+            return fsspec.core.url_to_fs(self.url, **_with_timeouts(self.protocol, self.options.get()))
         except ImportError as exc:
             package = _PACKAGES.get(self.protocol, "the fsspec back end for it")
             raise CorpusError(f"{self.protocol}:// needs {package} (pip install {package})") from exc
@@ -337,6 +337,32 @@ def _status(exc: BaseException) -> int | None:
     return None
 
 
+def read_timeout() -> float:
+    """Seconds a remote read may wait for data: ``$SIMCORE_READ_TIMEOUT``, else 60 (a stalled server)."""
+    try:
+        value = float(os.environ.get("SIMCORE_READ_TIMEOUT", "60"))
+    except ValueError:
+        return 60.0
+    return value if 0 < value < 1e6 else 60.0
+
+
+def _with_timeouts(protocol: str, options: dict[str, Any]) -> dict[str, Any]:
+    """HTTP(S) options with a connect and a read timeout (aiohttp waits 5 minutes by default, and a server
+    that sends its headers and then nothing is waited on that long), unless the options set one."""
+    if protocol not in ("http", "https"):
+        return options
+    client = dict(options.get("client_kwargs") or {})
+    if "timeout" not in client:
+        import aiohttp
+
+        client["timeout"] = aiohttp.ClientTimeout(total=None, sock_connect=read_timeout(), sock_read=read_timeout())
+    return {**options, "client_kwargs": client}
+
+
+def _stalled(exc: BaseException) -> bool:
+    return isinstance(exc, TimeoutError) or "Timeout" in type(exc).__name__
+
+
 def _call(function: Any, where: RemoteFile, what: str, label: str = "") -> Any:
     prefix = f"{label}: " if label and label != where.display else ""
     try:
@@ -353,6 +379,9 @@ def _call(function: Any, where: RemoteFile, what: str, label: str = "") -> Any:
             raise CorpusError(f"{where.protocol}:// needs {package} (pip install {package})") from exc
         if isinstance(exc, FileNotFoundError) or status == 404:
             raise CorpusError(f"{prefix}{where.display} does not exist") from None
+        if _stalled(exc):
+            raise CorpusError(f"{prefix}cannot {what} {where.display}: no answer for {read_timeout():g} s "
+                              "(the server stalled; SIMCORE_READ_TIMEOUT sets the wait)") from None
         raise CorpusError(f"{prefix}cannot {what} {where.display} ({_one_line(exc, where.options)})") from None
 
 
@@ -385,6 +414,9 @@ class _Guarded(io.RawIOBase):
                 raise CorpusError(f"{where}: access denied ({status or 403}) while it was read") from None
             if isinstance(exc, FileNotFoundError) or status == 404:
                 raise CorpusError(f"{where} vanished while it was read ({self.where.display})") from None
+            if _stalled(exc):
+                raise CorpusError(f"{where}: no data for {read_timeout():g} s while it was read (the server "
+                                  "stalled; SIMCORE_READ_TIMEOUT sets the wait)") from None
             if any(n in type(exc).__name__ for n in ("Payload", "IncompleteRead", "ContentLength")):
                 raise CorpusError(f"{where}: the response was cut short (truncated; {_one_line(exc, self.where.options)})"
                                   ) from None
@@ -453,6 +485,8 @@ def list_objects(root: RemoteFile, label: str, max_files: int) -> list[RemoteFil
     def listing() -> dict[str, Any]:
         if literal != root.url:
             return dict(fs.glob(path, detail=True))
+        if root.protocol in ("http", "https") and root._path.endswith("/"):
+            return _http_folder(fs, path, root, label)
         info = fs.info(path)
         if info.get("type") == "file":
             return {info["name"]: info}
@@ -476,6 +510,23 @@ def list_objects(root: RemoteFile, label: str, max_files: int) -> list[RemoteFil
     if len(files) > 1:
         files = [f for f in files if not is_dataset_metadata(f)]  # a Hub folder's README.md dataset card
     return files
+
+
+def _http_folder(fs: Any, path: str, root: RemoteFile, label: str) -> dict[str, Any]:
+    """The files an HTTP directory listing (a page of links, as web servers write for a folder) links to
+    directly under its own URL, each looked up for its size and version; a page without such links is
+    refused with what to give instead."""
+    base = path.rstrip("/") + "/"
+    links = [e["name"] for e in fs.ls(path, detail=True) if e.get("type") == "file"
+             and e["name"].startswith(base) and "/" not in e["name"][len(base):].strip("/")
+             and "?" not in e["name"][len(base):] and "#" not in e["name"][len(base):]]
+    if not links:
+        raise CorpusError(f"{label}: {root.display} is a web page without links to files under it; give the "
+                          "URL of each file (or a bucket URL: s3://, gs://, ...)")
+    return {name: fs.info(name) for name in sorted(set(links))[:MAX_LISTED_LINKS]}
+
+
+MAX_LISTED_LINKS = 10_000  # links of one HTTP directory listing looked up (one request each)
 
 
 def check_objects(files: list[RemoteFile], root: RemoteFile, label: str, max_bytes: int | None) -> list[RemoteFile]:

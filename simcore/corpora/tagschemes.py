@@ -20,7 +20,7 @@ _CANONICAL = {"L": "E", "U": "S"}  # BILOU spelled as BIOES
 
 def split_tag(tag: str) -> tuple[str, str]:
     """(prefix, type) of a tag: ``("O", "")`` for outside, ``("I", tag)`` for a bare type such as ``PER``."""
-    if tag in ("O", "", "_", "-"):
+    if tag in ("O", "o", "", "_", "-"):  # a lower-case o is outside too (never an entity of type "o")
         return "O", ""
     head, dash, kind = tag.partition("-")
     if dash and len(head) == 1 and head.upper() in "BIESLU":

@@ -25,16 +25,22 @@ if TYPE_CHECKING:
 
 SNIFF_BYTES = 1 << 16
 LINE_BOUND = 1 << 20  # characters read at once; a longer line is split (text) or refused (line formats)
-_TAG = re.compile(r"^(O|[BIESLU]-\S+|[BIESLU])$")
+_TAG = re.compile(r"^([Oo]|[BIESLU]-\S+|[BIESLU])$")
 _SPACE = re.compile(r"\s")
 
 
 def detect_encoding(head: bytes, corpus: Corpus, name: str) -> str:
     if corpus.encoding:
         return corpus.encoding
+    if head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):  # before UTF-16: FF FE 00 00 starts both
+        return "utf-32"
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return "utf-16"
     if b"\0" in head:
+        quads = [head[i::4] for i in range(4)]
+        if len(head) >= 8 and sum(q.count(0) > 0.9 * len(q) for q in quads) == 3:
+            raise CorpusError(f"{corpus.name}: {name} looks like UTF-32 text without a byte-order mark; "
+                              "give its encoding (utf-32-le or utf-32-be) or save it as UTF-8")
         even, odd = head[0::2], head[1::2]
         if odd.count(0) > 0.9 * len(odd) or even.count(0) > 0.9 * len(even):
             raise CorpusError(

@@ -27,6 +27,7 @@ from .. import pace
 from ..errors import SimcoreError
 from ..store import digest
 from ..uncertainty import item_weights
+from ..versions import package_versions
 from .prepared import PreparedSource, PreparedTarget, Score
 from .registry import LOWER, VECTORS, Measure, register
 
@@ -45,7 +46,8 @@ def _new_model(options: Any) -> Any:
 
 
 def _vectors_key(source: PreparedSource) -> str:
-    return digest("word2vec", source.sample.fingerprint, source.options.subset(OPTION_NAMES))
+    return digest("word2vec", source.sample.fingerprint, source.options.subset(OPTION_NAMES),
+                  *package_versions("gensim"))  # gensim trains the vectors
 
 
 def vectors_stored(source: PreparedSource) -> bool:
@@ -98,7 +100,8 @@ def _load_source_model(source: PreparedSource) -> tuple[Any, list[str]]:
 def vector_sets(source: PreparedSource, target: PreparedTarget) -> Path:
     """Train on the target from the source's vectors; store (words, W_S, W_T) and return it."""
     o = target.options
-    key = digest("wvv-vectors", source.sample.fingerprint, target.fingerprint, o.subset(OPTION_NAMES))
+    key = digest("wvv-vectors", source.sample.fingerprint, target.fingerprint, o.subset(OPTION_NAMES),
+                 *package_versions("gensim"))
 
     def build(out: Path) -> dict[str, Any]:
         model, source_words = _load_source_model(source)

@@ -53,7 +53,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
     from ..matrix import Workbench, corpora_in
     from ..measures import MeasureOptions
     from ..store import ArtefactStore
-    from .data import TargetSplits
+    from .data import TargetSplits, split_notes
     from .run import probe, seed_list
 
     if args.kind == "lm":
@@ -73,6 +73,9 @@ def cmd_probe(args: argparse.Namespace) -> int:
     sources = corpora_in(args.sources, text_field=args.text_field)
     targets = [TargetSplits.from_directory(t) for t in args.target]
     opt.check_names([*sources, *targets])
+    for target in targets:  # rows the readers skip (null Hub rows, ...) are said, not dropped unsaid
+        for line in split_notes(target):
+            print(terminal_text(f"simcore: note: {line}"), file=sys.stderr)
     names = [t.name for t in targets]
     if len(set(names)) != len(names):
         raise SimcoreError("two --target directories have the same name; results are matched by name")

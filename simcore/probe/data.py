@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..corpora.formats import format_of, is_dataset_metadata
+from ..corpora.notes import ReadNotes
 from ..corpus import Corpus
 from ..errors import CorpusError, SimcoreError
 from ..store import ArtefactStore, digest
@@ -107,6 +108,24 @@ def read_split(splits: TargetSplits, split: str) -> Sentences:
     if not sentences:
         raise CorpusError(f"{splits.name}: the {split} file holds no tagged sentences")
     return sentences
+
+
+def split_notes(splits: TargetSplits) -> list[str]:
+    """One line per split whose reader skipped or repaired rows (null Hub rows, null tags, blank tokens):
+    ``news/train: 24 lines skipped (e.g. ...)``; a split that cannot be read is left to the probe's own error."""
+    lines = []
+    for split in SPLITS:
+        if getattr(splits, split) is None:
+            continue
+        notes = ReadNotes()
+        try:
+            for _ in splits.corpus(split).tagged_sentences(notes):
+                pass
+        except SimcoreError:
+            continue
+        if notes:
+            lines.append(f"{splits.name}/{split}: {notes.summary()}")
+    return lines
 
 
 def cap_sentences(sentences: Sentences, limit: int | None, seed: int) -> Sentences:

@@ -49,7 +49,7 @@ def cmd_probe_lm(args: argparse.Namespace) -> int:
     from ..matrix import Workbench, corpora_in
     from ..selection.encoder_model import libraries
     from ..store import ArtefactStore
-    from .data import TargetSplits
+    from .data import TargetSplits, split_notes
     from .lm import plan_lm_probe
     from .run import seed_list
     from .summary import tie_summary
@@ -61,6 +61,9 @@ def cmd_probe_lm(args: argparse.Namespace) -> int:
     libraries()  # a clear message when torch or transformers is missing
     sources = corpora_in(args.sources, text_field=args.text_field)
     targets = [TargetSplits.from_directory(t) for t in args.target]
+    for target in targets:  # rows the readers skip (null Hub rows, ...) are said, not dropped unsaid
+        for line in split_notes(target):
+            print(terminal_text(f"simcore: note: {line}"), file=sys.stderr)
     opt.check_names([*sources, *targets])
     if len({t.name for t in targets}) != len(targets):
         raise SimcoreError("two --target directories have the same name; results are matched by name")

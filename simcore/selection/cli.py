@@ -9,6 +9,7 @@ from typing import Any
 
 from .. import cli_options as opt
 from ..cli_progress import ProgressBar
+from ..corpora.remote import is_url
 from ..corpus import Corpus
 from ..errors import SimcoreError
 from ..store import ArtefactStore
@@ -41,7 +42,7 @@ _min_tokens = opt.whole_number(1, MAX_MIN_TOKENS, allow_float_text=False)
 
 def cmd_select(args: argparse.Namespace) -> int:
     for flag, value in (("--pool", args.pool), ("--target", args.target)):
-        if not Path(value).exists():
+        if not is_url(value) and not Path(value).exists():  # a URL is looked up when read, as matrix does
             raise SimcoreError(f"{flag} {value} does not exist")
     for flag, given in (("--pipeline", args.pipeline), ("--tagger", args.tagger), ("--tagger-steps", args.tagger_steps),
                         ("--ner-processes", args.ner_processes)):
@@ -57,8 +58,8 @@ def cmd_select(args: argparse.Namespace) -> int:
     opt.no_clobber({"--out": out, "--scores": scores},
                    {"--pool": args.pool, "--target": args.target, "--pipeline": args.pipeline, "--encoder": args.encoder})
     reader: dict[str, Any] = {"text_field": args.text_field}
-    pool = Corpus.from_path(args.pool, **reader)
-    target = Corpus.from_path(args.target, **reader)
+    pool = Corpus.from_path(args.pool, storage_options=args.storage_options, **reader)
+    target = Corpus.from_path(args.target, storage_options=args.storage_options, **reader)
     processes = {"ner_processes": args.ner_processes} if args.ner_processes else {}
     options = SelectionOptions(method=args.method, pool_sample=args.pool_sample, order=args.order,
                                pipeline=args.pipeline, entity_labels=args.entity_labels, encoder=args.encoder,
@@ -131,6 +132,8 @@ def add_select_command(subparsers: Any) -> None:
     s.add_argument("--workers", type=_workers, default=2, help="word2vec threads")
     s.add_argument("--keep-case", action="store_true", help="do not lower-case tokens")
     s.add_argument("--text-field", type=opt.field_name, default="text", help="JSONL field or CSV column holding the text")
+    s.add_argument("--storage-options", type=opt.storage_options, default=None, metavar="JSON",
+                   help="fsspec options for a URL --pool or --target (credentials, endpoint), as JSON")
     s.add_argument("--cache", type=opt.path_text, default=None, help="artefact store (default $SIMCORE_CACHE or ~/.cache/simcore)")
     s.add_argument("--quiet", action="store_true")
     s.set_defaults(run=cmd_select)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..corpora.notes import ReadNotes
 from ..corpus import Corpus
 from ..errors import InvalidArgument, SimcoreError
 from ..store import ArtefactStore, digest
@@ -51,19 +52,22 @@ def score_pool(pool: Corpus, target: Corpus, options: SelectionOptions, store: A
     progress("reading the target", 0.0)
     prepared = Target(target, store, options)
     pool_fp = pool_fingerprint(pool, options.tokenizer)
+    # entities: the tags and label names and the cased text decide the tagger and its labels, not the tokens only
+    labels = [prepared.labels_fingerprint()] if options.method == "entities" else []
     key = digest("selection-scores", _VERSION, pool_fp, prepared.fingerprint, prepared.full.fingerprint,
-                 options.key_parts(), input_identity(options))
+                 options.key_parts(), input_identity(options), *labels)
 
     def build(out: Path) -> dict[str, Any]:
         scorer = make_scorer(options, pool, pool_fp, prepared, store, progress)
         prepare_s = time.perf_counter() - started
         where = PoolPosition()
         seen = prepared.sentence_set()
+        notes = ReadNotes()
         n = 0
         pass_started = time.perf_counter()
         with open(out / "scores.f64", "wb") as scores_file, open(out / "dups.u8", "wb") as dups_file, \
                 open(out / "lens.u32", "wb") as lens_file:
-            for batch in pool_batches(pool, options.tokenizer, options.batch, where):
+            for batch in pool_batches(pool, options.tokenizer, options.batch, where, notes=notes):
                 scores = np.asarray(scorer.score(batch), dtype=np.float64)
                 empty = np.fromiter((not t for t in batch.tokens), dtype=bool, count=len(batch.tokens))
                 scores[empty] = np.nan
@@ -88,7 +92,8 @@ def score_pool(pool: Corpus, target: Corpus, options: SelectionOptions, store: A
                 "prepare_seconds": prepare_s, "score_seconds": seconds,
                 "rate": n / max(per_sentence, 1e-9), "details": details,
                 "pool": pool.name, "target": prepared.name, "target_sentences": prepared.sample.n_units,
-                "long_lines": where.long_lines, "long_pieces": where.pieces, "unit_chars": where.unit_chars}
+                "long_lines": where.long_lines, "long_pieces": where.pieces, "unit_chars": where.unit_chars,
+                "pool_notes": notes.as_dict(), "target_notes": prepared.full.read_notes.as_dict()}
 
     path = store.build("selection-scores", key, build)
     meta = store.meta(path)

@@ -23,6 +23,7 @@ import numpy as np
 from ..corpus import Corpus
 from ..errors import SimcoreError
 from ..store import ArtefactStore, digest
+from ..versions import package_versions
 from .options import Progress, quiet
 
 _CONFIG_VERSION = 1
@@ -72,7 +73,8 @@ def _docs(corpus: Corpus, vocab: Any) -> Iterator[Any]:
 def train_tagger(corpus: Corpus, fingerprint: str, store: ArtefactStore, steps: int, seed: int,
                  progress: Progress = quiet) -> tuple[Path, dict[str, Any]]:
     """(pipeline directory, training record) of a tagger trained on ``corpus``'s labels (stored)."""
-    key = digest("selection-entity-tagger", _CONFIG_VERSION, fingerprint, steps, seed)
+    key = digest("selection-entity-tagger", _CONFIG_VERSION, fingerprint, steps, seed,
+                 package_versions("spacy"))  # spaCy's loop and architectures decide the tagger
 
     def build(out: Path) -> dict[str, Any]:
         import spacy

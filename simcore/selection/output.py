@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..corpora.notes import ReadNotes
 from ..corpus import Corpus
 from ..errors import InvalidArgument, SimcoreError
 from ..export import escape_formulas
@@ -64,6 +65,10 @@ class SelectionResult:
                          "and were tagged in pieces (their counts summed)")
         if details.get("encoder"):
             lines.append(f"encoder: {details['encoder']} on {details.get('device', 'cpu')}")
+        for side in ("pool", "target"):  # rows the reader skipped (null Hub rows, blank tokens) are said
+            notes = ReadNotes.from_dict(meta.get(f"{side}_notes"))
+            if notes:
+                lines.append(f"{side} {meta.get(side, '')}: {notes.summary()}")
         lines.append(f"scoring: {meta.get('rate', 0):,.0f} sentences/s "
                      f"(+{meta.get('prepare_seconds', 0):.1f} s preparing models)")
         return "\n".join(lines)

@@ -11,13 +11,15 @@ so a unit's index is the same in all of them.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..corpora.corpus import unit_tokenizer
+from ..corpora.notes import ReadNotes
 from ..corpus import Corpus
 from ..store import ArtefactStore, digest
 from ..tokenize import TokenizerOptions, normalise, tokenize
@@ -45,9 +47,16 @@ def unit_text(unit: str | list[str]) -> str:
 
 
 def unit_tokens(unit: str | list[str], options: TokenizerOptions) -> list[str]:
+    """A unit's tokens as the English regex cuts them (see :func:`pool_tokenizer` for the pool's language)."""
     if isinstance(unit, str):
         return tokenize(unit, options)
     return [normalise(t, options) for t in unit]
+
+
+def pool_tokenizer(pool: Corpus, options: TokenizerOptions) -> Callable[[str | list[str]], list[str]]:
+    """The tokens of a pool unit cut as ``matrix`` cuts the pool: by its language's segmenter (ICU for
+    Chinese, Japanese, Thai, ...; the English regex for English, where it is :func:`unit_tokens`)."""
+    return unit_tokenizer(pool.segmenter(), options)
 
 
 class PoolPosition:
@@ -95,12 +104,14 @@ def _split_tokens(tokens: list[str], limit: int) -> Iterator[list[str]]:
         yield piece
 
 
-def pool_units(pool: Corpus, where: PoolPosition | None = None) -> Iterator[str | list[str]]:
+def pool_units(pool: Corpus, where: PoolPosition | None = None,
+               notes: ReadNotes | None = None) -> Iterator[str | list[str]]:
     """The pool's selection units in order: its units, each longer than :data:`MAX_UNIT_CHARS` characters
-    cut into several (counted in ``where``). Every index of a selection is an index into this stream."""
+    cut into several (counted in ``where``). Every index of a selection is an index into this stream.
+    Rows the reader skips (null Hub rows, blank tokens) are counted in ``notes``."""
     if where is not None:
         where.unit_chars = MAX_UNIT_CHARS
-    for unit in pool.units(where or quiet):
+    for unit in pool.units(where or quiet, notes):
         if isinstance(unit, str):
             if len(unit) <= MAX_UNIT_CHARS or len(text := unit_text(unit)) <= MAX_UNIT_CHARS:
                 yield unit  # as read (unit_text never lengthens it): tokenized exactly as before the cap
@@ -120,18 +131,19 @@ def pool_units(pool: Corpus, where: PoolPosition | None = None) -> Iterator[str 
 
 
 def pool_batches(pool: Corpus, options: TokenizerOptions, size: int, where: PoolPosition | None = None,
-                 with_tokens: bool = True) -> Iterator[Batch]:
+                 with_tokens: bool = True, notes: ReadNotes | None = None) -> Iterator[Batch]:
     """The pool's selection units in batches of ``size`` units or :data:`BATCH_CHARS` characters, whichever
     comes first (``tokens`` left empty without ``with_tokens``)."""
     texts: list[str] = []
     tokens: list[list[str]] = []
     start = chars = 0
-    for unit in pool_units(pool, where):
+    tokens_of = pool_tokenizer(pool, options) if with_tokens else None
+    for unit in pool_units(pool, where, notes):
         text = unit_text(unit)
         texts.append(text)
         chars += len(text)
-        if with_tokens:
-            tokens.append(unit_tokens(unit, options))
+        if tokens_of is not None:
+            tokens.append(tokens_of(unit))
         if len(texts) >= size or chars >= BATCH_CHARS:
             yield Batch(start, texts, tokens)
             start += len(texts)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 import numpy as np
 
 from ..corpus import Corpus, TokenizedCorpus, sample_corpus, tokenize_corpus
@@ -20,7 +23,9 @@ class Target:
         self.sample: TokenizedCorpus = (
             sample_corpus(self.full, options.target_tokens, 0, store, options.seed)
             if options.target_tokens else self.full)
+        self.options = options
         self._sentences: set[str] | None = None
+        self._labels_key: str | None = None
 
     @property
     def name(self) -> str:
@@ -29,6 +34,18 @@ class Target:
     @property
     def fingerprint(self) -> str:
         return self.sample.fingerprint
+
+    def labels_fingerprint(self) -> str:
+        """A hash of the target's raw bytes (cased text, format, language) and of every tagged
+        sentence's tokens and tag names as read (whatever file named the tags): what a tagger trained
+        on the target, and the entity scores it gives, depend on besides the tokens."""
+        if self._labels_key is None:
+            h = hashlib.sha256(self.corpus.raw_fingerprint(self.options.tokenizer).encode())
+            for tokens, tags in self.corpus.tagged_sentences():
+                h.update(json.dumps([tokens, tags], ensure_ascii=False).encode("utf-8", "surrogatepass"))
+                h.update(b"\n")
+            self._labels_key = h.hexdigest()
+        return self._labels_key
 
     def sentence_set(self) -> set[str]:
         """Every target sentence (of the whole target, not only the sample), normalised."""

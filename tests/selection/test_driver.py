@@ -166,3 +166,29 @@ def test_the_example_tables_say_why_a_sentence_was_left_out(tmp_path, short_pool
     dropped = table[table["group"] == "first dropped"]
     assert set(dropped["left_out"]) == {"duplicate of the target", "under 4 tokens", "score"}
     assert set(table.loc[table["group"] == "best kept", "index"]) == kept
+
+
+def test_null_hub_rows_are_counted_and_said(tmp_path, store):
+    """A Hub-style target (and a Parquet pool) with null rows: the rows are skipped, counted in the stored
+    scores' notes and said in the summary (they were dropped unsaid)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from simcore.selection import SelectionOptions, select
+
+    lines = biology(120, seed=9)
+    tokens = [None if i % 5 == 0 else line.split() for i, line in enumerate(lines)]  # 24 null rows
+    tags = [None if t is None else [0] * len(t) for t in tokens]
+    (tmp_path / "hub").mkdir()
+    pq.write_table(pa.table({"tokens": tokens, "ner_tags": tags}), tmp_path / "hub" / "test.parquet")
+    (tmp_path / "hub" / "dataset_info.json").write_text('{"features": {"ner_tags": {"feature": {"names": ["O"]}}}}')
+    pool_lines = football(60, seed=10) + biology(60, seed=11)
+    texts = [None if i % 6 == 0 else t for i, t in enumerate(pool_lines)]  # 20 null cells
+    pq.write_table(pa.table({"text": texts}), tmp_path / "pool.parquet")
+    result = select(Corpus.from_path(tmp_path / "pool.parquet"), Corpus.from_path(tmp_path / "hub"),
+                    SelectionOptions(method="ppl", batch=37), store, top=5)
+    meta = result.scores.meta
+    assert meta["target_notes"]["skipped"] == 24 and meta["pool_notes"]["skipped"] == 20
+    assert result.scores.n == 100
+    summary = result.summary()
+    assert "pool pool: 20 lines skipped" in summary and "target hub: 24 lines skipped" in summary

@@ -7,6 +7,7 @@ import csv
 import random
 
 import numpy as np
+import pytest
 
 from simcore.corpus import Corpus
 from simcore.selection import pool as pool_module
@@ -133,3 +134,25 @@ def test_the_entities_tagger_gets_bounded_pieces_in_bounded_groups(monkeypatch):
     assert "".join(p for p, r in zip(pieces, owners) if r == 0).replace(" ", "") == "Paris" * 30
     assert entities.MAX_TAG_CHARS == 10_000
 
+
+
+ZH = ["北京是中华人民共和国的首都。", "上海是中国最大的城市之一。", "今天的天气非常好，我们去公园散步。",
+      "他在大学里学习计算机科学。", "这家餐厅的菜很好吃，价格也不贵。", "政府宣布了新的经济政策。"]
+JA = ["東京は日本の首都です。", "今日はとても良い天気ですね。", "私は毎朝コーヒーを飲みます。",
+      "新しい駅が来年開業する予定です。"]
+
+
+@pytest.mark.parametrize("lines", [ZH * 5, JA * 5, ["Die Polizei meldete in der Nacht mehrere Unfälle."] * 10],
+                         ids=["chinese", "japanese", "german"])
+def test_the_pool_is_cut_into_words_as_matrix_cuts_it(tmp_path, store, lines):
+    """select's pool tokens are matrix's (tokenize_corpus, the language's segmenter): a Chinese line is
+    words, not one token per line."""
+    from simcore.corpus import tokenize_corpus
+    from simcore.selection.pool import pool_batches
+    from simcore.tokenize import TokenizerOptions
+
+    path = write_lines(tmp_path / "pool.txt", lines)
+    corpus = Corpus.from_path(path)
+    selected = [t for batch in pool_batches(corpus, TokenizerOptions(), 7) for t in batch.tokens]
+    assert selected == list(tokenize_corpus(corpus, store, TokenizerOptions()).sentences())
+    assert all(len(t) > 1 for t in selected)

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from ...corpus import Corpus
 from ...store import ArtefactStore
-from ...tokenize import tokenize
 from ..options import Progress, SelectionOptions
-from ..pool import pool_sample, read_lines
+from ..pool import pool_sample, pool_tokenizer, read_lines
 from ..target import Target
 
 
 def tokenized_sample(pool: Corpus, pool_fp: str, store: ArtefactStore, options: SelectionOptions,
                       progress: Progress) -> list[list[str]]:
     path = pool_sample(pool, pool_fp, store, options.pool_sample, options.seed, progress)
-    return [t for t in (tokenize(line, options.tokenizer) for line in read_lines(path)) if t]
+    tokens_of = pool_tokenizer(pool, options.tokenizer)  # as matrix cuts the pool, in its language
+    return [t for t in (tokens_of(line) for line in read_lines(path)) if t]
 
 
 def target_sentences(target: Target) -> list[list[str]]:

@@ -14,6 +14,7 @@ import numpy as np
 from ...corpus import Corpus
 from ...errors import SimcoreError
 from ...store import ArtefactStore, digest
+from ...versions import package_versions
 from ..options import Progress, SelectionOptions
 from ..pool import Batch
 from ..target import Target
@@ -65,7 +66,8 @@ class CosineScorer:
 
 def _word2vec(options: SelectionOptions, pool: Corpus, pool_fp: str, target: Target, store: ArtefactStore,
               progress: Progress) -> Path:
-    key = digest("selection-word2vec", pool_fp, target.fingerprint, options.key_parts())
+    key = digest("selection-word2vec", pool_fp, target.fingerprint, options.key_parts(),
+                 *package_versions("gensim"))  # gensim trains the vectors
 
     def build(out: Path) -> dict[str, Any]:
         from gensim.models import Word2Vec

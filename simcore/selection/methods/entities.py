@@ -148,7 +148,7 @@ def choose_pipeline(options: SelectionOptions, target: Target, store: ArtefactSt
     if options.tagger == "target":
         types = target_entity_types(target.corpus)
         if types:
-            path, record = train_tagger(target.corpus, target.corpus.raw_fingerprint(options.tokenizer), store,
+            path, record = train_tagger(target.corpus, target.labels_fingerprint(), store,
                                         options.tagger_steps, options.seed, progress)
             return str(path), {"kind": "target", "training": record,
                                "tagger": f"a tagger trained on {target.name}'s labels ({', '.join(sorted(types))}; "

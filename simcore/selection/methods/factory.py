@@ -8,6 +8,7 @@ from typing import Any
 
 from ...corpus import Corpus
 from ...store import ArtefactStore, digest
+from ...versions import package_versions
 from ..encoder_model import BUNDLED_PACKAGE, local_encoder
 from ..options import Progress, SelectionOptions
 from ..target import Target
@@ -48,5 +49,10 @@ def input_identity(options: SelectionOptions) -> str | None:
         if path.is_dir():
             return digest("user-pipeline", str(path.resolve()),
                           [(str(p.relative_to(path)), p.stat().st_size, p.stat().st_mtime_ns)
-                           for p in sorted(path.rglob("*")) if p.is_file()])
+                           for p in sorted(path.rglob("*")) if p.is_file()], package_versions("spacy"))
+    if options.method == "entities":  # the generic pipeline, or one trained with this spaCy
+        from ...tagging import PIPELINE_PACKAGES
+
+        return digest("spacy-pipeline", package_versions("spacy", *PIPELINE_PACKAGES))
     return None
+

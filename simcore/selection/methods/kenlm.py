@@ -20,9 +20,8 @@ from ...corpus import Corpus
 from ...errors import SimcoreError
 from ...kenlm_tools import estimate
 from ...store import ArtefactStore, digest
-from ...tokenize import tokenize
 from ..options import Progress, SelectionOptions
-from ..pool import Batch, pool_sample, read_lines
+from ..pool import Batch, pool_sample, pool_tokenizer, read_lines
 from ..target import Target
 
 OOV = "[oov]"
@@ -95,10 +94,11 @@ class CrossEntropyScorer:
         if len(halves[1]) == 0:
             raise SimcoreError(f"{pool.name}: too few sentences for a pool model (need at least 2)")
         lines = read_lines(path)
+        tokens_of = pool_tokenizer(pool, options.tokenizer)
         self.models = []
         for part, rows in zip("AB", halves):
             def part_lines(rows: np.ndarray = rows) -> Any:
-                return (self.map(tokenize(lines[r], options.tokenizer)) for r in rows)
+                return (self.map(tokens_of(lines[r])) for r in rows)
 
             self.models.append(_kenlm_model(
                 store, ("xent-pool", pool_fp, options.pool_sample, size, options.seed, part, vocab_key),
