@@ -57,7 +57,7 @@ from .schedule import (  # noqa: F401 - likewise
 DEFAULT_MEASURES = ("tvc", "tvcc", "ppl", "wvv", "jsd", "ttr")
 COLUMNS = ["source", "target", "measure", "value", "std", "ci_low", "ci_high", "n_samples", "sample_tokens",
            "source_tokens", "used_whole", "reliable", "flag", "direction", "oov_rate", "error", "options",
-           "replicates", "ladder", "source_language", "target_language", "overlap_test", "overlap_all"]
+           "replicates", "ladder", "source_language", "target_language", "overlap_test", "overlap_all", "overlap_ngram"]
 
 
 class Workbench(CorpusCache):
@@ -67,11 +67,12 @@ class Workbench(CorpusCache):
     overlap_options: OverlapOptions | None = OverlapOptions()
     _overlap_now: dict[tuple[str, str], Overlap] = {}
 
-    def _overlap_columns(self, source: str, target: str) -> dict[str, float]:
+    def _overlap_columns(self, source: str, target: str) -> dict[str, Any]:
         found = self._overlap_now.get((source, target))
         if found is None:
-            return {"overlap_test": math.nan, "overlap_all": math.nan}
-        return {"overlap_test": found.overlap_test, "overlap_all": found.overlap_all}
+            return {"overlap_test": math.nan, "overlap_all": math.nan, "overlap_ngram": None}
+        return {"overlap_test": found.overlap_test, "overlap_all": found.overlap_all,
+                "overlap_ngram": f"{found.n} {found.unit}"}
 
     def _not_computed(self, corpus: Corpus, name: str, targets: list[Corpus],
                       target_of: dict[str, PreparedTarget | None], failed: dict[str, str], sizes: dict[str, int],
