@@ -39,14 +39,18 @@ ANCHOR_LENGTHS = (8, 16, 32)  # letters and digits of the cheap test's windows: 
 BATCH_UNITS = 4096       # units tested at once
 OVERLAP_VERSION = 1
 _P = np.uint64(0x9E3779B97F4A7C15)  # odd multiplier of the rolling hash
-_WORD = re.compile(r"\w")
+_RUN = re.compile(r"\w+")
 _NOT_WORD = re.compile(r"[^\w\n]+")
 _ASCII_NOT_WORD = bytes(b for b in range(128) if not (chr(b).isalnum() or chr(b) in "_\n"))
 
 
 def words_of(tokens: Sequence[str]) -> list[str]:
-    """The tokens that hold a letter or digit (punctuation left out of the n-grams)."""
-    return [t for t in tokens if _WORD.search(t)]
+    """The words of the n-grams: each token's runs of letters and digits ("u.s." -> u, s; "40,000-35,000" ->
+    40, 000, 35, 000), so punctuation, and where a tokenizer cut between letters and marks, do not count."""
+    out: list[str] = []
+    for t in tokens:
+        out.extend(_RUN.findall(t))
+    return out
 
 
 def gram_hash(words: Sequence[str]) -> int:
