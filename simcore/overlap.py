@@ -42,6 +42,7 @@ _P = np.uint64(0x9E3779B97F4A7C15)  # odd multiplier of the rolling hash
 _RUN = re.compile(r"\w+")
 _NOT_WORD = re.compile(r"[^\w\n]+")
 _ASCII_NOT_WORD = bytes(b for b in range(128) if not (chr(b).isalnum() or chr(b) in "_\n"))
+_OTHER_NOT_WORD = re.compile(r"[^\x00-\x7f\w]+")
 
 
 def words_of(tokens: Sequence[str]) -> list[str]:
@@ -60,12 +61,20 @@ def gram_hash(words: Sequence[str]) -> int:
 
 
 def squeeze(text: str) -> str:
-    """Letters and digits only (line breaks kept): what the cheap test compares."""
+    """Letters and digits only (line breaks kept)."""
     return _NOT_WORD.sub("", text)
 
 
+def squeezed_bytes(text: str) -> bytes:
+    """UTF-8 of :func:`squeeze` (what the cheap test compares), fast: the rare non-ASCII marks by a
+    regular expression, the ASCII ones deleted from the bytes in one C call."""
+    if not text.isascii():
+        text = _OTHER_NOT_WORD.sub("", text)
+    return text.encode("utf-8", "surrogatepass").translate(None, _ASCII_NOT_WORD)
+
+
 _PINV = np.uint64(pow(int(_P), -1, 1 << 64))
-TABLE_BITS = 24  # the first test: a table of 2^24 flags indexed by a window hash's top bits (16 MB)
+TABLE_BITS = 24  # the first test's tables of bits: at most 2^24 bits (2 MB) each
 _powers: dict[str, np.ndarray] = {}
 
 
@@ -97,21 +106,50 @@ def _windows(prefix: np.ndarray, length: int) -> np.ndarray:
         return (prefix[length:] - prefix[:count]) * down
 
 
-def anchor_hash(text: str) -> int:
-    """The window hash of a whole string (what :func:`_windows` gives for a window holding it)."""
-    return int(_windows(_prefix(_codes(text)), len(text))[0])
+def anchor_hash(data: bytes) -> int:
+    """The window hash of whole bytes (what :func:`_windows` gives for a window holding them)."""
+    return int(_windows(_prefix(_codes(data)), len(data))[0])
 
 
-def _anchor(words: Sequence[str]) -> str:
-    """The start of a run of words that the cheap test looks for: its first letters and digits, as
-    many as the longest of ANCHOR_LENGTHS that it has (every n-gram has at least 8: n >= 8 words)."""
-    text = squeeze("".join(words).lower())
-    fits = [n for n in ANCHOR_LENGTHS if n <= len(text)]
-    return text[:fits[-1]] if fits else text
+_ASCII_KEEP = np.array([chr(b).isalnum() or chr(b) in "_\n" for b in range(128)] + [True] * 128)
 
 
-def _codes(text: str) -> np.ndarray:
-    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.uint64)
+def squeezed_array(text: str) -> np.ndarray:
+    """:func:`squeezed_bytes` as an array of bytes, in numpy: ASCII marks dropped by a table, and the
+    non-ASCII characters that are not letters or digits (’ “ — £ ...) found among the distinct ones."""
+    data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    keep = _ASCII_KEEP[data]
+    high = np.flatnonzero(data >= 0x80)
+    if len(high):
+        starts = high[data[high] >= 0xC0]  # the first byte of each non-ASCII character
+        # the character's bytes, read from its start (at most 4), as one number per character
+        count = np.where(data[starts] >= 0xF0, 4, np.where(data[starts] >= 0xE0, 3, 2))
+        padded = np.concatenate([data, np.zeros(4, dtype=np.uint8)]).astype(np.uint32)
+        value = padded[starts]
+        for k in (1, 2, 3):
+            value = np.where(count > k, (value << 8) | padded[starts + k], value)
+        distinct, which = np.unique(value, return_inverse=True)
+        word = np.array([bytes(int(v).to_bytes(4, "big").lstrip(b"\0")).decode("utf-8", "replace")
+                         .isalnum() for v in distinct], dtype=bool)
+        dropped = ~word[which]
+        if dropped.any():
+            bad_starts, bad_counts = starts[dropped], count[dropped]
+            for k in range(4):
+                at = bad_starts[bad_counts > k] + k
+                keep[at] = False
+    return data[keep]
+
+
+def _anchor(words: Sequence[str]) -> bytes:
+    """The start of a run of words that the cheap test looks for: the UTF-8 bytes of its first letters
+    and digits, as many as the longest of ANCHOR_LENGTHS it has (an n-gram of 8 words has 8 at least)."""
+    data = squeezed_bytes("".join(words).lower())
+    fits = [n for n in ANCHOR_LENGTHS if n <= len(data)]
+    return data[:fits[-1]] if fits else data
+
+
+def _codes(data: bytes) -> np.ndarray:
+    return np.frombuffer(data, dtype=np.uint8).astype(np.uint64)
 
 
 @dataclass
@@ -125,7 +163,7 @@ class TargetIndex:
     is_test: list[bool] = field(default_factory=list)
     keys: set[int] = field(default_factory=set)
     short_lengths: set[int] = field(default_factory=set)  # word counts of sentences shorter than n
-    anchors: set[str] = field(default_factory=set)  # their first letters and digits (see _anchor)
+    anchors: set[bytes] = field(default_factory=set)  # their first letters and digits (see _anchor)
 
     @classmethod
     def build(cls, name: str, sentences: Iterable[tuple[Sequence[str], bool]], n: int = OVERLAP_NGRAM,
@@ -188,9 +226,16 @@ class Scanner:
             if a:
                 by_length.setdefault(len(a), set()).add(anchor_hash(a))
         self.anchor_hashes = {n: np.array(sorted(h), dtype=np.uint64) for n, h in sorted(by_length.items())}
-        self.table = np.zeros(1 << TABLE_BITS, dtype=bool)
-        for hashes in self.anchor_hashes.values():
-            self.table[hashes >> np.uint64(64 - TABLE_BITS)] = True
+        # per length, a table of bits indexed by a hash's top bits, about 32 bits an anchor (1 in 32 full),
+        # small enough to stay in the processor's cache (2 MB for 500,000 anchors)
+        self.tables: dict[int, tuple[np.ndarray, np.uint64]] = {}
+        for length, hashes in self.anchor_hashes.items():
+            bits = max(10, min(TABLE_BITS, int(np.ceil(np.log2(32 * len(hashes))))))
+            table = np.zeros(1 << (bits - 3), dtype=np.uint8)
+            slot = hashes >> np.uint64(64 - bits)
+            np.bitwise_or.at(table, (slot >> np.uint64(3)).astype(np.int64),
+                             (np.uint8(1) << (slot & np.uint64(7)).astype(np.uint8)))
+            self.tables[length] = (table, np.uint64(64 - bits))
         self.hits: set[int] = set()
         self.units = 0
         self.tested = 0  # units that passed the cheap test and were tokenized
@@ -221,18 +266,14 @@ class Scanner:
     def candidates(self, batch: list[Any]) -> list[int]:
         """Positions in ``batch`` of the units holding a window that starts one of the targets' n-grams."""
         texts = [u if isinstance(u, str) else "".join(u) for u in batch]
-        joined = "\n".join(t.replace("\n", " ") for t in texts).lower()
-        if joined.isascii():  # the common case: the same as squeeze, in one C call on bytes
-            codes = np.frombuffer(joined.encode("ascii").translate(None, _ASCII_NOT_WORD),
-                                  dtype=np.uint8).astype(np.uint64)
-        else:
-            codes = _codes(squeeze(joined))
+        codes = squeezed_array("\n".join(t.replace("\n", " ") for t in texts).lower()).astype(np.uint64)
         prefix = _prefix(codes)
-        shift = np.uint64(64 - TABLE_BITS)
         starts = []
         for length, wanted in self.anchor_hashes.items():
             h = _windows(prefix, length)
-            maybe = np.flatnonzero(self.table[h >> shift])  # cheap: most windows stop here
+            table, shift = self.tables[length]
+            slot = h >> shift
+            maybe = np.flatnonzero(table[slot >> np.uint64(3)] & (np.uint8(1) << (slot & np.uint64(7)).astype(np.uint8)))
             if not len(maybe):
                 continue
             at = np.searchsorted(wanted, h[maybe])
