@@ -85,10 +85,12 @@ NUMBER_COLUMNS: dict[str, tuple[float, float, bool, bool]] = {
     "sample_tokens": (0, 10**15, True, True),
     "source_tokens": (0, 10**15, True, True),
     "oov_rate": (0.0, 1.0, False, False),
+    "overlap_test": (0.0, 1.0, False, False),  # shares of target sentences the source holds (simcore.overlap)
+    "overlap_all": (0.0, 1.0, False, False),
     "direction": (-1, 1, True, False),
 }
 BOOLEAN_COLUMNS = ("used_whole", "reliable")
-TEXT_COLUMNS = ("flag", "error", "options", "replicates", "ladder")  # ladder: parsed by simcore.recommendation
+TEXT_COLUMNS = ("flag", "error", "options", "replicates", "ladder", "overlap_ngram")  # ladder: parsed by simcore.recommendation
 # The values a measure can take (a value outside is a broken table, not a measurement).
 MEASURE_RANGES: dict[str, tuple[float, float]] = {
     "tvc": (0.0, 100.0), "tvcc": (0.0, 100.0), "jsd": (0.0, 1.0), "ttr": (0.0, 1.0), "ppl": (0.0, math.inf),
