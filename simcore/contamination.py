@@ -19,6 +19,8 @@ import pandas as pd
 from .errors import InvalidArgument
 
 OVERLAP_THRESHOLD = 0.01  # share of the test sentences a source may hold before the answer warns
+HELD = "⚑ holds test text"  # the mark on a contaminated cell (heatmaps, report)
+CONTAMINATED = "#b00020"  # its colour
 
 
 def check_threshold(value: Any) -> float:
@@ -91,3 +93,43 @@ def overlap_notes(long: pd.DataFrame, threshold: float = OVERLAP_THRESHOLD) -> l
         return []
     return [f"{target}: {line}" for target in dict.fromkeys(long["target"])
             for line in contaminated(long, str(target), threshold).values()]
+
+
+OVERLAP_COLUMNS = ["target", "source", "overlap_test", "overlap_all", "overlap_ngram", "contaminated"]
+
+
+def overlap_table(long: pd.DataFrame, threshold: float = OVERLAP_THRESHOLD) -> pd.DataFrame:
+    """One row per (target, source) with overlap columns: the shares held, the n-gram and whether the
+    share of test sentences (of all sentences, without a test split) reaches ``threshold``; most first."""
+    if "overlap_all" not in long.columns or not len(long):
+        return pd.DataFrame(columns=OVERLAP_COLUMNS)
+    rows = long.drop_duplicates(["target", "source"]).copy()
+    for column in ("overlap_test", "overlap_all"):
+        rows[column] = pd.to_numeric(rows[column], errors="coerce") if column in rows else math.nan
+    if "overlap_ngram" not in rows:
+        rows["overlap_ngram"] = None
+    rows = rows[rows["overlap_all"].notna()]
+    decisive = rows["overlap_test"].where(rows["overlap_test"].notna(), rows["overlap_all"])
+    rows["contaminated"] = (decisive >= threshold) & (decisive > 0)
+    rows = rows.assign(_key=decisive).sort_values(["target", "_key", "source"], ascending=[True, False, True])
+    return rows[OVERLAP_COLUMNS].reset_index(drop=True)
+
+
+def overlap_grid(part: pd.DataFrame, sources: list[str], targets: list[str],
+                 threshold: float = OVERLAP_THRESHOLD) -> tuple[list[list[str]], list[list[bool]]]:
+    """For a heatmap: per cell the overlap in words ('' when unknown) and whether it is contaminated."""
+    table = overlap_table(part, threshold)
+    text = [["" for _ in targets] for _ in sources]
+    bad = [[False for _ in targets] for _ in sources]
+    row = {s: i for i, s in enumerate(sources)}
+    column = {t: j for j, t in enumerate(targets)}
+    for r in table.itertuples(index=False):
+        if r.source not in row or r.target not in column:
+            continue
+        count, _, unit = str(r.overlap_ngram).partition(" ")
+        gram = f" ({count}-{unit.rstrip('s')} n-grams)" if isinstance(r.overlap_ngram, str) and unit else ""
+        test = (f"{r.overlap_test:.1%} of the test sentences, " if r.overlap_test == r.overlap_test else
+                "no test split; ")
+        text[row[r.source]][column[r.target]] = f"holds {test}{r.overlap_all:.1%} of all{gram}"
+        bad[row[r.source]][column[r.target]] = bool(r.contaminated)
+    return text, bad
