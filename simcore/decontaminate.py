@@ -27,6 +27,7 @@ from .errors import CorpusError, InvalidArgument
 from .output_paths import refuse_overwriting_inputs
 from .overlap import BATCH_UNITS, Scanner, TargetIndex, target_sentences
 from .overlap_pass import OverlapOptions
+from .store import ArtefactStore, digest
 from .tokenize import TokenizerOptions
 
 Progress = Callable[[str, float], None]
@@ -161,3 +162,26 @@ def _write(batch: list[tuple[bytes, Any]], sink: IO[bytes], scanner: Scanner, re
     report.units += len(units)
     report.units_dropped += len(dropped)
     sink.write(b"".join(line for i, (line, _) in enumerate(batch) if i not in dropped))
+
+
+def stored_copy(source: Corpus, target: Corpus, store: ArtefactStore, *, tokenizer: TokenizerOptions = TokenizerOptions(),
+                overlap: OverlapOptions = OverlapOptions(), test_only: bool = False,
+                progress: Progress = lambda m, f: None) -> tuple[Path, dict[str, Any]]:
+    """The clean copy kept in the artefact store (for the dashboard): its path and what was dropped.
+
+    Keyed by both corpora's contents and the options; named ``clean`` plus the source's own suffixes
+    (never by an uploaded name), or a folder ``clean`` holding the source folder's files.
+    """
+    key = digest("decontaminated", source.raw_fingerprint(tokenizer), target.raw_fingerprint(tokenizer),
+                 overlap.ngram, overlap.char_ngram, test_only)
+    many = len(source.files) > 1 or (isinstance(source.path, Path) and source.path.is_dir())
+    fmt_suffix, compression = split_suffixes(source.files[0].name)
+    name = "clean" if many else f"clean{fmt_suffix or '.txt'}{compression or ''}"
+
+    def build(folder: Path) -> dict[str, Any]:
+        report = decontaminate(source, target, folder / name, tokenizer=tokenizer, overlap=overlap,
+                               test_only=test_only, progress=progress)
+        return {"report": report.__dict__, "name": name}
+
+    path = store.build("decontaminated", key, build)
+    return path / name, store.meta(path).get("report", {})
