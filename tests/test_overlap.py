@@ -278,3 +278,32 @@ def test_a_contaminated_source_that_is_not_chosen_is_flagged():
     rec = recommend(table)[0]
     assert rec.level == "high" and rec.recommended == ["alpha"]
     assert any(f.startswith("beta holds 50.0% of your test sentences") for f in rec.flags)
+
+
+def test_the_matrix_command_writes_the_columns_and_warns(tmp_path, capsys):
+    from simcore.cli import main
+
+    from .conftest import SAMPLE_DATA
+
+    news = (SAMPLE_DATA / "sources" / "news.txt").read_text(encoding="utf-8").splitlines()
+    held = [line.split() for line in news if len(line.split()) >= 13][:4]
+    other = "A small bakery on the corner sells bread that people queue for before the sun comes up".split()
+    write_conll(tmp_path / "targets" / "t" / "test.conll", [*held, other])
+    write_conll(tmp_path / "targets" / "t" / "train.conll", [other])
+    (tmp_path / "sources").mkdir()
+    for name in ("news.txt", "biomed_abstracts.txt"):
+        (tmp_path / "sources" / name).write_bytes((SAMPLE_DATA / "sources" / name).read_bytes())
+    out = tmp_path / "m.csv"
+    assert main(["matrix", "--sources", str(tmp_path / "sources"), "--targets", str(tmp_path / "targets"),
+                 "--measures", "jsd", "--out", str(out), "--cache", str(tmp_path / "cache"), "--jobs", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: t: news holds 80.0% of your test sentences (13-word overlap)" in err
+    table = pd.read_csv(out).set_index("source")
+    assert table.loc["news", "overlap_test"] == pytest.approx(4 / 5)
+    assert table.loc["news", "overlap_all"] == pytest.approx(4 / 6)
+    assert table.loc["biomed_abstracts", "overlap_test"] == 0
+    assert main(["recommend", "--matrix", str(out), "--overlap-threshold", "90%"]) == 0
+    assert "holds" not in capsys.readouterr().out
+    assert main(["recommend", "--matrix", str(out)]) == 0
+    assert "news holds 80.0% of your test sentences" in capsys.readouterr().out
+    assert main(["recommend", "--matrix", str(out), "--overlap-threshold", "2"]) == 2
