@@ -141,11 +141,16 @@ def squeezed_array(text: str) -> np.ndarray:
 
 
 def _anchor(words: Sequence[str]) -> bytes:
-    """The start of a run of words that the cheap test looks for: the UTF-8 bytes of its first letters
-    and digits, as many as the longest of ANCHOR_LENGTHS it has (an n-gram of 8 words has 8 at least)."""
+    """What the cheap test looks for from a run of words: a piece of the UTF-8 bytes of its letters and
+    digits, as long as the longest of ANCHOR_LENGTHS it has (an n-gram of 8 words has 8 at least). Any
+    piece will do (a unit holding the run holds each of its pieces); a short one is taken from the
+    middle, less often a common start ("thecompa")."""
     data = squeezed_bytes("".join(words).lower())
     fits = [n for n in ANCHOR_LENGTHS if n <= len(data)]
-    return data[:fits[-1]] if fits else data
+    if not fits:
+        return data
+    start = 0 if fits[-1] == ANCHOR_LENGTHS[-1] else (len(data) - fits[-1]) // 2
+    return data[start:start + fits[-1]]
 
 
 def _codes(data: bytes) -> np.ndarray:
@@ -248,8 +253,12 @@ class Scanner:
 
     def watch(self, units: Iterable[Any]) -> Iterator[Any]:
         """``units`` passed through unchanged, each one tested on the way (the pass's own read)."""
+        batch = self._batch
         for unit in units:
-            self.add(unit)
+            batch.append(unit)
+            if len(batch) >= BATCH_UNITS:
+                self.flush()
+                batch = self._batch
             yield unit
         self.flush()
 
@@ -266,7 +275,10 @@ class Scanner:
     def candidates(self, batch: list[Any]) -> list[int]:
         """Positions in ``batch`` of the units holding a window that starts one of the targets' n-grams."""
         texts = [u if isinstance(u, str) else "".join(u) for u in batch]
-        codes = squeezed_array("\n".join(t.replace("\n", " ") for t in texts).lower()).astype(np.uint64)
+        joined = "\n".join(texts)
+        if joined.count("\n") != len(texts) - 1:  # a unit holding a line break (a JSONL text): made a space
+            joined = "\n".join(t.replace("\n", " ") for t in texts)
+        codes = squeezed_array(joined.lower()).astype(np.uint64)
         prefix = _prefix(codes)
         starts = []
         for length, wanted in self.anchor_hashes.items():
