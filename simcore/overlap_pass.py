@@ -18,6 +18,7 @@ from typing import Any
 from .corpora.corpus import unit_tokenizer
 from .corpora.sampling import remembered_pass, sample_source
 from .corpus import Corpus
+from .corpus_cache import STREAM_SIZES
 from .errors import SimcoreError, StoreError
 from .overlap import (
     MIN_CHARS_CUT,
@@ -103,8 +104,6 @@ def source_overlaps(cache: Any, source: Corpus, targets: Sequence[Corpus], optio
         return {}
     streams = cache.streams(source)
     if streams:
-        from .corpus_cache import STREAM_SIZES
-
         remembered = remembered_pass(source, STREAM_SIZES, samples, cache.options.seed, cache.store, cache.tokenizer)
         fingerprint = remembered.fingerprint if remembered is not None else None
     else:
