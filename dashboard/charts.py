@@ -8,6 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from simcore import flags
+from simcore.contamination import CONTAMINATED, HELD, OVERLAP_THRESHOLD, overlap_grid
 from simcore.corpora.lang import across_languages, language_name
 from simcore.measures import all_measures, get_measure
 from simcore.report import (
@@ -79,11 +80,17 @@ def heatmap(long: pd.DataFrame, measure: str) -> go.Figure:
              for v, h, m in zip(vr, hr, mr)] for vr, hr, mr in zip(values, half, marks)]
     tokens = grid("sample_tokens")
     across = _across_languages(part, sources, targets)
+    held, dirty = overlap_grid(part, sources, targets)  # which cells' sources hold the target's test text
+    text = [[t + (f"<br><span style='color:{CONTAMINATED}'>{HELD}</span>" if d else "") for t, d in zip(tr, dr)]
+            for tr, dr in zip(text, dirty)]
     hover = [[with_interval(v, a, b) + (f"<br>at {int(t):,} tokens per source" if np.isfinite(t) else "")
               + (f"<br>{MARK} {r}" + ("<br>(left out of the colour scale)" if g else "") if m else "")
               + (f"<br>{x}" if x else "")
-              for v, a, b, m, r, g, t, x in zip(*rows)]
-             for rows in zip(values, low, high, marks, reasons, greyed, tokens, across)]
+              + (f"<br>{'⚑ contaminated: ' if d else 'overlap: '}{o}" + (" (the measures reward a source for "
+                                                                       "holding the target's own text)" if d else "")
+                 if o else "")
+              for v, a, b, m, r, g, t, x, o, d in zip(*rows)]
+             for rows in zip(values, low, high, marks, reasons, greyed, tokens, across, held, dirty)]
     colours = "Greys" if direction == 0 else "Blues"
     font = 13 if len(targets) <= 6 else 11
     template = "source %{y}<br>target %{x}<br>" + unit_label(measure) + " %{customdata}<extra></extra>"
@@ -106,8 +113,11 @@ def heatmap(long: pd.DataFrame, measure: str) -> go.Figure:
                  "yref": "y", "line": {"color": OUTLINE, "width": 2, "dash": "dot"}, "layer": "above"}
                 for i, j in zip(*np.nonzero(marks))]
     note = ""
+    if any(any(r) for r in dirty):
+        note = (f"<br><span style='font-size:11px;color:{CONTAMINATED}'>{HELD}: the source holds at least "
+                f"{OVERLAP_THRESHOLD:.0%} of the target's test sentences (see Ranking)</span>")
     if marks.any():
-        note = (f"<br><span style='font-size:11px;color:{OUTLINE}'>{MARK} dotted outline: flagged"
+        note += (f"<br><span style='font-size:11px;color:{OUTLINE}'>{MARK} dotted outline: flagged"
                 + ("; grey: left out of its column's scale" if greyed.any() else "; every value of a column flagged: "
                    "shaded among themselves") + "</span>")
     fig.update_layout(

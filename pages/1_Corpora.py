@@ -11,6 +11,7 @@ from dashboard.corpus_view import (
     corpus_stats,
     length_chart,
 )
+from dashboard.decontaminate_job import start_decontamination
 from dashboard.loading import (
     FORMAT_CHOICES,
     UPLOAD_TYPES,
@@ -205,5 +206,24 @@ for role, bucket in (("target", state.targets), ("source", state.sources)):
             if st.button(f"Remove {name}", key=f"remove_{role}_{name}"):
                 remove(state, role, name)
                 c.changed(state, "info", f"Removed {c.md(name)}.")
+
+if state.sources and state.targets:
+    with st.expander("Decontaminate a source: a copy without the units that hold a target's sentences"):
+        st.caption("Every unit (line, JSONL record) of the source that shares a 13-word n-gram with the target "
+                   "(25 characters for a target cut into characters) is left out; the rest is kept byte for byte. "
+                   "The copy is added as a source named …_clean. Plain text and JSONL sources, compressed or not.")
+        with st.form("decontaminate_form", border=False):
+            d1, d2, d3 = st.columns([2, 2, 1], vertical_alignment="bottom")
+            dirty = d1.selectbox("Source", sorted(state.sources), key="decon_source")
+            against = d2.selectbox("Target", sorted(state.targets), key="decon_target")
+            test_only = d3.checkbox("test split only", key="decon_test_only",
+                                    help="leave out only units overlapping the target's test sentences")
+            go_clean = st.form_submit_button("Decontaminate", type="primary", key="decon_go")
+        if go_clean:
+            try:
+                start_decontamination(state, dirty, against, test_only)
+                st.info("Decontaminating in the background: the sidebar shows its progress.")
+            except SimcoreError as exc:
+                st.error(str(exc))
 
 st.page_link(c.SIMILARITY, label="Next: compute the similarity matrix", icon=":material/grid_on:")

@@ -7,6 +7,7 @@ from dashboard import common as c
 from dashboard.charts import label
 from dashboard.report_cache import report_parts
 from dashboard.tables import ranking_grid, recommendation_frame
+from simcore.contamination import OVERLAP_THRESHOLD, overlap_table
 from simcore.evidence import readable_pairs
 from simcore.measures import explained
 
@@ -50,6 +51,19 @@ st.caption(f"Similarity values: {c.md(state.matrix_label)}. A tie names every so
 with st.expander("Why, in full", expanded=len(parts.recommendations) <= 3):
     for rec in parts.recommendations:
         st.markdown(f"**{c.md(rec.headline())}**  \n{c.md(rec.reason)}")
+held = overlap_table(long)
+if len(held):
+    dirty = held[held["contaminated"]]
+    with st.expander(f"Which sources already hold your test set ({len(dirty)} contaminated pair(s))",
+                     expanded=bool(len(dirty))):
+        st.dataframe(held, hide_index=True, width="stretch", column_config={
+            "overlap_test": st.column_config.NumberColumn("test sentences held", format="percent"),
+            "overlap_all": st.column_config.NumberColumn("all sentences held", format="percent"),
+            "overlap_ngram": st.column_config.TextColumn("n-gram")})
+        st.caption(f"The share of the target's sentences sharing an n-gram with the source. From "
+                   f"{OVERLAP_THRESHOLD:.0%} of the test sentences the answer says so and is never 'high': "
+                   "pretraining on such a source inflates the test F1. The Corpora page writes a clean copy "
+                   "(Decontaminate a source).")
 with st.expander("How each pair of sources was compared (at the largest size both have)"):
     targets = [r.target for r in parts.recommendations]
     pick, every = st.columns([2, 1])

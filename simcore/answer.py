@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from . import recommendation
+from .contamination import OVERLAP_THRESHOLD, check_threshold
 from .errors import InvalidArgument
 from .recommendation import PRETRAINING, Recommendation
 
@@ -28,11 +29,14 @@ def _check(long: Any, pretraining: Any) -> None:
                               [:200])
 
 
-def recommend(long: pd.DataFrame, pretraining: str = "lm") -> list[Recommendation]:
+def recommend(long: pd.DataFrame, pretraining: str = "lm",
+              overlap_threshold: float = OVERLAP_THRESHOLD) -> list[Recommendation]:
     """The recommendation for every target of a long similarity table, for ``pretraining`` "lm" (language
-    models and BERT-style encoders: PPL, JSD) or "vectors" (word vectors: TVcC, TVC, WVV)."""
+    models and BERT-style encoders: PPL, JSD) or "vectors" (word vectors: TVcC, TVC, WVV). A source that
+    holds ``overlap_threshold`` or more of the target's test sentences is named first in the reason
+    (and a "high" level capped at "moderate"; see simcore.contamination)."""
     _check(long, pretraining)
-    return recommendation.recommend(long, pretraining)
+    return recommendation.recommend(long, pretraining, check_threshold(overlap_threshold))
 
 
 def recommendation_table(recommendations: Sequence[Recommendation]) -> pd.DataFrame:

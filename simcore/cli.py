@@ -17,7 +17,9 @@ from typing import Any
 import pandas as pd
 
 from . import cli_options as opt
+from .contamination import OVERLAP_THRESHOLD, overlap_notes
 from .corpora.remote import scrub
+from .decontaminate_cli import add_decontaminate_command
 from .distributed.cluster import add_cluster_options, scheduler_address
 from .distributed.prepare import matrix_runner
 from .distributed.shards import add_source_glob_option, with_glob_sources
@@ -26,6 +28,8 @@ from .export import csv_text, write_ranking, write_recommendations
 from .matrix import DEFAULT_MEASURES, MAX_JOBS, Workbench, corpora_in
 from .measures import MeasureOptions, all_measures
 from .option_checks import MAX_EMB_SENTENCES, MAX_KL_BUCKETS
+from .overlap import OVERLAP_CHAR_NGRAM, OVERLAP_NGRAM
+from .overlap_pass import OverlapOptions
 from .probe.cli import add_probe_command
 from .selection.cli import add_select_command
 from .store import ArtefactStore
@@ -63,6 +67,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
                              emb_sentences=args.emb_sentences,
                              **({"wvv_workers": args.workers} if args.workers else {}))
     bench = Workbench(ArtefactStore(args.cache), TokenizerOptions(lowercase=not args.keep_case), options)
+    bench.overlap_options = OverlapOptions(args.overlap_ngram, args.overlap_char_ngram)
     reader = {"text_field": args.text_field, "encoding": args.encoding, "labels": args.labels,
               "storage_options": args.storage_options}
     sources, targets = corpora_in(args.sources, **reader), corpora_in(args.targets, **reader)
@@ -98,10 +103,12 @@ def cmd_matrix(args: argparse.Namespace) -> int:
                 print(terminal_text(f"simcore: note: {corpus.name}: {note}"), file=sys.stderr)
     for target, tokens in _cross_language(table):
         print(terminal_text(f"simcore: note: {target}: {tokens}"), file=sys.stderr)
+    for line in overlap_notes(table, args.overlap_threshold):
+        print(terminal_text(f"simcore: warning: {line}"), file=sys.stderr)
     if not args.quiet:
         wide = table.pivot_table(index=["target", "source"], columns="measure", values="value", aggfunc="first")
         _print_table(wide.reset_index())
-        _print_recommendations(table)
+        _print_recommendations(table, overlap_threshold=args.overlap_threshold)
     print(terminal_text(f"wrote {len(table)} rows to {out}"), file=sys.stderr)
     if failed:
         listed = "; ".join(f"{who}: {why}" for who, why in sorted(failed.items()))
@@ -133,13 +140,15 @@ MAX_PRINTED_TARGETS = 10  # more targets: the first ones and a summary line, unl
 
 
 def _print_recommendations(long: pd.DataFrame, pretraining: str = "lm", reasons: bool = False,
-                           recommendations: list[Any] | None = None, show_all: bool = False) -> None:
+                           recommendations: list[Any] | None = None, show_all: bool = False,
+                           overlap_threshold: float = OVERLAP_THRESHOLD) -> None:
     from .recommendation import PRETRAINING, PRETRAINING_LABEL, recommend
 
     if not set(PRETRAINING[pretraining]) & set(long["measure"]):
         return
     print(f"\nRecommendation for {PRETRAINING_LABEL[pretraining]}:")
-    _print_headlines(recommend(long, pretraining) if recommendations is None else recommendations, reasons, show_all)
+    _print_headlines(recommend(long, pretraining, overlap_threshold) if recommendations is None else recommendations,
+                     reasons, show_all)
 
 
 def _print_headlines(recommendations: list[Any], reasons: bool, show_all: bool) -> None:
@@ -160,7 +169,7 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     out = opt.check_out(args.out, (".csv", ".json", ".md", ".html")) if args.out is not None else None
     opt.no_clobber({"--out": out}, {"--matrix": args.matrix})
     long = read_matrix(args.matrix)
-    recommendations = recommend(long, args.pretraining)
+    recommendations = recommend(long, args.pretraining, args.overlap_threshold)
     _print_headlines(recommendations, True, args.all)
     if out:
         ranking = rank_sources(long, pretraining=args.pretraining, recommendations=recommendations)
@@ -368,6 +377,12 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--cache", type=opt.path_text, default=None,
                    help="artefact store (default $SIMCORE_CACHE or ~/.cache/simcore)")
     m.add_argument("--quiet", action="store_true")
+    m.add_argument("--overlap-ngram", type=opt.whole_number(1, 200), default=OVERLAP_NGRAM, metavar="N",
+                   help=f"words in the n-grams of the overlap columns (default {OVERLAP_NGRAM}; see "
+                        "docs/contamination.md)")
+    m.add_argument("--overlap-char-ngram", type=opt.whole_number(1, 200), default=OVERLAP_CHAR_NGRAM, metavar="N",
+                   help=f"characters in them, for a target cut into characters (default {OVERLAP_CHAR_NGRAM})")
+    _add_threshold(m)
     add_cluster_options(m)
     add_source_glob_option(m)
     m.add_argument("--storage-options", type=opt.storage_options, default=None, metavar="JSON",
@@ -389,6 +404,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--matrix", required=True, type=opt.path_text, help="a matrix CSV written by `simcore matrix`")
     e.add_argument("--pretraining", choices=PRETRAINING_CHOICES, default="lm", help=PRETRAINING_HELP)
     e.add_argument("--out", type=opt.path_text, default=None, help=".csv (one row per target), .json, .md or .html")
+    _add_threshold(e)
     e.add_argument("--all", action="store_true",
                    help=f"print every target (default: the first {MAX_PRINTED_TARGETS} and a summary)")
     e.set_defaults(run=cmd_recommend)
@@ -424,6 +440,7 @@ def build_parser() -> argparse.ArgumentParser:
         c.set_defaults(run=run)
     add_select_command(commands)
     add_probe_command(commands)
+    add_decontaminate_command(commands)
     return parser
 
 
@@ -437,6 +454,19 @@ def _add_audit_options(c: argparse.ArgumentParser) -> None:
     c.add_argument("--bootstrap", type=opt.whole_number(0, MAX_BOOTSTRAP, allow_float_text=False), default=2000,
                    help="resamples of the targets for the 95%% intervals (default 2000; 0: none)")
     c.add_argument("--seed", type=opt.whole_number(0, MAX_SEED, allow_float_text=False), default=0)
+
+
+def _add_threshold(c: argparse.ArgumentParser) -> None:
+    c.add_argument("--overlap-threshold", type=_share, default=OVERLAP_THRESHOLD, metavar="SHARE",
+                   help="share of a target's test sentences a source may hold before the answer warns "
+                        f"(default {OVERLAP_THRESHOLD:g}, i.e. {OVERLAP_THRESHOLD:.0%}; 0.05 or 5%%)")
+
+
+def _share(text: str) -> float:
+    """An argparse type: a share from 0 to 1, written 0.05 or 5%."""
+    if text.strip() in ("0", "0%", "0.0"):
+        return 0.0
+    return opt.fraction(text)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -45,6 +45,7 @@ from .corpus_cache import (  # noqa: F401 - the old names stay importable from h
 from .errors import InvalidArgument, SimcoreError, StoreError
 from .ladder import pair_sizes, size_bias, table_size
 from .measures import PreparedTarget, default_measures, get_measure, parse_measures
+from .overlap_pass import Overlap, OverlapOptions, source_overlaps
 from .schedule import (  # noqa: F401 - likewise
     MAX_JOBS,
     PARALLEL_MIN_BYTES,
@@ -61,11 +62,23 @@ from .schedule import (  # noqa: F401 - likewise
 DEFAULT_MEASURES = default_measures()  # tvc, tvcc, ppl, wvv, jsd, ttr: each measure's `default`
 COLUMNS = ["source", "target", "measure", "value", "std", "ci_low", "ci_high", "n_samples", "sample_tokens",
            "source_tokens", "used_whole", "reliable", "flag", "direction", "oov_rate", "error", "options",
-           "replicates", "ladder", "source_language", "target_language", "target_cut"]
+           "replicates", "ladder", "source_language", "target_language", "target_cut", "overlap_test", "overlap_all",
+           "overlap_ngram"]
 
 
 class Workbench(CorpusCache):
     """Tokenized corpora, prepared sources and targets, and cached cells, for one option set; and the table."""
+
+    # the n-gram of the overlap columns (simcore.overlap_pass); None leaves them empty
+    overlap_options: OverlapOptions | None = OverlapOptions()
+    _overlap_now: dict[tuple[str, str], Overlap] = {}
+
+    def _overlap_columns(self, source: str, target: str) -> dict[str, Any]:
+        found = self._overlap_now.get((source, target))
+        if found is None:
+            return {"overlap_test": math.nan, "overlap_all": math.nan, "overlap_ngram": None}
+        return {"overlap_test": found.overlap_test, "overlap_all": found.overlap_all,
+                "overlap_ngram": f"{found.n} {found.unit}"}
 
     def _not_computed(self, corpus: Corpus, name: str, targets: list[Corpus],
                       target_of: dict[str, PreparedTarget | None], failed: dict[str, str], sizes: dict[str, int],
@@ -125,6 +138,7 @@ class Workbench(CorpusCache):
                 "ladder": json.dumps(ladder, sort_keys=True) if ladder else None,
                 "source_language": language_of(corpus), "target_language": language_of(target_corpus),
                 "target_cut": describe_cut(cut_of_tokenizer(self.tokenizer)),
+                **self._overlap_columns(corpus.name, target_corpus.name),
             })
         return rows
 
@@ -187,6 +201,15 @@ class Workbench(CorpusCache):
 
         if jobs > 1:
             tokenize_in_processes(self, sources, targets, samples, jobs, progress)
+        # Which target sentences each source already holds: in the pass that reads the source
+        # (simcore.overlap_pass), before its size is asked for, so the pass is the same one.
+        self._overlap_now = {}
+        if self.overlap_options is not None:
+            for c in sources:
+                found = attempt("source", c, lambda c=c: source_overlaps(
+                    self, c, targets, self.overlap_options, progress, samples))
+                for name, result in (found or {}).items():
+                    self._overlap_now[(c.name, name)] = result
         sizes = {}
         for c in sources:
             size = attempt("source", c, lambda c=c: self.size(c, samples, progress))
@@ -288,6 +311,7 @@ class Workbench(CorpusCache):
         for cut, group in groups.items():
             bench = (self if cut == WORDS
                      else Workbench(self.store, tokenizer_for_cut(self.tokenizer, cut), self.options))
+            bench.overlap_options = self.overlap_options
             start, share = done / len(targets), len(group) / len(targets)
 
             def part(message: str, fraction: float, a: float = start, b: float = share) -> None:

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .contamination import OVERLAP_THRESHOLD, with_overlap
 from .corpora.lang import known_language, language_name
 from .errors import SimcoreError
 from .ladder import size_bias
@@ -109,8 +110,11 @@ class Recommendation:
         return f"{self.target}: pretrain on {self.recommended[0]}{sure}"
 
 
-def recommend(long: pd.DataFrame, pretraining: str = "lm") -> list[Recommendation]:
-    """The recommendation for every target of a long similarity table (``simcore matrix`` output)."""
+def recommend(long: pd.DataFrame, pretraining: str = "lm",
+              overlap_threshold: float = OVERLAP_THRESHOLD) -> list[Recommendation]:
+    """The recommendation for every target of a long similarity table (``simcore matrix`` output);
+    a source holding ``overlap_threshold`` of the target's test sentences is named in the reason
+    (:mod:`simcore.contamination`)."""
     if pretraining not in PRETRAINING:
         raise SimcoreError(f"unknown pretraining {pretraining!r}; choose from {', '.join(PRETRAINING)}")
     if not isinstance(long, pd.DataFrame) or not {"source", "target", "measure", "value"} <= set(long.columns):
@@ -125,7 +129,8 @@ def recommend(long: pd.DataFrame, pretraining: str = "lm") -> list[Recommendatio
             batch = _recommend_batch([parts[i] for i in indices], pretraining)
             for i, answer in zip(indices, batch or []):
                 answers[i] = answer
-    return [a if a is not None else _recommend_target(t, part, pretraining) for a, (t, part) in zip(answers, parts)]
+    found = [a if a is not None else _recommend_target(t, part, pretraining) for a, (t, part) in zip(answers, parts)]
+    return with_overlap(found, long, overlap_threshold)
 
 
 def recommendation_table(recommendations: list[Recommendation]) -> pd.DataFrame:

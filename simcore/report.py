@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from . import flags
+from .contamination import OVERLAP_THRESHOLD, overlap_table
 from .corpora.lang import language_name
 from .errors import InvalidArgument
 from .evidence import EVIDENCE_COLUMNS, readable_pairs
@@ -293,6 +294,17 @@ def build_report(long: pd.DataFrame, ranking: pd.DataFrame, options: dict[str, A
                  "(and the source samples, when there are several). TVC and TVcC are shown as percentages "
                  "(a computed matrix stores them as fractions, Dai et al.'s Table 3 as percentages); WVV has "
                  "no unit.</p><div class='wide'>" + _table(values_with_intervals(long)) + "</div>")
+    held = overlap_table(long)
+    if len(held):
+        dirty = held[held["contaminated"]]
+        lead = (f"{len(dirty)} source-target pair(s) at or above {OVERLAP_THRESHOLD:.0%} of the test sentences: "
+                "pretraining on such a source inflates the test F1; `simcore decontaminate` writes it without "
+                "those units." if len(dirty) else
+                f"No source holds {OVERLAP_THRESHOLD:.0%} or more of any target's test sentences.")
+        parts.append("<h2>Which sources already hold your test set</h2><p>The share of each target's sentences "
+                     "(its test split, and all of it) that share an n-gram with the source (13 words by default; "
+                     "characters for targets cut into characters; see docs/contamination.md). "
+                     + html_text(lead) + "</p>" + _table(held, "{:.2%}"))
     flagged = flag_rows(long)
     if len(flagged):
         parts.append("<h2>Size flags</h2><p>One row per source and measure: its cells are marked "

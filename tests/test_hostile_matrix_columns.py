@@ -41,7 +41,7 @@ def _cell(rng: random.Random, measure: str, column: str) -> str:
         "used_whole": "False", "reliable": "True", "flag": "", "direction": str(MEASURES[measure]),
         "oov_rate": "0.1", "error": "", "options": json.dumps({"seed": 13}),
         "replicates": " ".join(f"{value * rng.uniform(0.9, 1.1):.6g}" for _ in range(20)),
-        "ladder": "",
+        "ladder": "", "overlap_test": "0.0125", "overlap_all": "0.003", "overlap_ngram": "13 words",
     }.get(column, "")
 
 

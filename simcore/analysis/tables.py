@@ -85,10 +85,13 @@ NUMBER_COLUMNS: dict[str, tuple[float, float, bool, bool]] = {
     "sample_tokens": (0, 10**15, True, True),
     "source_tokens": (0, 10**15, True, True),
     "oov_rate": (0.0, 1.0, False, False),
+    "overlap_test": (0.0, 1.0, False, False),  # shares of target sentences the source holds (simcore.overlap)
+    "overlap_all": (0.0, 1.0, False, False),
     "direction": (-1, 1, True, False),
 }
 BOOLEAN_COLUMNS = ("used_whole", "reliable")
-TEXT_COLUMNS = ("flag", "error", "options", "replicates", "ladder")  # ladder: parsed by simcore.recommendation
+# ladder: parsed by simcore.recommendation
+TEXT_COLUMNS = ("flag", "error", "options", "replicates", "ladder", "overlap_ngram")
 _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no"}
 

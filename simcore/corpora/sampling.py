@@ -294,19 +294,20 @@ def _range_sha256(path: Path, start: int, end: int) -> str:
 
 def shard_candidates(corpus: Corpus, file: Path, target: int, samples: int, seed: int,
                      progress: Progress = _quiet, span: tuple[int, int] = (0, -1),
-                     ceilings: list[int] | None = None) -> Candidates:
+                     ceilings: list[int] | None = None,
+                     watch: Callable[[Iterable[Any]], Iterable[Any]] | None = None) -> Candidates:
     """Read one file of ``corpus`` (or the byte range ``span`` of it) once and keep, for every sample,
     what it may need: a task of its own. ``ceilings``: the bounds of the candidates merged so far
-    (:meth:`Candidates.bounds`), when known: only units under them are kept, so less is returned."""
+    (:meth:`Candidates.bounds`), when known: only units under them are kept, so less is returned.
+    ``watch``: sees every unit on the way (the overlap scanner of :mod:`simcore.overlap_pass`)."""
     from .columnar import MissingColumn
 
     found = Candidates(target, samples, seed, dense=corpus.segmenter().kind == "icu", ceilings=ceilings)
     start, end = span
     try:
-        if end >= 0:
-            found.offer(_range_units(corpus, file, start, end, found.notes))
-        else:
-            found.offer(part_corpus(corpus, file).units(progress, found.notes))
+        units = (_range_units(corpus, file, start, end, found.notes) if end >= 0
+                 else part_corpus(corpus, file).units(progress, found.notes))
+        found.offer(watch(units) if watch is not None else units)
     except MissingColumn as exc:  # one shard of many without the column: said and counted, as Corpus.units does
         if len(corpus.files) == 1:
             raise
@@ -320,14 +321,15 @@ def shard_candidates(corpus: Corpus, file: Path, target: int, samples: int, seed
     return found
 
 
-def read_candidates(corpus: Corpus, target: int, samples: int, seed: int, progress: Progress = _quiet) -> Candidates:
+def read_candidates(corpus: Corpus, target: int, samples: int, seed: int, progress: Progress = _quiet,
+                    watch: Callable[[Iterable[Any]], Iterable[Any]] | None = None) -> Candidates:
     """Every piece of ``corpus`` read once, in this process: what the pieces' tasks and a merge make."""
     merged = Candidates(target, samples, seed)
     work = pieces(corpus)
     for number, (f, start, end) in enumerate(work):
         merged.merge(shard_candidates(corpus, f, target, samples, seed,
                                       lambda m, x, n=number: progress(m, (n + x) / len(work)), (start, end),
-                                      ceilings=merged.bounds()))
+                                      ceilings=merged.bounds(), watch=watch))
     return merged
 
 
@@ -440,7 +442,8 @@ _REMEMBERED_TOPS = (10_000, 30_000, 100_000, 300_000, 1_000_000, 3_000_000, 10_0
 
 
 def sample_source(corpus: Corpus, sizes: Sequence[int], samples: int, seed: int, store: ArtefactStore,
-                  options: TokenizerOptions = TokenizerOptions(), progress: Progress = _quiet) -> StreamSamples:
+                  options: TokenizerOptions = TokenizerOptions(), progress: Progress = _quiet,
+                  watch: Callable[[Iterable[Any]], Iterable[Any]] | None = None) -> StreamSamples:
     """Every sample of ``corpus`` for every size in ``sizes`` (tokens), ``samples`` of each, in one pass.
 
     Nothing but the kept units is held or stored; the result is the same bytes whatever the order
@@ -461,7 +464,7 @@ def sample_source(corpus: Corpus, sizes: Sequence[int], samples: int, seed: int,
     remembered = remembered_pass(corpus, ordered, samples, seed, store, options)
     if remembered is not None:
         return remembered
-    found = read_candidates(corpus, ordered[-1], samples, seed, progress)
+    found = read_candidates(corpus, ordered[-1], samples, seed, progress, watch)
     result = draw_samples(corpus, found, ordered, store, options)
     remember_pass(corpus, result, samples, seed, store, options)
     return result

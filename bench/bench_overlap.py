@@ -1,0 +1,145 @@
+"""The overlap scan's cost inside a source's streaming pass, and its memory, printed as a table.
+
+A source of ``--tokens`` whitespace words is built by concatenating the five sources of
+../shared/data (5.2M words) as often as needed (repeats, not new text: say so when quoting), in a
+temporary folder outside the repository, with ``--inject`` of conll2003's test sentences put in place
+of as many lines. For each size, in a fresh process each: the streaming pass that samples the
+source (:func:`simcore.corpora.sampling.read_candidates`, one sample, the ladder's top size) without
+the overlap scan, then the same pass with the scanner of every target of ../shared/data watching
+each unit. Printed: wall and CPU seconds, the ratio, the units the cheap test let through to the
+tokenizer, the test sentences found, peak memory (ru_maxrss) and the target index's size.
+
+Hashes: exact 64-bit BLAKE2b of each n-gram in a Python set, no Bloom filter: the chance of a false
+match is that of a 64-bit collision, about S*T/2^64 over the run (S source n-grams tested, T target
+n-grams), printed in the last column.
+
+Usage: nice .venv/bin/python bench/bench_overlap.py [--tokens 10M,30M] [--inject 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+if not DATA.is_dir():
+    DATA = Path("/work/shared/data")
+
+
+def size(text: str) -> int:
+    text = text.strip().upper()
+    scale = {"K": 1_000, "M": 1_000_000, "G": 1_000_000_000}
+    return int(float(text[:-1]) * scale[text[-1]]) if text[-1] in scale else int(text)
+
+
+def conll_test(path: Path) -> list[str]:
+    out, current = [], []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            if current:
+                out.append(" ".join(current))
+            current = []
+        elif line.split()[0] != "-DOCSTART-":
+            current.append(line.split()[0])
+    return out + ([" ".join(current)] if current else [])
+
+
+def build(words: int, inject: int, folder: Path) -> tuple[Path, int]:
+    """A plain-text source of about ``words`` words: the shared sources concatenated, repeated, with
+    ``inject`` long conll2003 test sentences (distinct ones) in place of lines spread over it."""
+    lines: list[str] = []
+    for f in sorted((DATA / "sources").glob("*.txt.gz")):
+        with gzip.open(f, "rt", encoding="utf-8") as handle:
+            lines.extend(line.rstrip("\n") for line in handle if line.strip())
+    tests = [s for s in conll_test(DATA / "targets" / "conll2003" / "test.conll") if len(s.split()) >= 13]
+    path = folder / f"source_{words}.txt"
+    written = 0
+    step = max(1, words // 20 // max(1, inject))  # lines between two injected ones (about 20 words a line)
+    with open(path, "w", encoding="utf-8") as out:
+        k = at = 0
+        while written < words:
+            for line in lines:
+                at += 1
+                if k < inject and at % step == 0:
+                    line = tests[k % len(tests)]
+                    k += 1
+                out.write(line + "\n")
+                written += len(line.split())
+                if written >= words:
+                    break
+    return path, k
+
+
+def one(path: str, overlap: bool) -> dict[str, float]:
+    """One pass in this process (run in a fresh one per measurement)."""
+    sys.path.insert(0, str(ROOT))
+    from simcore.corpora.corpus import unit_tokenizer
+    from simcore.corpora.sampling import read_candidates
+    from simcore.corpus import Corpus
+    from simcore.corpus_cache import STREAM_SIZES
+    from simcore.overlap import Scanner, TargetIndex, target_sentences
+    from simcore.tokenize import TokenizerOptions
+
+    source = Corpus.from_path(path)
+    source.language_guess()
+    scanner = None
+    index_mb = 0.0
+    if overlap:
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        indexes = [TargetIndex.build(t.name, target_sentences(Corpus.from_path(t), TokenizerOptions()))
+                   for t in sorted((DATA / "targets").iterdir())]
+        scanner = Scanner(indexes, unit_tokenizer(source.segmenter(), TokenizerOptions()))
+        index_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    wall, cpu = time.perf_counter(), time.process_time()
+    found = read_candidates(source, max(STREAM_SIZES), 1, 13, watch=scanner.watch if scanner else None)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    out = {"wall": wall, "cpu": cpu, "words": found.words, "units": found.units,
+           "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "index_mb": index_mb}
+    if scanner is not None:
+        hits = scanner.result()
+        conll = next(i for i in scanner.indexes if i.name == "conll2003")
+        out.update(tested=scanner.tested, test_held=conll.shares(hits)[2], keys=len(scanner.keys),
+                   tested_grams=found.words * (len(scanner.ns) + len(scanner.short)))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tokens", default="10M,30M")
+    parser.add_argument("--inject", type=int, default=300)
+    parser.add_argument("--one", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(one(args.one[0], args.one[1] == "1")))
+        return
+    print("| words | units | pass s (cpu) | with overlap s (cpu) | ratio wall (cpu) | units tokenized | "
+          "conll2003 test sentences injected / found | peak MB without / with | target index MB | expected false matches |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as folder:
+        for words in (size(t) for t in args.tokens.split(",")):
+            path, injected = build(words, args.inject, Path(folder))
+            runs = {}
+            for overlap in (False, True, False, True):  # twice each: the machine is shared
+                got = json.loads(subprocess.run([sys.executable, __file__, "--one", str(path), "1" if overlap else "0"],
+                                                check=True, capture_output=True, text=True).stdout)
+                if overlap not in runs or got["wall"] < runs[overlap]["wall"]:
+                    runs[overlap] = got
+            a, b = runs[False], runs[True]
+            false_matches = b["tested_grams"] * b["keys"] / 2 ** 64
+            print(f"| {a['words']:,} | {a['units']:,} | {a['wall']:.1f} ({a['cpu']:.1f}) | {b['wall']:.1f} "
+                  f"({b['cpu']:.1f}) | {b['wall'] / a['wall']:.2f} ({b['cpu'] / a['cpu']:.2f}) | "
+                  f"{b['tested']:,} ({b['tested'] / b['units']:.2%}) | {injected} / {b['test_held']:,} | "
+                  f"{a['rss_mb']:.0f} / {b['rss_mb']:.0f} | {b['index_mb']:.0f} | {false_matches:.1e} |", flush=True)
+            path.unlink()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,309 @@
+"""Overlap of sources with targets (simcore.overlap, simcore.overlap_pass): sentences injected at known
+counts into a real source, near-duplicates, character n-grams, targets without a test split, a source
+holding a whole target; the cheap test checked against a brute-force scan; the streaming pass, the
+whole-tokenized path and a matrix all give the same numbers; the answer's contamination clause."""
+
+from __future__ import annotations
+
+import gzip
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import simcore.corpus_cache as corpus_cache
+from simcore.answer import recommend
+from simcore.corpora.corpus import unit_tokenizer
+from simcore.corpus import Corpus
+from simcore.errors import InvalidArgument
+from simcore.matrix import Workbench, encode_replicates
+from simcore.measures import get_measure
+from simcore.overlap import Scanner, TargetIndex, gram_hash, target_sentences, words_of
+from simcore.overlap_pass import OverlapOptions, source_overlaps
+from simcore.store import ArtefactStore
+from simcore.tokenize import TokenizerOptions
+
+from .conftest import SHARED_DATA
+
+ALNUM = re.compile(r"\w")
+
+
+def conll_sentences(path: Path) -> list[list[str]]:
+    """The tokens of each sentence of a CoNLL file, read here without simcore."""
+    out, current = [], []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            if current:
+                out.append(current)
+            current = []
+            continue
+        token = line.split()[0]
+        if token != "-DOCSTART-":
+            current.append(token)
+    if current:
+        out.append(current)
+    return out
+
+
+def write_conll(path: Path, sentences: list[list[str]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n\n".join("\n".join(f"{t}\tO" for t in s) for s in sentences) + "\n", encoding="utf-8")
+
+
+def news_lines(shared: Path, count: int) -> list[str]:
+    with gzip.open(shared / "sources" / "news_1bwb.txt.gz", "rt", encoding="utf-8") as f:
+        return [next(f).rstrip("\n") for _ in range(count)]
+
+
+@pytest.fixture(scope="module")
+def injected(tmp_path_factory):
+    """news_1bwb's first 8,000 lines, and a copy with 120 of conll2003's long test sentences in place of
+    120 lines; the count that must be found is the number of distinct injected sentences."""
+    if not (SHARED_DATA / "sources").is_dir():
+        pytest.skip("../shared/data is not present")
+    shared_data = SHARED_DATA
+    root = tmp_path_factory.mktemp("overlap")
+    test = conll_sentences(shared_data / "targets" / "conll2003" / "test.conll")
+    # 13 or more tokens holding a letter or digit, counted here by a plain regex
+    long = [s for s in test if sum(bool(ALNUM.search(t)) for t in s) >= 13]
+    chosen = long[::7][:120]
+    lines = news_lines(shared_data, 8000)
+    dirty = list(lines)
+    for i, sentence in enumerate(chosen):
+        dirty[i * 60 + 5] = " ".join(sentence)
+    (root / "clean.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (root / "dirty.txt").write_text("\n".join(dirty) + "\n", encoding="utf-8")
+    expected = sum(1 for s in test if s in chosen)  # a sentence that occurs twice in the test split counts twice
+    return root, len(test), expected
+
+
+def test_injected_test_sentences_are_counted_exactly(injected, shared_data, tmp_path):
+    root, n_test, expected = injected
+    bench = Workbench(ArtefactStore(tmp_path / "store"))
+    target = Corpus.from_path(shared_data / "targets" / "conll2003")
+    clean = source_overlaps(bench, Corpus.from_path(root / "clean.txt"), [target])["conll2003"]
+    dirty = source_overlaps(bench, Corpus.from_path(root / "dirty.txt"), [target])["conll2003"]
+    assert clean.test_held == 0  # 1BWB (2011 news) holds no 1996 Reuters test sentence of 13+ words
+    assert dirty.test_held - clean.test_held == expected
+    assert dirty.test_sentences == n_test
+    assert dirty.overlap_test == pytest.approx(dirty.test_held / n_test)
+    # every injected sentence is a test sentence: the whole target holds exactly the same ones more
+    n_all = sum(len(conll_sentences(shared_data / "targets" / "conll2003" / f"{s}.conll"))
+                for s in ("train", "dev", "test"))
+    assert dirty.sentences == n_all
+    assert dirty.held - clean.held >= expected
+
+
+def test_the_streaming_pass_and_the_stored_tokens_give_the_same_overlap(injected, shared_data, tmp_path,
+                                                                       monkeypatch):
+    root, _, _ = injected
+    target = Corpus.from_path(shared_data / "targets" / "conll2003")
+    whole = source_overlaps(Workbench(ArtefactStore(tmp_path / "a")), Corpus.from_path(root / "dirty.txt"),
+                            [target])["conll2003"]
+    monkeypatch.setattr(corpus_cache, "STREAM_MIN_BYTES", 1)  # every source sampled in one streaming pass
+    bench = Workbench(ArtefactStore(tmp_path / "b"))
+    source = Corpus.from_path(root / "dirty.txt")
+    assert bench.streams(source)
+    streamed = source_overlaps(bench, source, [target])["conll2003"]
+    assert streamed == whole
+    # the pass is remembered: a later size costs no read, and a new target is scanned on its own
+    assert bench.size(source) > 0
+    again = source_overlaps(Workbench(ArtefactStore(tmp_path / "b")), source, [target])["conll2003"]
+    assert again == whole
+
+
+def test_the_cheap_test_never_loses_an_overlap(injected, shared_data):
+    """Every n-gram a brute-force scan (each unit tokenized, every n-gram hashed) finds, the scanner finds."""
+    root, _, _ = injected
+    target = Corpus.from_path(shared_data / "targets" / "conll2003")
+    options = TokenizerOptions()
+    index = TargetIndex.build("conll2003", target_sentences(target, options))
+    source = Corpus.from_path(root / "dirty.txt")
+    tokens_of = unit_tokenizer(source.segmenter(), options)
+    lines = (root / "dirty.txt").read_text(encoding="utf-8").splitlines()
+    # near-duplicates: upper case, punctuation changed, spaces doubled
+    lines += [" ".join(line.upper().replace(",", ";").split()).replace(" ", "  ") for line in lines[5::60][:40]]
+    brute: set[int] = set()
+    lengths = {index.n, *index.short_lengths}
+    for line in lines:
+        words = words_of(tokens_of(line))
+        for n in lengths:
+            brute.update(h for h in (gram_hash(words[i:i + n]) for i in range(len(words) - n + 1))
+                         if h in index.keys)
+    scanner = Scanner([index], tokens_of)
+    for _ in scanner.watch(lines):
+        pass
+    assert brute and scanner.result() == brute
+    assert scanner.tested < len(lines) / 5  # and it tokenized few of the units
+
+
+def test_near_duplicates_in_case_punctuation_and_spacing(tmp_path):
+    sentences = [
+        "The committee approved the new budget for the northern district after a long debate on Tuesday".split(),
+        "Officials said the bridge would reopen to traffic next spring , once repairs to its deck are done .".split(),
+        "Heavy rain flooded several streets in the old town and closed two schools for the day".split(),
+        "A new library opened near the station .".split(),  # 7 words: too short to count, even held whole
+        "Farmers in the valley expect a smaller harvest this autumn after the dry summer months".split(),
+    ]
+    write_conll(tmp_path / "t" / "test.conll", sentences)
+    write_conll(tmp_path / "t" / "train.conll", [["Nothing", "here", "."]])
+    source = [
+        "Intro line. THE COMMITTEE APPROVED THE NEW BUDGET FOR THE NORTHERN DISTRICT AFTER A LONG DEBATE!",  # case
+        "officials said: the bridge would reopen to traffic next spring; once repairs to its deck are done",  # punct
+        "Heavy   rain flooded\tseveral streets in the old town and closed two schools for the day.",  # spacing
+        "A new library opened near the station.",
+        # one word changed in the middle of a 15-word sentence: no 13-word run is shared
+        "Farmers in the valley expect a larger harvest this autumn after the dry summer months",
+    ]
+    (tmp_path / "s.txt").write_text("\n".join(source) + "\n", encoding="utf-8")
+    bench = Workbench(ArtefactStore(tmp_path / "store"))
+    found = source_overlaps(bench, Corpus.from_path(tmp_path / "s.txt"), [Corpus.from_path(tmp_path / "t")])["t"]
+    assert (found.test_held, found.test_sentences) == (3, 5)
+    assert found.overlap_test == pytest.approx(3 / 5) and found.overlap_all == pytest.approx(3 / 6)
+    # with 10-word n-grams the changed word leaves "this autumn after the dry summer months" + 3 before: 7 words
+    ten = source_overlaps(Workbench(ArtefactStore(tmp_path / "store2")), Corpus.from_path(tmp_path / "s.txt"),
+                          [Corpus.from_path(tmp_path / "t")], OverlapOptions(ngram=10))["t"]
+    assert ten.test_held == 3
+
+
+def test_a_target_without_a_test_split_and_a_source_holding_all_of_it(tmp_path):
+    sentences = [s.split() for s in (
+        "The weather in the city stayed cold all week and the trains ran late every single morning",
+        "A small bakery on the corner sells bread that people queue for before the sun comes up",
+        "Three teams reached the final round of the regional chess cup held in the old town hall",
+        "Engineers tested the new pump for six hours before the plant was allowed to restart work")]
+    sentences.append("Too short to count .".split())
+    write_conll(tmp_path / "ner.conll", sentences)
+    (tmp_path / "all.txt").write_text("\n".join(" ".join(s) for s in sentences) + "\n", encoding="utf-8")
+    (tmp_path / "half.txt").write_text("\n".join(" ".join(s) for s in sentences[:2]) + "\nother text\n",
+                                       encoding="utf-8")
+    bench = Workbench(ArtefactStore(tmp_path / "store"))
+    target = Corpus.from_path(tmp_path / "ner.conll")
+    whole = source_overlaps(bench, Corpus.from_path(tmp_path / "all.txt"), [target])["ner"]
+    half = source_overlaps(bench, Corpus.from_path(tmp_path / "half.txt"), [target])["ner"]
+    assert math.isnan(whole.overlap_test) and whole.test_sentences == 0
+    # the four long sentences; the fifth (4 words) never counts
+    assert (whole.held, whole.sentences, whole.overlap_all) == (4, 5, pytest.approx(0.8))
+    assert (half.held, half.overlap_all) == (2, pytest.approx(0.4))
+
+
+CHINESE = ["今天上午北京市政府召开新闻发布会介绍了城市交通建设的最新进展情况和明年的工作计划",
+           "上海博物馆将在下个月举办古代书画特展",  # 18 characters: shorter than 25, held whole
+           "他们在长江边散步",  # 8 characters
+           "天气很好"]  # 4 characters: never counted
+JAPANESE = ["東京都は来年の春から新しい自転車の貸し出しサービスを市内の全ての駅で始めると発表しました",
+            "大阪の小さな喫茶店が五十年の歴史を閉じる"]
+
+
+@pytest.mark.parametrize("lines, held", [(CHINESE, 3), (JAPANESE, 2)])
+def test_character_targets_count_character_ngrams(tmp_path, lines, held):
+    write_conll(tmp_path / "targets" / "t" / "test.conll", [list(s) for s in lines])
+    # the source holds each sentence inside other text, with spaces and punctuation around it
+    text = "\n".join(f"新闻：{s}。另外 some English words" if k % 2 else f"（{s}）" for k, s in enumerate(lines))
+    text += "\n" + lines[0][:20] + "\n"  # 20 characters of the long one alone: no 25-character n-gram
+    (tmp_path / "sources").mkdir()
+    (tmp_path / "sources" / "s.txt").write_text(text + "\n", encoding="utf-8")
+    # a source with none of it, but the same characters shuffled
+    rng = np.random.default_rng(0)
+    (tmp_path / "sources" / "shuffled.txt").write_text(
+        "\n".join("".join(rng.permutation(list(s))) for s in lines) + "\n", encoding="utf-8")
+    bench = Workbench(ArtefactStore(tmp_path / "store"))
+    table = bench.matrix([Corpus.from_path(tmp_path / "sources" / n) for n in ("s.txt", "shuffled.txt")],
+                         [Corpus.from_path(tmp_path / "targets" / "t")], ["tvc"])
+    assert table.attrs.get("character_targets") == ["t"]
+    row = table.set_index("source").loc["s"]
+    assert row["overlap_ngram"] == "25 characters"
+    assert row["overlap_test"] == pytest.approx(held / len(lines))
+    assert table.set_index("source").loc["shuffled", "overlap_test"] == 0
+
+
+def test_a_matrix_carries_the_overlap_and_one_process_equals_two(injected, shared_data, tmp_path):
+    root, n_test, expected = injected
+    sources = [Corpus.from_path(root / "clean.txt"), Corpus.from_path(root / "dirty.txt")]
+    target = [Corpus.from_path(shared_data / "targets" / "conll2003")]
+    one = Workbench(ArtefactStore(tmp_path / "one")).matrix(sources, target, ["jsd"], jobs=1)
+    two = Workbench(ArtefactStore(tmp_path / "two")).matrix(sources, target, ["jsd"], jobs=2)
+    columns = ["source", "overlap_test", "overlap_all", "overlap_ngram"]
+    pd.testing.assert_frame_equal(one[columns], two[columns])
+    dirty = one.set_index("source").loc["dirty"]
+    assert dirty["overlap_test"] == pytest.approx(expected / n_test) and dirty["overlap_ngram"] == "13 words"
+    assert one.set_index("source").loc["clean", "overlap_test"] == 0
+
+
+def test_the_index_refuses_a_bad_ngram():
+    with pytest.raises(InvalidArgument):
+        TargetIndex.build("t", [], n=0)
+
+
+def answer_table(overlap_alpha: float | None, test_split: bool = True) -> pd.DataFrame:
+    """PPL and JSD both clearly for alpha (a high answer), with alpha's overlap as given."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for measure, values in (("ppl", (100, 300)), ("jsd", (0.3, 0.5))):
+        for source, value in zip(("alpha", "beta"), values):
+            reps = value * (1 + 0.01 * rng.standard_normal(200))
+            share = overlap_alpha if source == "alpha" else 0.0
+            rows.append({"source": source, "target": "t", "measure": measure, "value": value,
+                         "direction": get_measure(measure).direction, "replicates": encode_replicates(reps.tolist()),
+                         "overlap_test": share if test_split else math.nan, "overlap_all": share,
+                         "overlap_ngram": "13 words"})
+    return pd.DataFrame(rows)
+
+
+def test_the_answer_names_a_contaminated_source_and_is_not_high():
+    clean = recommend(answer_table(0.0))[0]
+    assert clean.recommended == ["alpha"] and clean.level == "high"
+    dirty = recommend(answer_table(0.093))[0]
+    assert dirty.recommended == ["alpha"] and dirty.level == "moderate"
+    assert dirty.reason.startswith(
+        "alpha holds 9.3% of your test sentences (13-word overlap): pretraining on it would inflate your test F1; "
+        "decontaminate it first (`simcore decontaminate`).")
+    assert "capped at moderate" in dirty.reason
+    # below the threshold nothing is said; the threshold is an option
+    assert recommend(answer_table(0.005))[0].level == "high"
+    assert recommend(answer_table(0.005), overlap_threshold=0.004)[0].level == "moderate"
+    # a target without a test split: the share of all its sentences, said so
+    whole = recommend(answer_table(0.2, test_split=False))[0]
+    assert whole.reason.startswith("alpha holds 20.0% of your sentences (the target has no test split)")
+    with pytest.raises(InvalidArgument):
+        recommend(answer_table(0.1), overlap_threshold=2)
+
+
+def test_a_contaminated_source_that_is_not_chosen_is_flagged():
+    table = answer_table(0.0)
+    table.loc[table["source"] == "beta", "overlap_test"] = 0.5
+    rec = recommend(table)[0]
+    assert rec.level == "high" and rec.recommended == ["alpha"]
+    assert any(f.startswith("beta holds 50.0% of your test sentences") for f in rec.flags)
+
+
+def test_the_matrix_command_writes_the_columns_and_warns(tmp_path, capsys):
+    from simcore.cli import main
+
+    from .conftest import SAMPLE_DATA
+
+    news = (SAMPLE_DATA / "sources" / "news.txt").read_text(encoding="utf-8").splitlines()
+    held = [line.split() for line in news if len(line.split()) >= 13][:4]
+    other = "A small bakery on the corner sells bread that people queue for before the sun comes up".split()
+    write_conll(tmp_path / "targets" / "t" / "test.conll", [*held, other])
+    write_conll(tmp_path / "targets" / "t" / "train.conll", [other])
+    (tmp_path / "sources").mkdir()
+    for name in ("news.txt", "biomed_abstracts.txt"):
+        (tmp_path / "sources" / name).write_bytes((SAMPLE_DATA / "sources" / name).read_bytes())
+    out = tmp_path / "m.csv"
+    assert main(["matrix", "--sources", str(tmp_path / "sources"), "--targets", str(tmp_path / "targets"),
+                 "--measures", "jsd", "--out", str(out), "--cache", str(tmp_path / "cache"), "--jobs", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: t: news holds 80.0% of your test sentences (13-word overlap)" in err
+    table = pd.read_csv(out).set_index("source")
+    assert table.loc["news", "overlap_test"] == pytest.approx(4 / 5)
+    assert table.loc["news", "overlap_all"] == pytest.approx(4 / 6)
+    assert table.loc["biomed_abstracts", "overlap_test"] == 0
+    assert main(["recommend", "--matrix", str(out), "--overlap-threshold", "90%"]) == 0
+    assert "holds" not in capsys.readouterr().out
+    assert main(["recommend", "--matrix", str(out)]) == 0
+    assert "news holds 80.0% of your test sentences" in capsys.readouterr().out
+    assert main(["recommend", "--matrix", str(out), "--overlap-threshold", "2"]) == 2
