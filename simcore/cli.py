@@ -459,7 +459,7 @@ def _add_audit_options(c: argparse.ArgumentParser) -> None:
 def _add_threshold(c: argparse.ArgumentParser) -> None:
     c.add_argument("--overlap-threshold", type=_share, default=OVERLAP_THRESHOLD, metavar="SHARE",
                    help="share of a target's test sentences a source may hold before the answer warns "
-                        f"(default {OVERLAP_THRESHOLD:g}, i.e. {OVERLAP_THRESHOLD:.0%}; 0.05 or 5%%)")
+                        f"(default {OVERLAP_THRESHOLD:g}, i.e. {OVERLAP_THRESHOLD * 100:g}%%; 0.05 or 5%%)")
 
 
 def _share(text: str) -> float:

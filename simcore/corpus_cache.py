@@ -143,6 +143,10 @@ class CorpusCache:
             self.store, "tokenize", corpus.size_bytes, not self.store.path("tokens", raw_key).is_dir(),
             lambda: tokenize_corpus(corpus, self.store, self.tokenizer, progress, raw_key=raw_key)), limit=256)
 
+    def raw_key(self, corpus: Corpus) -> str:
+        """The corpus's raw fingerprint (what a stored artefact of its own text is keyed by)."""
+        return self._raw_key(corpus)
+
     def _raw_key(self, corpus: Corpus) -> str:
         """The corpus's raw fingerprint. Hashing a large corpus's bytes takes seconds: it is done once per
         unchanged set of files."""

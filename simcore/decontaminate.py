@@ -68,7 +68,7 @@ def decontaminate(source: Corpus, target: Corpus, out: Path | str, *, tokenizer:
     refuse_overwriting_inputs({"--out": out}, {"--source": [str(f) for f in source.files if isinstance(f, Path)],
                                                "--target": [str(f) for f in target.files if isinstance(f, Path)]})
     for f in source.files:
-        fmt = source._format(f)
+        fmt = source.file_format(f)
         if fmt not in LINE_FORMATS:
             raise CorpusError(f"{source.name}: {f.name} is {fmt}; decontaminate writes sources of one unit a line "
                               "(plain text or JSONL, compressed or not): convert it to one of those first")
@@ -127,7 +127,7 @@ def _unit_of(line: bytes, fmt: str, text_field: str, encoding: str) -> str | lis
 
 
 def _file(source: Corpus, f: Any, out: Path, scanner: Scanner, report: Decontamination) -> None:
-    fmt = source._format(f)
+    fmt = source.file_format(f)
     encoding = source.encoding or "utf-8"
     _, compression = split_suffixes(out.name)
     opener = _WRITERS.get(compression or "", open)

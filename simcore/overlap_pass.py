@@ -68,7 +68,7 @@ def target_index(cache: Any, target: Corpus, options: OverlapOptions) -> TargetI
     chars = cache.tokenizer.chars
     n, min_words = options.n_for(chars)
     memo = cache.__dict__.setdefault("_overlap_indexes", {})
-    key = (target.name, cache._raw_key(target), n, min_words, chars)
+    key = (target.name, cache.raw_key(target), n, min_words, chars)
     if key not in memo:
         memo[key] = TargetIndex.build(target.name, target_sentences(target, cache.tokenizer), n, min_words)
     return memo[key]

@@ -150,3 +150,13 @@ def test_emb_sentences_flag_reaches_the_value(tmp_path):
     bench = Workbench(ArtefactStore(tmp_path / "library"), options=MeasureOptions(emb_sentences=2))
     library = bench.matrix(corpora_in(str(sources)), corpora_in(str(targets)), ["emb"])
     assert library["value"].iloc[0] == pytest.approx(value_2, abs=1e-6)
+
+
+def test_every_command_prints_its_help() -> None:
+    """argparse formats each help text with %: a bare '%' in one breaks that command's --help."""
+    from simcore.cli import build_parser
+
+    parser = build_parser()
+    commands = parser._subparsers._group_actions[0].choices  # noqa: SLF001 (argparse keeps them there)
+    for name, command in commands.items():
+        assert command.format_help().startswith("usage:"), name
