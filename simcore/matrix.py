@@ -37,6 +37,7 @@ from .corpus_cache import (  # noqa: F401 - the old names stay importable from h
 )
 from .errors import InvalidArgument, SimcoreError, StoreError
 from .ladder import pair_sizes, size_bias, table_size
+from .lifecycle import stop_pool
 from .measures import PreparedTarget, get_measure, parse_measures
 from .schedule import (  # noqa: F401 - likewise
     HEAVY_SCORING,
@@ -244,6 +245,11 @@ class Workbench(CorpusCache):
                     report(f"{label}: {corpus.name} at {size:,} tokens", at)
                     take(corpus, name, size, self._unit(corpus, name, size, samples, readable, report))
                     done += weight[(corpus.name, name, size)]
+        except BaseException:
+            if background is not None:
+                stop_pool(background)  # stopped (Ctrl-C, SIGTERM, a failure): its tagging is not waited for
+                background = None
+            raise
         finally:
             if background is not None:
                 background.shutdown(wait=True, cancel_futures=True)
