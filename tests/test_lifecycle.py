@@ -119,13 +119,12 @@ SERVER = textwrap.dedent("""
     from pathlib import Path
     from dashboard import jobs, work
     from simcore.corpus import Corpus
-    from simcore.measures import MeasureOptions
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     root = Path(sys.argv[1])
     sources = [Corpus.from_path(p) for p in sorted((root / "sources").iterdir())]
     targets = [Corpus.from_path(p) for p in sorted((root / "targets").iterdir())]
-    task = partial(work.matrix, root=sys.argv[2], options=MeasureOptions().as_dict(), tokenizer={},
+    task = partial(work.matrix, root=sys.argv[2], options={}, tokenizer={},
                    sources=sources, targets=targets, measures=["tvc", "wvv"], samples=1, sample_tokens=None)
     state = types.SimpleNamespace(jobs={})
     job = jobs.start(state, "matrix", "test", task, on_done=lambda *a: None)
