@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,6 +15,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 seqeval_metrics = pytest.importorskip("seqeval.metrics")
 
+from dashboard.work import FORM_NAMES  # noqa: E402
 from simcore.cli import main  # noqa: E402
 from simcore.matrix import Workbench, corpora_in  # noqa: E402
 from simcore.probe import BASELINE, COLUMNS, TargetSplits, entity_score  # noqa: E402
@@ -143,6 +145,14 @@ def test_plan_arithmetic_by_hand() -> None:
     with pytest.raises(PlanTooLong, match="limit 4 min.*--force"):
         plan.check(4, force=False)
     plan.check(4, force=True)
+    with pytest.raises(PlanTooLong) as refused:
+        plan.check(4, force=False, names=FORM_NAMES)
+    # the dashboard's refusal names its form's fields, as the NER probe page labels them, and no flag
+    assert "--" not in str(refused.value)
+    page = (Path(__file__).resolve().parent.parent / "pages" / "9_NER_probe.py").read_text(encoding="utf-8")
+    for quoted in re.findall("“([^”]+)”", str(refused.value)):
+        assert f'"{quoted}' in page, quoted
+    assert len(re.findall("“", str(refused.value))) == 5
     done = _plan(adaptations=[Adaptation("a", 20_000, True)], tagging=[Tagging("t", 6, 6, 3_000, 900)])
     assert done.seconds == 0.0
 
