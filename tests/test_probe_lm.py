@@ -260,3 +260,26 @@ def test_gpu_path_trains_and_scores(tiny_bert: Path, tmp_path: Path) -> None:
     train = [_sentence(rng) for _ in range(40)]
     scored = finetune_and_score(tmp_path / "gpu", train, train[:10], 0, TINY)
     assert 0.0 <= scored.f1 <= 100.0
+
+
+def test_a_second_plan_reads_the_paces_the_first_measured(tiny_bert: Path, tiny_data: dict[str, Path],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 37: each plan timed the training again (73 s for the plan, another minute for its refusal, and the
+    two disagreed). The first plan stores the paces it measures; the second reads them: it times nothing and
+    gives the same estimate."""
+    import simcore.probe.lm as lm
+
+    sources = corpora_in(str(tiny_data["sources"]))
+    target = TargetSplits.from_directory(tiny_data["target"])
+    store = tiny_data["store"].parent / "paces-store"
+    first = plan_lm_probe(sources, [target], workbench=Workbench(ArtefactStore(store)), caps=TINY, seeds=[0],
+                          model=str(tiny_bert)).plan
+    assert first.seconds > 0
+    timed: list[str] = []
+    monkeypatch.setattr(lm, "adapt", lambda *a, **k: timed.append("adapt"))
+    monkeypatch.setattr(lm, "finetune_and_score", lambda *a, **k: timed.append("finetune"))
+    second = plan_lm_probe(sources, [target], workbench=Workbench(ArtefactStore(store)), caps=TINY, seeds=[0],
+                           model=str(tiny_bert)).plan
+    assert timed == []
+    assert second.lm_rate == pytest.approx(first.lm_rate) and second.tagging_rate == pytest.approx(first.tagging_rate)
+    assert second.seconds == pytest.approx(first.seconds)
