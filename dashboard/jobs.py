@@ -131,7 +131,7 @@ class BackgroundJob:
         """The worker's progress report; raises JobCancelled once the user asked to stop."""
         if self._cancel.is_set():
             raise JobCancelled
-        self.message = str(message)[:160]
+        self.message = _in_progress(str(message)[:160], fraction)
         self.advance(fraction)
 
     def expect(self, seconds: float) -> None:
@@ -344,11 +344,18 @@ def _plain_main() -> Iterator[None]:
                 sys.modules["__main__"] = saved
 
 
+def _in_progress(message: str, fraction: float) -> str:
+    """A step's own "done" while the job goes on (the sidebar read "done … 67%") said as what it is."""
+    if message.strip().lower() == "done" and float(fraction) < 1.0:
+        return "one step finished; going on with the next"
+    return message
+
+
 def _record(job: BackgroundJob, message: tuple[Any, ...]) -> bool:
     """Copy one report of the child onto the job; True once the work has ended."""
     what = message[0]
     if what == "progress":
-        job.message = message[1]
+        job.message = _in_progress(message[1], message[2])
         job.advance(message[2])
     elif what == "row":
         job.add_row(message[1])

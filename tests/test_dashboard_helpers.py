@@ -449,3 +449,12 @@ def test_a_jobs_time_left_starts_from_its_estimate_and_moves_to_its_pace():
     assert "126 values, the first once the corpora are prepared" in matrix.line() and "0 of 126" not in matrix.line()
     matrix.add_row({"measure": "tvc"})
     assert "1 of 126 values" in matrix.line()
+
+
+def test_a_steps_done_in_the_middle_of_a_job_is_not_shown_as_done():
+    """Issue 37: the sidebar read "done … 67%" while the job went on (a step's own last report)."""
+    job = jobs.BackgroundJob(kind="matrix", title="Similarity matrix")
+    assert not jobs._record(job, ("progress", "done", 0.67))
+    assert job.running and "done" not in job.line().split(" — ")[0].split(": ", 1)[1]
+    assert job.message != "done" and job.fraction == pytest.approx(0.67)
+    assert jobs._record(job, (jobs.DONE, None)) and job.message == "done" and job.fraction == 1.0
