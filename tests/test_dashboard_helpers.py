@@ -458,3 +458,21 @@ def test_a_steps_done_in_the_middle_of_a_job_is_not_shown_as_done():
     assert job.running and "done" not in job.line().split(" — ")[0].split(": ", 1)[1]
     assert job.message != "done" and job.fraction == pytest.approx(0.67)
     assert jobs._record(job, (jobs.DONE, None)) and job.message == "done" and job.fraction == 1.0
+
+
+def test_server_files_with_split_names_are_named_by_their_folder(tmp_path, monkeypatch):
+    """Issue 37: targets added from a server path became ``test``, ``test (2)``, ``test (3)``."""
+    from dashboard.loading import add_server_path
+    from dashboard.state import AppState
+
+    for folder in ("conll2003", "wetlab"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "test.conll").write_text("EU\tB-ORG\nrejects\tO\n\nPeter\tB-PER\n", encoding="utf-8")
+    (tmp_path / "news_2019.txt").write_text("a plain sentence .\n", encoding="utf-8")
+    monkeypatch.setenv("SIMCORE_DATA_ROOTS", str(tmp_path))
+    state = AppState()
+    added = [*add_server_path(state, "target", "conll2003/test.conll"),
+             *add_server_path(state, "target", "wetlab/test.conll"),
+             *add_server_path(state, "source", "news_2019.txt")]
+    assert added == ["conll2003 test", "wetlab test", "news_2019"]
+    assert sorted(state.targets) == ["conll2003 test", "wetlab test"]
