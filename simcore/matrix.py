@@ -226,7 +226,7 @@ class Workbench(CorpusCache):
 
         done = 0.0
         parallel = worth_processes(jobs, plan)
-        background = None if parallel else start_background(names, prepared_targets)
+        background = None if parallel else start_background(names, prepared_targets, jobs)
         offset = READING_SHARE if self._read_in_processes else 0.0
         try:
             if parallel:

@@ -342,24 +342,33 @@ def _merge_units(units: list[UnitResult]) -> UnitResult:
     return UnitResult(first.n_tokens, first.source_error, first.measure_error, cells)
 
 
-def start_background(names: list[str], targets: list[PreparedTarget]) -> Executor | None:
-    """Run measures' target-side work (tagging) in one other process while this one scores cells.
+BACKGROUND_SPLIT_TOKENS = 40_000  # a target at least this large is tagged by several processes at once
+
+
+def start_background(names: list[str], targets: list[PreparedTarget], jobs: int = 1) -> Executor | None:
+    """Run measures' target-side work (tagging) in other processes while this one scores cells: one, or
+    for a large target up to ``jobs`` (at most the cores), each tagging its share of the target's parts
+    (each loads the tagger, so a small target is tagged by one). The parts' union is the whole target's
+    tagging, so the values are the same however many processes share it.
 
     The work writes into the artefact store; when a cell needs the result it takes the store's
-    lock on that artefact, so it waits for the other process or, if that failed, builds it itself.
+    lock on that artefact, so it waits for the other processes or, if they failed, builds it itself.
     """
-    if (os.cpu_count() or 1) < 2:
+    cores = os.cpu_count() or 1
+    if cores < 2:
         return None
-    jobs = []
+    processes = max(1, min(jobs, cores))
+    work = []
     for name in names:
         measure = get_measure(name)
         if hasattr(measure, "background_work"):
-            jobs += [job for t in targets for job in measure.background_work(t)]
-    if not jobs:
+            work += [job for t in targets for job in measure.background_work(
+                t, processes if t.tokenized.n_tokens >= BACKGROUND_SPLIT_TOKENS else 1)]
+    if not work:
         return None
     # fork starts in a fraction of spawn's time, but is only safe while this process has no other thread
     method = "fork" if threading.active_count() == 1 else "spawn"
-    executor = process_pool(1, method)
-    for function, args in jobs:
+    executor = process_pool(min(processes, len(work)), method)
+    for function, args in work:
         executor.submit(function, *args)
     return executor
