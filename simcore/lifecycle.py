@@ -59,9 +59,12 @@ def die_with_parent(parent: int | None = None, *, ignore_interrupt: bool = True,
     Call it first in the child, with the parent's id taken in the parent (``os.getpid()`` there): a
     parent that died before this call is then seen at once. With ``ignore_interrupt`` the child ignores
     SIGINT: Ctrl-C in a terminal reaches the whole process group, and the parent, not each worker, stops
-    the work and says so once.
+    the work and says so once. SIGTERM ends the child at once, whatever handler it inherited.
     """
     parent = os.getppid() if parent is None else parent
+    # a forked worker inherits its parent's Python handler (the CLI turns SIGTERM into an exception, which a
+    # pool worker would catch as its task's failure and live on): here SIGTERM ends the process
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if ignore_interrupt:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     armed = _set_parent_death_signal(sig)
@@ -99,8 +102,11 @@ def _init_then(parent: int, initializer: Any, *args: Any) -> None:
 
 def stop_pool(executor: Executor) -> None:
     """Stop a pool now: queued tasks cancelled, running workers terminated (not waited for)."""
+    # taken before the shutdown, which forgets them (terminating after it reached no process, and the
+    # interpreter's exit then waited for the workers' tasks to finish)
+    processes = list((getattr(executor, "_processes", None) or {}).values())
     executor.shutdown(wait=False, cancel_futures=True)
-    for process in list((getattr(executor, "_processes", None) or {}).values()):
+    for process in processes:
         try:
             process.terminate()
         except (OSError, ValueError, AttributeError):
