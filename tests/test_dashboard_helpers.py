@@ -338,6 +338,12 @@ def test_runs_are_named_by_what_sets_them_apart_and_compare_opens_on_a_comparabl
     paper = long_frame({("CADEC", "1BWB", "tvc"): 0.1, ("CADEC", "Wiki", "tvc"): 0.2}, d)
     assert default_pair({"m1": mine, "m2": again, "paper": paper}) == ("m1", "m2")
     assert default_pair({"m1": mine, "paper": paper}) is None
+    # issue 37: the newest two were "unrelated" (one target and two sources in common); the pair of runs on the
+    # same cells (4 in common, counted by hand) is chosen over the newest pair (2 in common)
+    wide = {("t", "a", "tvc"): 0.1, ("t", "b", "tvc"): 0.2, ("u", "a", "tvc"): 0.3, ("u", "b", "tvc"): 0.4}
+    run1, run2 = long_frame(wide, d), long_frame({k: v + 0.05 for k, v in wide.items()}, d)
+    narrow = long_frame({("t", "a", "tvc"): 0.5, ("t", "b", "tvc"): 0.6, ("x", "c", "tvc"): 0.7}, d)
+    assert default_pair({"run1": run1, "run2": run2, "other": narrow}) == ("run1", "run2")
 
 
 def test_cached_correlations_follow_the_content_not_the_object():
