@@ -93,14 +93,24 @@ def comparable(long_a: pd.DataFrame, long_b: pd.DataFrame) -> bool:
         names(long_a, "source") & names(long_b, "source")) >= 2 and bool(similarity & names(long_b, "measure"))
 
 
+def _cells(long: pd.DataFrame) -> set[tuple[str, str, str]]:
+    return set(zip(long["target"].astype(str), long["source"].astype(str), long["measure"].astype(str)))
+
+
 def default_pair(matrices: dict[str, pd.DataFrame]) -> tuple[str, str] | None:
-    """The newest two matrices (oldest first) that can be compared, or None when no two can."""
+    """The two matrices (older first) that are most alike among those that can be compared: the most
+    (target, source, measure) cells in common, so two runs of the same corpora under other options are
+    chosen over the newest two, which may share a target and two sources only; the newer pair on a tie.
+    None when no two can be compared."""
     names = list(matrices)
+    cells = {n: _cells(matrices[n]) for n in names}
+    best, shared = None, -1
     for j in range(len(names) - 1, 0, -1):
         for i in range(j - 1, -1, -1):
-            if comparable(matrices[names[i]], matrices[names[j]]):
-                return names[i], names[j]
-    return None
+            common = len(cells[names[i]] & cells[names[j]])
+            if common > shared and comparable(matrices[names[i]], matrices[names[j]]):
+                best, shared = (names[i], names[j]), common
+    return best
 
 
 NAMED = ("target", "source")

@@ -40,7 +40,8 @@ def recorder(store_root: Path | str, ws_id: str, kind: str,
             if job.status in (jobs.RUNNING, jobs.DONE):  # done: kept until its result is filed (close)
                 rec.write(spaces, ws_id, rec.record(
                     kind, job.title, params, started=job.started, server=jobs.SERVER, message=job.message,
-                    fraction=job.fraction, done=len(job.partial), total=job.total, status=job.status))
+                    fraction=job.fraction, done=len(job.partial), total=job.total, status=job.status,
+                    worker=job.worker, worker_started=job.worker_started))
             else:
                 job.__dict__["_record_closed"] = True
                 rec.remove(spaces, ws_id, kind)

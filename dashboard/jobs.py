@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import atexit
 import multiprocessing
+import os
 import secrets
+import signal
 import sys
 import threading
 import time
@@ -30,6 +32,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from simcore.errors import SimcoreError
+from simcore.lifecycle import die_with_parent, start_time
 
 from .state import AppState
 
@@ -43,8 +46,22 @@ RECORD_EVERY = 2.0  # seconds between two writes of a running job's record
 
 @atexit.register
 def _stop_children() -> None:
+    """The server stops: every job process ends, and its workers with it (its process group)."""
     for child in list(_children):
+        _end(child)
+
+
+def _end(child: Any) -> None:
+    """A job's process and its workers (the process group it leads) sent SIGTERM; the workers that outlive
+    it end with it anyway (simcore.lifecycle.die_with_parent)."""
+    try:
+        os.killpg(child.pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError, TypeError):
+        pass
+    try:
         child.terminate()
+    except (OSError, ValueError, AttributeError):
+        pass
 
 RUNNING, DONE, FAILED, CANCELLED = "running", "done", "failed", "cancelled"
 
@@ -83,6 +100,8 @@ class BackgroundJob:
     done_cost: float = 0.0
     work_started: float | None = None  # when the work itself began (after waiting for the server's lock)
     expected: float | None = None  # seconds the work should take, estimated before it began (stored paces)
+    worker: int = 0  # the job's process (leader of its process group), once started
+    worker_started: float | None = None
     status: str = RUNNING
     result: Any = None
     error: str | None = None
@@ -112,7 +131,7 @@ class BackgroundJob:
         """The worker's progress report; raises JobCancelled once the user asked to stop."""
         if self._cancel.is_set():
             raise JobCancelled
-        self.message = str(message)[:160]
+        self.message = _in_progress(str(message)[:160], fraction)
         self.advance(fraction)
 
     def expect(self, seconds: float) -> None:
@@ -253,24 +272,27 @@ def _supervise(job: BackgroundJob, work: Callable[[Any], Any]) -> None:
     receive, send = _CONTEXT.Pipe(duplex=False)
     cancel = _CONTEXT.Event()
     # not daemonic, so the work may start processes of its own (spaCy workers, TVcC's tagging)
-    child = _CONTEXT.Process(target=_child, args=(work, send, cancel), name=f"simcore-{job.kind}", daemon=False)
+    child = _CONTEXT.Process(target=_child, args=(work, send, cancel, os.getpid()), name=f"simcore-{job.kind}",
+                             daemon=False)
     with _plain_main():
         child.start()
     _children.add(child)
+    job.worker, job.worker_started = child.pid or 0, start_time(child.pid or 0)
+    job.note(force=True)  # its record names the process: a Resume after a crash ends it first
     send.close()  # the child holds the only writing end: end of file once it exits
     cancel_sent: float | None = None
     heard = False  # nothing from the child yet: it is still starting and has stored nothing
     try:
         while True:
             if job.cancel_requested and not heard:
-                child.terminate()  # Cancel during the start is at once
+                _end(child)  # Cancel during the start is at once
                 job.status, job.message = CANCELLED, "cancelled"
                 return
             if job.cancel_requested and cancel_sent is None:
                 cancel.set()
                 cancel_sent = time.time()
             if cancel_sent is not None and time.time() - cancel_sent > _CANCEL_GRACE:
-                child.terminate()  # its stored artefacts are whole: the store writes atomically
+                _end(child)  # its stored artefacts are whole: the store writes atomically
                 job.status, job.message = CANCELLED, "cancelled"
                 return
             if not receive.poll(0.25):
@@ -291,6 +313,10 @@ def _supervise(job: BackgroundJob, work: Callable[[Any], Any]) -> None:
         child.join(5)
         if child.is_alive():
             child.kill()
+        try:
+            os.killpg(child.pid, signal.SIGKILL)  # a worker of it that is still there (none should be)
+        except (ProcessLookupError, PermissionError, TypeError):
+            pass
         _children.discard(child)
 
 
@@ -318,11 +344,18 @@ def _plain_main() -> Iterator[None]:
                 sys.modules["__main__"] = saved
 
 
+def _in_progress(message: str, fraction: float) -> str:
+    """A step's own "done" while the job goes on (the sidebar read "done … 67%") said as what it is."""
+    if message.strip().lower() == "done" and float(fraction) < 1.0:
+        return "one step finished; going on with the next"
+    return message
+
+
 def _record(job: BackgroundJob, message: tuple[Any, ...]) -> bool:
     """Copy one report of the child onto the job; True once the work has ended."""
     what = message[0]
     if what == "progress":
-        job.message = message[1]
+        job.message = _in_progress(message[1], message[2])
         job.advance(message[2])
     elif what == "row":
         job.add_row(message[1])
@@ -369,7 +402,14 @@ class ChildTask:
         self._send.send(("expected", float(seconds)))
 
 
-def _child(work: Callable[[Any], Any], send: Connection, cancel: Any) -> None:
+def _child(work: Callable[[Any], Any], send: Connection, cancel: Any, server: int) -> None:
+    """The job's process: the leader of a process group of its own (its workers join it), ending with the
+    server process that started it, whatever stopped that (SIGTERM, Ctrl-C, kill -9)."""
+    try:
+        os.setpgid(0, 0)
+    except OSError:
+        pass
+    die_with_parent(server)
     task = ChildTask(send, cancel)
     try:
         result = work(task)

@@ -119,14 +119,25 @@ def add_server_path(state: AppState, role: str, text: str, fmt: str | None = Non
         return _add_server_url(state, role, text, fmt, text_field, per_file)
     path = resolve_server_path(text)
     if path.is_file():
-        return [add_corpus(state, role, Corpus.from_path(path, fmt=fmt, text_field=text_field or "text"),
-                           f"server path: {path}")]
+        return [add_corpus(state, role, Corpus.from_path(path, name=server_name(path), fmt=fmt,
+                                                         text_field=text_field or "text"), f"server path: {path}")]
     if not per_file:
         corpus = Corpus(name=path.name, path=path, fmt=fmt, text_field=text_field or "text")
         return [add_corpus(state, role, corpus, f"server path: {path}")]
     files = corpus_files(path, path.name)
-    return _add_each(state, role, [(lambda f=f: Corpus.from_path(f, fmt=fmt, text_field=text_field or "text"),
+    return _add_each(state, role, [(lambda f=f: Corpus.from_path(f, name=server_name(f), fmt=fmt,
+                                                                  text_field=text_field or "text"),
                                     f"server path: {f}") for f in files])
+
+
+def server_name(path: Path) -> str:
+    """A server file's corpus name: its own (``news_2019``), or with its folder's in front when its own says
+    little (``conll2003/test.conll`` is ``conll2003 test``, not ``test``, ``test (2)``, ``test (3)``)."""
+    name = corpus_name(path)
+    folder = path.parent.name
+    if says_little(name) and folder and not says_little(folder):
+        return f"{folder} {name}"
+    return name
 
 
 def _add_each(state: AppState, role: str, corpora: list[tuple[Callable[[], Corpus], str]]) -> list[str]:

@@ -109,7 +109,9 @@ def resolve_server_path(text: str, roots: list[Path] | None = None) -> Path:
         except (OSError, RuntimeError):
             continue
         if not _inside(resolved, roots):
-            raise SimcoreError(f"{text} is outside the data directories this server allows")
+            raise SimcoreError(f"{text} is outside the data directories this server allows "
+                               f"({', '.join(str(r) for r in roots)}); whoever starts the server can add "
+                               "directories to SIMCORE_DATA_ROOTS (separated by ':')")
         if resolved.is_dir():
             for entry in resolved.rglob("*"):
                 if not entry.is_symlink():

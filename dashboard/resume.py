@@ -10,6 +10,7 @@ from __future__ import annotations
 from functools import partial
 
 from simcore.errors import SimcoreError
+from simcore.lifecycle import end_group, group_members
 
 from . import compute, job_records, jobs, probe_job, selection_job
 from .resources import get_store
@@ -30,6 +31,7 @@ def resume(state: AppState, kind: str) -> jobs.BackgroundJob:
     record = interrupted(state).get(kind)
     if record is None:
         raise SimcoreError("that job is no longer interrupted (resumed or dismissed in another tab)")
+    end_stale_worker(record)
     p = record.params
     if kind == "matrix":
         job = p["job"]
@@ -58,3 +60,14 @@ def dismiss(state: AppState, kind: str) -> None:
     """Forget the interrupted job (what it stored stays in the store for a later run)."""
     job_records.dismiss(get_store().root, state.workspace, kind)
     (state.extra.get(job_records.INTERRUPTED) or {}).pop(kind, None)
+
+
+def end_stale_worker(record: JobRecord) -> None:
+    """The interrupted job's process and its workers ended before anything runs again, should any have
+    outlived their server (they end with it on their own; this is the guard that no Resume runs beside one).
+    SimcoreError when they cannot be ended."""
+    if record.worker <= 1 or not group_members(record.worker):
+        return
+    if not end_group(record.worker, record.worker_started):
+        raise SimcoreError(f"the interrupted job's processes (group {record.worker}) are still running and "
+                           "cannot be stopped from here; stop them, then press Resume again")

@@ -65,6 +65,12 @@ def probe(task: Any, root: str, sources: list[Corpus], target: TargetSplits, cap
                      source_tokens=source_tokens, progress=task.progress, on_run=on_run)
 
 
+# The LM probe's refusal in the words of the NER probe page's form (not the command line's flags).
+FORM_NAMES = {"lm_tokens": "“LM tokens per source”", "train_sentences": "“Train sentences”", "seeds": "“Seeds”",
+              "sources": "the sources chosen", "max_minutes": "“Refuse plans over (min)”",
+              "force": "tick “Language model: run even if the plan is longer than the limit”"}
+
+
 def probe_lm(task: Any, root: str, sources: list[Corpus], target: TargetSplits, caps: Any, seeds: list[int],
              model: str | None, max_minutes: float, force: bool, plan_only: bool, columns: list[str]) -> Any:
     """The LM probe: planned first (the plan is the result when ``plan_only``), refused over ``max_minutes``
@@ -75,7 +81,7 @@ def probe_lm(task: Any, root: str, sources: list[Corpus], target: TargetSplits, 
                             model=model, progress=task.progress)
     if plan_only:
         return planned.plan.describe()
-    planned.plan.check(max_minutes, force)
+    planned.plan.check(max_minutes, force, names=FORM_NAMES)
 
     def on_run(run: dict[str, Any]) -> None:
         task.partial.append({k: run[k] for k in columns})

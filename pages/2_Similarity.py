@@ -43,21 +43,24 @@ FORM_KEYS = {"f_sources": None, "f_targets": None, "f_measures": list(DEFAULT_ME
              "f_emb": MeasureOptions().emb_sentences}
 
 
-if state.sources and state.targets:
-    defaults = dict(FORM_KEYS, f_sources=sorted(state.sources), f_targets=sorted(state.targets))
-    # corpora added since the form was last submitted are chosen too (the kept choice predates them)
-    forms = state.extra.setdefault("forms", {})
-    known = forms.get("similarity_known")
-    if known and "similarity" in forms:
-        for key, bucket in (("f_sources", state.sources), ("f_targets", state.targets)):
-            added = [n for n in sorted(bucket) if n not in known[key]]
-            if added:
-                forms["similarity"][key] = [*forms["similarity"].get(key, []), *added]
-                known[key] = [*known[key], *added]
-                st.session_state.pop(key, None)
-    c.keep_choices(state, "similarity", defaults,
-                   allowed={"f_sources": state.sources, "f_targets": state.targets, "f_measures": all_measures()})
-    with st.form("compute_form"):
+
+def _options_now() -> MeasureOptions:
+    """The measure options as the form's widgets hold them now (the estimate follows every change)."""
+    d = MeasureOptions()
+    get = st.session_state.get
+    return MeasureOptions(ppl_order=int(get("f_order") or d.ppl_order), ppl_per_sentence=bool(get("f_per_sentence")),
+                          jsd_max_n=int(get("f_jsd") or d.jsd_max_n), wvv_words=get("f_wvv") or d.wvv_words,
+                          seed=int(get("f_seed") or d.seed), kl_buckets=int(get("f_kl") or d.kl_buckets),
+                          emb_sentences=int(get("f_emb") or d.emb_sentences),
+                          tvcc_pos=("NOUN", "VERB", "ADJ", "PROPN") if get("f_propn") else ("NOUN", "VERB", "ADJ"))
+
+
+@st.fragment
+def compute_form() -> None:
+    """The matrix's choices and Compute. A fragment, not a form: every change reruns this part alone, so the
+    time estimate follows the widgets as they are now (a form's widgets report only when it is submitted,
+    and the estimate showed the last submitted choices)."""
+    with st.container(border=True):
         # a row each, chips wrapped: in a column they stayed on one scrolling row (2.5 of 9 sources in view)
         sources = st.multiselect("Sources", sorted(state.sources), key="f_sources", wrap=True)
         targets = st.multiselect("Targets", sorted(state.targets), key="f_targets", wrap=True)
@@ -72,7 +75,7 @@ if state.sources and state.targets:
                                 + len(st.session_state.get("f_targets") or state.targets),
                                 int(st.session_state.get("f_emb") or MeasureOptions().emb_sentences))
         if emb_time.device == "cpu":
-            st.caption(f"⏱ {emb_time.text(jobs.duration)} (at {st.session_state.get('f_emb') or MeasureOptions().emb_sentences:,} "
+            st.caption(f"{emb_time.text(jobs.duration)} (at {st.session_state.get('f_emb') or MeasureOptions().emb_sentences:,} "
                        "sentences per side: fewer under Options go faster; embeddings are stored and reused).",
                        help="EMB embeds sentences of every source and target with a transformer encoder, "
                             "which is slow without a GPU; the other measures take seconds.")
@@ -80,13 +83,12 @@ if state.sources and state.targets:
             sources=[n for n in st.session_state.get("f_sources") or [] if n in state.sources],
             targets=[n for n in st.session_state.get("f_targets") or [] if n in state.targets],
             measures=list(st.session_state.get("f_measures") or []),
-            options=MeasureOptions(ppl_order=int(st.session_state.get("f_order") or MeasureOptions().ppl_order)).subset(
-                tuple(MeasureOptions.__dataclass_fields__)),
+            options=_options_now().subset(tuple(MeasureOptions.__dataclass_fields__)),
             tokenizer={"lowercase": bool(st.session_state.get("f_lower", True))},
             samples=int(st.session_state.get("f_samples") or 1), sample_tokens=int(st.session_state.get("f_tokens") or 0)
             or None, compute_noise=bool(st.session_state.get("f_noise"))))
         if planned is not None:
-            st.caption(f"⏱ These choices: {planned[1]}; less for what is stored already.",
+            st.caption(f"Time for these choices: {planned[1]}; less for what is stored already.",
                        help="Counted from this machine's recorded pace at each slow step (tokenizing, KenLM, "
                             "skip-gram, tagging, scoring), only for what is not in the store yet; the time left "
                             "in the sidebar starts from it")
@@ -112,8 +114,8 @@ if state.sources and state.targets:
             kl_buckets = o2.number_input("KL: hashed n-gram buckets", 1, MAX_KL_BUCKETS, key="f_kl",
                                          help="DSIR's 10,000 by default; other counts do not compare with DSIR's")
             emb_sentences = o3.number_input("EMB: sentences embedded per side", 1, MAX_EMB_SENTENCES, key="f_emb")
-        submitted = st.form_submit_button("Compute", type="primary", disabled=task is not None, key="compute",
-                                          help="Adds a new matrix; the ones you have are kept")
+        submitted = st.button("Compute", type="primary", disabled=task is not None, key="compute",
+                              help="Adds a new matrix; the ones you have are kept")
     if submitted:
         c.save_choices(state, "similarity", FORM_KEYS)
         state.extra["forms"]["similarity_known"] = {"f_sources": list(state.sources), "f_targets": list(state.targets)}
@@ -129,6 +131,25 @@ if state.sources and state.targets:
             c.changed(state)
         except SimcoreError as exc:
             st.error(str(exc))
+        else:
+            st.rerun()  # the whole page: the job's progress, the sidebar
+
+
+if state.sources and state.targets:
+    defaults = dict(FORM_KEYS, f_sources=sorted(state.sources), f_targets=sorted(state.targets))
+    # corpora added since the form was last submitted are chosen too (the kept choice predates them)
+    forms = state.extra.setdefault("forms", {})
+    known = forms.get("similarity_known")
+    if known and "similarity" in forms:
+        for key, bucket in (("f_sources", state.sources), ("f_targets", state.targets)):
+            added = [n for n in sorted(bucket) if n not in known[key]]
+            if added:
+                forms["similarity"][key] = [*forms["similarity"].get(key, []), *added]
+                known[key] = [*known[key], *added]
+                st.session_state.pop(key, None)
+    c.keep_choices(state, "similarity", defaults,
+                   allowed={"f_sources": state.sources, "f_targets": state.targets, "f_measures": all_measures()})
+    compute_form()
 
 if task is not None:
     c.job_progress(KIND, lambda job: f"{len(job.partial)} values finished. The computation goes on if you open "

@@ -9,7 +9,7 @@ from dashboard.charts import label, scatter
 from dashboard.loading import TABLE3_NAME, load_table3, read_table, set_results, use_table3_results
 from dashboard.name_map import apply_mapping
 from dashboard.tables import NO_COLUMN, correlation_table, normalised_results
-from simcore.analysis.audit import WRITERS, display_table
+from simcore.analysis.audit import RULE, WRITERS, display_table
 from simcore.analysis.correlation import CAPPED, join, left_out_note, usable_results
 from simcore.errors import SimcoreError
 
@@ -181,6 +181,12 @@ try:
 except (SimcoreError, ValueError, KeyError) as exc:
     st.error(f"Regret cannot be computed: {exc}")
 
+RULE_ROWS = ("How to read the rule's rows: the recommendation rule orders the sources by their share of the votes "
+             "over bootstrap replicates. On a table without replicates (one value per cell, as a published table) it "
+             "names only its first choice and gives every other source a share of 0, so the pairs of a target that do "
+             "not involve that source stay undecided and count ½ each: its decision accuracy is capped (0.70 on "
+             "Table 3 is the rule choosing the best source for every target), and its interval can be zero-width. "
+             "Top-1 regret, which only looks at the first choice, is not capped.")
 st.subheader("Audit: would each measure have chosen well?")
 st.caption("Per measure and for the recommendation rule (recommended (lm), recommended (vectors)): decision accuracy "
            "(share of source pairs ordered as their F1 orders them; pairs closer in F1 than the tie margin are ties, "
@@ -196,6 +202,8 @@ try:
     audited = audits(long, results, measures, int(k), float(tie_f1), include_capped)
     st.dataframe(display_table(audited, scope_key if scope_key in set(audited["scope"]) else "all"),
                  hide_index=True, width="stretch")
+    if audited["measure"].astype(str).str.startswith(RULE).any():
+        st.caption(RULE_ROWS)
     downloads = st.columns(len(WRITERS))
     for column, (suffix, writer) in zip(downloads, WRITERS.items()):
         column.download_button(f"Audit ({suffix[1:].upper()})", writer(audited), file_name=f"simcore-audit{suffix}",

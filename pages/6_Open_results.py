@@ -11,6 +11,7 @@ from dashboard.charts import label
 from dashboard.compute import describe, failures
 from dashboard.loading import add_matrix_table, load_table3, read_table, set_results
 from dashboard.paths import SAMPLE_DATA, browse, data_roots, resolve_server_path
+from dashboard.state import unique_name
 from simcore.errors import SimcoreError
 
 c.setup_page("Open results", ":material/folder_open:")
@@ -103,12 +104,14 @@ with ws_tab:
                 raise SimcoreError(f"{opened.name} holds nothing that can be opened"
                                    + (f": {'; '.join(notes[:3])}" if notes else " (no corpus, matrix or result)")
                                    + ". This workspace is unchanged.")
+            # a reopened file next to its original is told apart in the list ("Paper check (2)")
+            listed = {row["name"] for row in spaces.describe([state.workspace, *state.workspace_related])}
             c.switch_workspace(state, None)
             fresh = c.get_state()
             for key in ("sources", "targets", "matrices", "active", "results", "results_label", "results_columns"):
                 setattr(fresh, key, getattr(new_state, key))
             fresh.extra.update(new_state.extra)
-            fresh.workspace_name = ws.clean_name(manifest.get("name") or opened.name)
+            fresh.workspace_name = unique_name(ws.clean_name(manifest.get("name") or opened.name), listed)
             fresh.extra["ws_upload_id"] = opened.file_id
             for note in notes[:10]:
                 fresh.say("warning", note)

@@ -10,7 +10,9 @@ import contextlib
 import errno
 import json
 import os
+import signal
 import sys
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -471,12 +473,34 @@ def _share(text: str) -> float:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return its exit status (0 done, 2 bad input or a failure explained in one line)."""
-    with _escaped_terminal():  # also argparse's messages, which repeat the values given
+    with _escaped_terminal(), _stopped_by_sigterm():  # also argparse's messages, which repeat the values given
         try:
             args = build_parser().parse_args(argv)
         except SystemExit as exc:  # argparse has printed its one-line usage error (or the help)
             return exc.code if isinstance(exc.code, int) else 2
         return _run(args)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the command is, so that it stops its worker processes as for Ctrl-C."""
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise _Terminated
+
+
+@contextlib.contextmanager
+def _stopped_by_sigterm() -> Iterator[None]:
+    """SIGTERM stops the command as Ctrl-C does (its pools terminated, exit status 143); in the main
+    thread only (a library call from another thread keeps its process's handler)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 @contextlib.contextmanager
@@ -496,6 +520,9 @@ def _run(args: argparse.Namespace) -> int:
     except SimcoreError as exc:
         print(f"simcore: error: {_one_line(exc)}", file=sys.stderr)
         return 2
+    except _Terminated:
+        print("simcore: stopped (terminated)", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("simcore: interrupted", file=sys.stderr)
         return 130

@@ -44,6 +44,7 @@ from .corpus_cache import (  # noqa: F401 - the old names stay importable from h
 )
 from .errors import InvalidArgument, SimcoreError, StoreError
 from .ladder import pair_sizes, size_bias, table_size
+from .lifecycle import stop_pool
 from .measures import PreparedTarget, default_measures, get_measure, parse_measures
 from .overlap_pass import Overlap, OverlapOptions, source_overlaps
 from .schedule import (  # noqa: F401 - likewise
@@ -254,7 +255,7 @@ class Workbench(CorpusCache):
 
         done = 0.0
         parallel = worth_processes(jobs, plan)
-        background = None if parallel else start_background(names, prepared_targets)
+        background = None if parallel else start_background(names, prepared_targets, jobs)
         offset = READING_SHARE if self._read_in_processes else 0.0
         try:
             if parallel:
@@ -273,6 +274,11 @@ class Workbench(CorpusCache):
                     report(f"{label}: {corpus.name} at {size:,} tokens", at)
                     take(corpus, name, size, self._unit(corpus, name, size, samples, readable, report))
                     done += weight[(corpus.name, name, size)]
+        except BaseException:
+            if background is not None:
+                stop_pool(background)  # stopped (Ctrl-C, SIGTERM, a failure): its tagging is not waited for
+                background = None
+            raise
         finally:
             if background is not None:
                 background.shutdown(wait=True, cancel_futures=True)

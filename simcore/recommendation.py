@@ -412,6 +412,20 @@ def _fmt(value: float) -> str:
     return f"{value:.4g}" if math.isfinite(value) else "n/a"
 
 
+PERCENT_MEASURES = ("tvc", "tvcc")  # fractions in a computed matrix, shown as % in the tables: here too
+
+
+def _in_unit(name: str, value: float, points: np.ndarray) -> str:
+    """A value as the tables show it: TVC and TVcC as percentages when their values are fractions (every value
+    within 0..1; a published table may hold percentages already), others as they are."""
+    if name in PERCENT_MEASURES and math.isfinite(value):
+        finite = np.asarray(points, dtype=float)
+        finite = finite[np.isfinite(finite)]
+        if len(finite) and finite.min() >= 0 and finite.max() <= 1:
+            return f"{value * 100:.4g}%"
+    return _fmt(value)
+
+
 def _reason(part: TargetRows, sources: list[str], measures: list[MeasureCells], pairs: list[Pairs],
             chosen: list[str], level: str, shares: dict[str, float], firsts: dict[str, str], pretraining: str,
             flags: list[str], *, beaten: np.ndarray | None = None, combined: np.ndarray | None = None,
@@ -432,7 +446,7 @@ def _reason(part: TargetRows, sources: list[str], measures: list[MeasureCells], 
                     close.append(f"{labels[m.name]} from {sources[rival]}")
             text += (", ahead of every other source by more than " + ("its" if len(measures) == 1 else "their")
                      + " noise") if not close else f", but within noise for {_join(close)}"
-        values = [f"{labels[m.name]} {_fmt(m.points[b])}" for m in measures]
+        values = [f"{labels[m.name]} {_in_unit(m.name, m.points[b], m.points)}" for m in measures]
         sentences.append(text + f" ({', '.join(values)})")
     else:
         named = "; ".join(f"{plain[m]} ranks {s} first" for m, s in firsts.items())

@@ -8,17 +8,17 @@ parent's artefact store.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Executor, wait
 from typing import Any
 
 from .corpora.sampling import Candidates, Piece, draw_samples, pieces, remember_pass, remembered_pass, shard_candidates
 from .corpus import Corpus
 from .corpus_cache import STREAM_SIZES, CorpusCache, Progress, UnitResult
 from .errors import SimcoreError
+from .lifecycle import process_pool, stop_pool
 from .measures import MeasureOptions, PreparedTarget, get_measure
 from .store import ArtefactStore
 from .tokenize import TokenizerOptions
@@ -121,11 +121,10 @@ def run_parallel(bench: CorpusCache, plan: list[tuple[Corpus, str, int]], sample
     soon as their source is prepared for their measure, and the targets' tagging runs beside them."""
     method = "fork" if threading.active_count() == 1 else "spawn"
     config = (str(bench.store.root), bench.tokenizer, bench.options, dict(bench._raw_keys_by_name()))
-    context = multiprocessing.get_context(method)
     start = READING_SHARE if bench._read_in_processes else 0.0
     groups = _target_groups(targets, jobs) if len(targets) >= 2 * jobs else []
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
-    pinned = [ProcessPoolExecutor(max_workers=1, mp_context=context) for _ in groups]
+    pool = process_pool(jobs, method)
+    pinned = [process_pool(1, method) for _ in groups]
     done = 0.0
 
     def drain(pending: set[Any], message: Callable[[int], str], low: float, high: float) -> None:
@@ -212,9 +211,7 @@ def run_parallel(bench: CorpusCache, plan: list[tuple[Corpus, str, int]], sample
                          SCORING_FROM + (1 - SCORING_FROM) * min(done / total, 1.0))
     except BaseException:
         for executor in (pool, *pinned):
-            executor.shutdown(wait=False, cancel_futures=True)
-            for process in list(getattr(executor, "_processes", {}).values()):
-                process.terminate()  # the store writes atomically: nothing half-written remains
+            stop_pool(executor)  # the store writes atomically: nothing half-written remains
         raise
     for executor in (pool, *pinned):
         executor.shutdown(wait=True)
@@ -274,7 +271,8 @@ def tokenize_in_processes(bench: CorpusCache, sources: list[Corpus], targets: li
     whole.sort(key=lambda item: _tokens_hint(item[0]), reverse=True)
     method = "fork" if threading.active_count() == 1 else "spawn"
     config = (str(bench.store.root), bench.tokenizer, bench.options, dict(bench._raw_keys_by_name()))
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(method)) as pool:
+    pool = process_pool(jobs, method)
+    try:
         pending: dict[Any, _Pass | None] = {pool.submit(_read_in_worker, config, c, role == "source", samples): None
                                             for c, role in whole}
         total = len(pending) + sum(p.left + 1 for p in passes)  # every piece, and each pass's draw
@@ -297,6 +295,10 @@ def tokenize_in_processes(bench: CorpusCache, sources: list[Corpus], targets: li
             submit()
             progress(f"reading the corpora in {jobs} processes ({finished} of {total} parts)",
                      READING_SHARE * finished / total)
+    except BaseException:
+        stop_pool(pool)
+        raise
+    pool.shutdown(wait=True)
     bench._read_in_processes = True
 
 
@@ -337,24 +339,33 @@ def _merge_units(units: list[UnitResult]) -> UnitResult:
     return UnitResult(first.n_tokens, first.source_error, first.measure_error, cells)
 
 
-def start_background(names: list[str], targets: list[PreparedTarget]) -> Executor | None:
-    """Run measures' target-side work (tagging) in one other process while this one scores cells.
+BACKGROUND_SPLIT_TOKENS = 40_000  # a target at least this large is tagged by several processes at once
+
+
+def start_background(names: list[str], targets: list[PreparedTarget], jobs: int = 1) -> Executor | None:
+    """Run measures' target-side work (tagging) in other processes while this one scores cells: one, or
+    for a large target up to ``jobs`` (at most the cores), each tagging its share of the target's parts
+    (each loads the tagger, so a small target is tagged by one). The parts' union is the whole target's
+    tagging, so the values are the same however many processes share it.
 
     The work writes into the artefact store; when a cell needs the result it takes the store's
-    lock on that artefact, so it waits for the other process or, if that failed, builds it itself.
+    lock on that artefact, so it waits for the other processes or, if they failed, builds it itself.
     """
-    if (os.cpu_count() or 1) < 2:
+    cores = os.cpu_count() or 1
+    if cores < 2:
         return None
-    jobs = []
+    processes = max(1, min(jobs, cores))
+    work = []
     for name in names:
         measure = get_measure(name)
         if hasattr(measure, "background_work"):
-            jobs += [job for t in targets for job in measure.background_work(t)]
-    if not jobs:
+            work += [job for t in targets for job in measure.background_work(
+                t, processes if t.tokenized.n_tokens >= BACKGROUND_SPLIT_TOKENS else 1)]
+    if not work:
         return None
     # fork starts in a fraction of spawn's time, but is only safe while this process has no other thread
     method = "fork" if threading.active_count() == 1 else "spawn"
-    executor = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context(method))
-    for function, args in jobs:
+    executor = process_pool(min(processes, len(work)), method)
+    for function, args in work:
         executor.submit(function, *args)
     return executor

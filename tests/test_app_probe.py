@@ -227,3 +227,25 @@ def test_caps_that_make_every_f1_meaningless_are_refused_before_the_run(tmp_path
     assert "meaningless" in message and "1 epoch" in message and "5 s per run" in message and "500 train" in message
     assert "probe" not in _state(at).jobs  # nothing was started
     assert any("2 training runs of at most 5 s" in c.value for c in at.caption)
+
+
+def test_the_probe_estimate_follows_the_form_before_any_run():
+    """Issue 37: the time under the probe's form showed the last submitted choices. Each change now reruns the
+    choices: the caption is dashboard.probe_job's bound for the widgets' values as they are, without a press;
+    the language-model kind says what its own fields do instead."""
+    from dashboard import probe_job as pj
+
+    at = _open()
+    at.button(key="load_sample").click().run()
+    at.switch_page(str(ROOT / PAGE)).run()
+    at.multiselect(key="probe_sources").set_value(["news"]).run()
+    at.number_input(key="probe_seeds").set_value(3).run()
+    at.number_input(key="probe_seconds").set_value(7).run()
+    expected = pj.time_bound(ProbeCaps(train_sentences=ProbeCaps().train_sentences, epochs=ProbeCaps().epochs,
+                                       seconds=7.0), 1, 3)
+    assert expected.startswith("6 training runs of at most 7 s")  # (baseline + 1 source) x 3 seeds, worked by hand
+    assert any(expected in c.value for c in at.caption)
+    assert "probe" not in _state(at).jobs
+    at.radio(key="probe_kind").set_value(pj.LM_KIND).run()
+    lm = [c.value for c in at.caption if "LM tokens per source" in c.value]
+    assert lm and "Refuse plans over (min)" in lm[0] and not any("training runs of at most" in c.value for c in at.caption)

@@ -114,3 +114,15 @@ def test_a_symlink_loop_inside_a_data_root_is_no_crash(tmp_path):
     from simcore.corpus import Corpus
 
     assert [p.name for p in Corpus.from_path(folder).files] == ["a.txt"]
+
+
+def test_a_path_outside_the_roots_is_refused_naming_the_roots_and_the_setting(tmp_path: Path):
+    """Issue 37: the refusal did not say which directories are allowed nor how to allow another."""
+    root = tmp_path / "allowed"
+    root.mkdir()
+    outside = tmp_path / "elsewhere.txt"
+    outside.write_text("a b c\n")
+    with pytest.raises(SimcoreError) as refused:
+        resolve_server_path(str(outside), [root])
+    message = str(refused.value)
+    assert "SIMCORE_DATA_ROOTS" in message and str(root) in message and "\n" not in message

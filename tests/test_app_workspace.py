@@ -82,6 +82,12 @@ def test_renaming_listing_a_new_workspace_and_going_back(cache: Path):
     assert state(at).workspace == first and state(at).workspace_name == "Paper check" and state(at).matrices
     reopened = opened(first)
     assert state(reopened).workspace_name == "Paper check"
+    # issue 37: its zip opened beside it took the same name (two identical rows in the list)
+    data = ws.to_zip(ws.snapshot(state(at), "Paper check", cache, SAMPLE_DATA))
+    at.get("file_uploader")[-1].upload("paper-check.zip", data, "application/zip")
+    at.run()
+    no_problems(at)
+    assert state(at).workspace != first and state(at).workspace_name == "Paper check (2)" and state(at).matrices
 
 
 def test_the_apps_own_ranking_csv_reopens_without_breaking_the_ranking_page():

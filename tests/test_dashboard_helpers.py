@@ -338,6 +338,12 @@ def test_runs_are_named_by_what_sets_them_apart_and_compare_opens_on_a_comparabl
     paper = long_frame({("CADEC", "1BWB", "tvc"): 0.1, ("CADEC", "Wiki", "tvc"): 0.2}, d)
     assert default_pair({"m1": mine, "m2": again, "paper": paper}) == ("m1", "m2")
     assert default_pair({"m1": mine, "paper": paper}) is None
+    # issue 37: the newest two were "unrelated" (one target and two sources in common); the pair of runs on the
+    # same cells (4 in common, counted by hand) is chosen over the newest pair (2 in common)
+    wide = {("t", "a", "tvc"): 0.1, ("t", "b", "tvc"): 0.2, ("u", "a", "tvc"): 0.3, ("u", "b", "tvc"): 0.4}
+    run1, run2 = long_frame(wide, d), long_frame({k: v + 0.05 for k, v in wide.items()}, d)
+    narrow = long_frame({("t", "a", "tvc"): 0.5, ("t", "b", "tvc"): 0.6, ("x", "c", "tvc"): 0.7}, d)
+    assert default_pair({"run1": run1, "run2": run2, "other": narrow}) == ("run1", "run2")
 
 
 def test_cached_correlations_follow_the_content_not_the_object():
@@ -472,3 +478,30 @@ def test_a_remote_root_is_a_prefix_of_the_decoded_url_and_no_link_leads_out(tmp_
                 "https://host.example/database"):
         with pytest.raises(SimcoreError):
             resolve_server_url(url, roots)
+
+
+def test_a_steps_done_in_the_middle_of_a_job_is_not_shown_as_done():
+    """Issue 37: the sidebar read "done … 67%" while the job went on (a step's own last report)."""
+    job = jobs.BackgroundJob(kind="matrix", title="Similarity matrix")
+    assert not jobs._record(job, ("progress", "done", 0.67))
+    assert job.running and "done" not in job.line().split(" — ")[0].split(": ", 1)[1]
+    assert job.message != "done" and job.fraction == pytest.approx(0.67)
+    assert jobs._record(job, (jobs.DONE, None)) and job.message == "done" and job.fraction == 1.0
+
+
+def test_server_files_with_split_names_are_named_by_their_folder(tmp_path, monkeypatch):
+    """Issue 37: targets added from a server path became ``test``, ``test (2)``, ``test (3)``."""
+    from dashboard.loading import add_server_path
+    from dashboard.state import AppState
+
+    for folder in ("conll2003", "wetlab"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "test.conll").write_text("EU\tB-ORG\nrejects\tO\n\nPeter\tB-PER\n", encoding="utf-8")
+    (tmp_path / "news_2019.txt").write_text("a plain sentence .\n", encoding="utf-8")
+    monkeypatch.setenv("SIMCORE_DATA_ROOTS", str(tmp_path))
+    state = AppState()
+    added = [*add_server_path(state, "target", "conll2003/test.conll"),
+             *add_server_path(state, "target", "wetlab/test.conll"),
+             *add_server_path(state, "source", "news_2019.txt")]
+    assert added == ["conll2003 test", "wetlab test", "news_2019"]
+    assert sorted(state.targets) == ["conll2003 test", "wetlab test"]

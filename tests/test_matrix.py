@@ -94,6 +94,33 @@ def test_target_tagging_runs_in_another_process_and_gives_the_same_tvcc(tmp_path
     assert list(table["measure"]) == ["tvc", "tvcc"], "rows keep the requested order"
 
 
+def test_a_large_target_is_tagged_by_two_processes_with_the_same_tvcc(tmp_path, monkeypatch):
+    """Issue 37: a new target waited for one process to tag it while the other core idled. With jobs=2 a
+    target over BACKGROUND_SPLIT_TOKENS is tagged in parts by two processes; TVcC is the one process's."""
+    import os
+
+    from simcore.measures import get_measure
+    from simcore.schedule import BACKGROUND_SPLIT_TOKENS
+    from simcore.store import ArtefactStore
+
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: the tagging runs in this process")
+    text = "".join((SAMPLE_DATA / "targets" / name).read_text()
+                   for name in ("news_ner.conll", "lab_protocol_ner.conll", "med_forum_posts.conll"))
+    big = tmp_path / "big.conll"
+    big.write_text("\n".join([text] * 5))
+    log = tmp_path / "builds.log"
+    monkeypatch.setenv("SIMCORE_BUILD_LOG", str(log))
+    source, target = Corpus.from_path(SAMPLE_DATA / "sources" / "news.txt"), Corpus.from_path(big)
+    table = Workbench(ArtefactStore(tmp_path / "a")).matrix([source], [target], ["tvc", "tvcc"], jobs=2)
+    assert Workbench(ArtefactStore(tmp_path / "a")).tokenize(target).n_tokens >= BACKGROUND_SPLIT_TOKENS
+    taggers = {line.split()[2] for line in log.read_text().splitlines() if line.startswith("content-words-part")}
+    assert len(taggers) == 2 and str(os.getpid()) not in taggers, taggers
+    bench = Workbench(ArtefactStore(tmp_path / "b"))
+    direct = get_measure("tvcc").score(bench.source(source, 10**9, 1)[0], bench.target(target)).value
+    assert table.set_index("measure").loc["tvcc", "value"] == pytest.approx(direct)
+
+
 def test_memory_held_by_a_workbench_is_bounded(tmp_path, store, monkeypatch):
     monkeypatch.setattr("simcore.corpus_cache.MEMORY_TARGETS", 2)
     bench = Workbench(store)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,6 +15,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 seqeval_metrics = pytest.importorskip("seqeval.metrics")
 
+from dashboard.work import FORM_NAMES  # noqa: E402
 from simcore.cli import main  # noqa: E402
 from simcore.matrix import Workbench, corpora_in  # noqa: E402
 from simcore.probe import BASELINE, COLUMNS, TargetSplits, entity_score  # noqa: E402
@@ -143,6 +145,14 @@ def test_plan_arithmetic_by_hand() -> None:
     with pytest.raises(PlanTooLong, match="limit 4 min.*--force"):
         plan.check(4, force=False)
     plan.check(4, force=True)
+    with pytest.raises(PlanTooLong) as refused:
+        plan.check(4, force=False, names=FORM_NAMES)
+    # the dashboard's refusal names its form's fields, as the NER probe page labels them, and no flag
+    assert "--" not in str(refused.value)
+    page = (Path(__file__).resolve().parent.parent / "pages" / "9_NER_probe.py").read_text(encoding="utf-8")
+    for quoted in re.findall("“([^”]+)”", str(refused.value)):
+        assert f'"{quoted}' in page, quoted
+    assert len(re.findall("“", str(refused.value))) == 5
     done = _plan(adaptations=[Adaptation("a", 20_000, True)], tagging=[Tagging("t", 6, 6, 3_000, 900)])
     assert done.seconds == 0.0
 
@@ -250,3 +260,26 @@ def test_gpu_path_trains_and_scores(tiny_bert: Path, tmp_path: Path) -> None:
     train = [_sentence(rng) for _ in range(40)]
     scored = finetune_and_score(tmp_path / "gpu", train, train[:10], 0, TINY)
     assert 0.0 <= scored.f1 <= 100.0
+
+
+def test_a_second_plan_reads_the_paces_the_first_measured(tiny_bert: Path, tiny_data: dict[str, Path],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 37: each plan timed the training again (73 s for the plan, another minute for its refusal, and the
+    two disagreed). The first plan stores the paces it measures; the second reads them: it times nothing and
+    gives the same estimate."""
+    import simcore.probe.lm as lm
+
+    sources = corpora_in(str(tiny_data["sources"]))
+    target = TargetSplits.from_directory(tiny_data["target"])
+    store = tiny_data["store"].parent / "paces-store"
+    first = plan_lm_probe(sources, [target], workbench=Workbench(ArtefactStore(store)), caps=TINY, seeds=[0],
+                          model=str(tiny_bert)).plan
+    assert first.seconds > 0
+    timed: list[str] = []
+    monkeypatch.setattr(lm, "adapt", lambda *a, **k: timed.append("adapt"))
+    monkeypatch.setattr(lm, "finetune_and_score", lambda *a, **k: timed.append("finetune"))
+    second = plan_lm_probe(sources, [target], workbench=Workbench(ArtefactStore(store)), caps=TINY, seeds=[0],
+                           model=str(tiny_bert)).plan
+    assert timed == []
+    assert second.lm_rate == pytest.approx(first.lm_rate) and second.tagging_rate == pytest.approx(first.tagging_rate)
+    assert second.seconds == pytest.approx(first.seconds)

@@ -480,3 +480,16 @@ def test_many_targets_at_once_give_the_answers_of_one_target_at_a_time():
     assert module._recommend_batch(TargetRows.split(odd.assign(
         ladder=json.dumps({"1": {"value": 1, "replicates": "1"}}))), "lm") is None
     assert [r.as_dict() for r in recommend(pd.concat([table, odd]))][:-1] == [o.as_dict() for o in one_by_one]
+
+
+def test_the_reason_says_tvc_in_the_tables_unit():
+    """Issue 37: TVC was a fraction in the answer's reason (0.9) and a percentage in the tables (90)."""
+    from simcore.report import display_scale
+
+    table = constructed({"tvcc": [0.9, 0.6, 0.5], "tvc": [0.85, 0.6, 0.5]}, noise={"tvcc": 0.005, "tvc": 0.005})
+    rec = recommend(table, "vectors")[0]
+    assert rec.recommended == ["alpha"]
+    tvc = table[(table["measure"] == "tvc")]
+    alpha = float(tvc.loc[tvc["source"] == "alpha", "value"].iloc[0])
+    scale = display_scale("tvc", tvc["value"])  # the tables' and report's factor: 100 for fractions
+    assert scale == 100 and f"TVC {alpha * scale:.4g}%" in rec.reason and f"TVC {alpha:.4g}" not in rec.reason

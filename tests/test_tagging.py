@@ -61,3 +61,41 @@ def test_a_targets_parts_are_shared_out_to_the_processes_without_gaps_or_overlap
         ranges = [args[-1] for _, args in jobs]
         assert len(jobs) == min(processes, parts)
         assert [p for r in ranges for p in r] == list(range(parts))
+
+
+def _old_tags(sentences: list[list[str]]) -> list[list[str]]:
+    """The tags as before: the three components (tok2vec, tagger, attribute ruler) run on every sentence."""
+    from spacy.tokens import Doc
+
+    nlp = tagging.load_pipeline()
+    return [[t.pos_ for t in doc] for doc in nlp.pipe((Doc(nlp.vocab, words=s) for s in sentences),
+                                                       batch_size=tagging.BATCH)]
+
+
+def test_the_ruler_once_per_word_and_tag_gives_every_tag_the_full_pipeline_gives(shared_data):
+    """pos_tags maps each distinct (word, tag) pair through the attribute ruler once; every token's POS is the
+    one the pipeline gives when the ruler runs on each sentence (real targets: news, biomedical, lab)."""
+    nlp = tagging.load_pipeline()
+    assert tagging.ruler_is_per_token(nlp)
+    for name in ("conll2003", "jnlpba", "wetlab_wlp"):
+        raw = Corpus.from_path(shared_data / "targets" / name / "test.conll")
+        sentences = list(_cased_sentences(raw))[:1500]
+        new = list(tagging.pos_tags(sentences))
+        assert new == _old_tags(sentences), name
+        assert {"NOUN", "VERB", "ADJ", "PROPN"} <= {t for s in new for t in s}
+
+
+def test_the_shortcut_is_refused_where_a_rule_of_several_tokens_sets_pos():
+    """A rule whose pattern spans two tokens and sets POS (without asking for a parse) makes POS depend on the
+    neighbour: pos_tags then runs the ruler on every sentence; one that needs a dependency label does not."""
+    assert tagging._per_token('[{"patterns": [[{"DEP": "expl"}, {"LOWER": "is"}]], "attrs": {"POS": "VERB"}}]')
+    assert not tagging._per_token('[{"patterns": [[{"LOWER": "there"}, {"LOWER": "is"}]], "attrs": {"POS": "VERB"}}]')
+    assert tagging._per_token('[{"patterns": [[{"LOWER": "gon"}, {"LOWER": "na"}]], "attrs": {"LEMMA": "go"}}]')
+
+
+def test_sample_tags_unchanged(tmp_path):
+    """The bundled sample's content words are those of the full pipeline run on every sentence."""
+    for path in sorted((SAMPLE_DATA / "targets").iterdir())[:2]:
+        raw = Corpus.from_path(path)
+        sentences = list(_cased_sentences(raw))
+        assert list(tagging.pos_tags(sentences)) == _old_tags(sentences)

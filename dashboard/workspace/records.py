@@ -47,11 +47,14 @@ class RecordError(WorkspaceError):
 # ---- writing ------------------------------------------------------------------------------------------
 
 def record(kind: str, title: str, params: dict[str, Any], *, started: float, server: str, message: str = "",
-           fraction: float = 0.0, done: int = 0, total: int | None = None, status: str = "running") -> dict[str, Any]:
-    """A job record as it is written (``params`` from one of the ``*_params`` functions)."""
+           fraction: float = 0.0, done: int = 0, total: int | None = None, status: str = "running",
+           worker: int = 0, worker_started: float | None = None) -> dict[str, Any]:
+    """A job record as it is written (``params`` from one of the ``*_params`` functions; ``worker``: the
+    job's process, the leader of its process group, and when it started, so that no Resume runs beside it)."""
     return {"format": RECORD_FORMAT, "version": 1, "kind": kind, "title": title[:MAX_NAME], "started": started,
             "server": server, "pid": os.getpid(), "status": status, "message": message[:300],
-            "fraction": round(float(fraction), 4), "done": int(done), "total": total, "params": params}
+            "fraction": round(float(fraction), 4), "done": int(done), "total": total, "params": params,
+            "worker": int(worker), "worker_started": worker_started}
 
 
 def _file(spaces: Workspaces, ws_id: str, kind: str) -> Path:
@@ -167,6 +170,8 @@ class JobRecord:
     done: int
     total: int | None
     params: dict[str, Any]  # by kind: see parse
+    worker: int = 0  # the job's own process (leader of its process group); 0 when not known
+    worker_started: float | None = None  # when it started (a reused process id is not the job's)
 
     def server_alive(self, this_server: str) -> bool:
         """Whether the server process that ran it may still be running it (this one, or another alive)."""
@@ -377,4 +382,6 @@ def parse(data: bytes, locator: Locator, resolve_model: Any = None) -> JobRecord
                      message=message,
                      fraction=_float(raw.get("fraction", 0.0), "its progress", 0.0, 1.0) or 0.0,
                      done=_int(raw.get("done", 0), "its count of values done") or 0,
-                     total=_int(raw.get("total"), "its count of values", optional=True), params=checked)
+                     total=_int(raw.get("total"), "its count of values", optional=True), params=checked,
+                     worker=_int(raw.get("worker", 0), "its worker's process id", 0, 2**31) or 0,
+                     worker_started=_float(raw.get("worker_started"), "its worker's start time", optional=True))

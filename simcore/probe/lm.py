@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .. import pace
 from ..corpus import Corpus
 from ..errors import SimcoreError, StoreError
 from ..matrix import Workbench
@@ -265,12 +266,24 @@ def plan_lm_probe(sources: Sequence[Corpus], targets: Sequence[TargetSplits], *,
     return probe
 
 
+def _pace_steps(probe: LMProbe) -> tuple[str, str]:
+    """The pace records of this model's masked-LM and fine-tuning steps on this device at these caps."""
+    key = digest("probe-lm-pace", probe.model.identity, device(), probe.caps.lm_batch, probe.caps.batch,
+                 probe.caps.max_length, probe.caps.block)[:16]
+    return f"probe-lm-mlm-{key}", f"probe-lm-finetune-{key}"
+
+
 def _measure(probe: LMProbe, progress: Progress) -> None:
-    """Time a few masked-LM and fine-tuning steps of this model on this machine (nothing is saved)."""
+    """The pieces a second of this model's masked-LM training and fine-tuning on this machine: from the paces
+    stored by an earlier plan (the plan is then made in seconds, and a plan and its refusal agree), else timed
+    over a few steps here (nothing of the model is saved; the paces are)."""
     plan = probe.plan
     first = next((t for t in probe.targets if t.error is None), None)
     assert first is not None
-    if plan.lm_pieces:
+    mlm_step, tune_step = _pace_steps(probe)
+    plan.lm_rate = pace.recorded(probe.store, mlm_step) or float("nan")
+    plan.tagging_rate = pace.recorded(probe.store, tune_step) or float("nan")
+    if plan.lm_pieces and not math.isfinite(plan.lm_rate):
         progress("timing the masked-LM training here", 0.0)
         pending = next(s for s in probe.sources
                        if s.error is None and s.corpus.name in {a.source for a in plan.adaptations if not a.stored})
@@ -279,13 +292,15 @@ def _measure(probe: LMProbe, progress: Progress) -> None:
         result = adapt(probe.folder, table, Path("unused"), probe.caps, max_steps=MEASURE_STEPS, save=False)
         timed = result.step_seconds[1:] or result.step_seconds
         plan.lm_rate = len(timed) * probe.caps.lm_batch * table.shape[1] / max(sum(timed), 1e-9)
-    if plan.tagging_pieces:
+        pace.record(probe.store, mlm_step, plan.lm_rate, 1.0)
+    if plan.tagging_pieces and not math.isfinite(plan.tagging_rate):
         progress("timing the fine-tuning here", 0.0)
         result = finetune_and_score(probe.folder, first.train, None, 0, probe.caps, max_steps=MEASURE_STEPS)
         plan.tagging_rate = result.pieces_per_second
         if not math.isfinite(plan.tagging_rate):  # a train split of one batch: time it whole
             plan.tagging_rate = plan.tagging[0].train_pieces * result.steps / max(1, math.ceil(
                 len(first.train) / probe.caps.batch)) / max(result.seconds, 1e-9)
+        pace.record(probe.store, tune_step, plan.tagging_rate, 1.0)
 
 
 def probe_lm(sources: Sequence[Corpus], targets: Sequence[TargetSplits], *, workbench: Workbench | None = None,

@@ -30,6 +30,11 @@ def duration(seconds: float) -> str:
     return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
 
 
+# The choices the refusal names, as the command line calls them.
+CLI_NAMES = {"lm_tokens": "--lm-tokens", "train_sentences": "--max-train-sentences", "seeds": "--seeds",
+             "sources": "the sources", "max_minutes": "--max-minutes", "force": "give --force"}
+
+
 @dataclass
 class Adaptation:
     """One source's continued masked-LM training."""
@@ -102,10 +107,12 @@ class LMPlan:
         lines.extend(f"  note: {n}" for n in self.notes)
         return "\n".join(lines)
 
-    def check(self, max_minutes: float, force: bool) -> None:
-        """PlanTooLong (one line) when the estimate is over ``max_minutes`` and not ``force``."""
+    def check(self, max_minutes: float, force: bool, names: dict[str, str] | None = None) -> None:
+        """PlanTooLong (one line) when the estimate is over ``max_minutes`` and not ``force``. ``names``: what
+        the caller calls the choices (CLI_NAMES by default; the dashboard passes its form's fields)."""
         if force or self.seconds <= max_minutes * 60:
             return
+        n = {**CLI_NAMES, **(names or {})}
         raise PlanTooLong(f"the LM probe would take about {duration(self.seconds)} on this {self.device} "
-                          f"(limit {max_minutes:g} min): lower --lm-tokens, --max-train-sentences, --seeds or "
-                          "the sources, raise --max-minutes, or give --force")
+                          f"(limit {max_minutes:g} min): lower {n['lm_tokens']}, {n['train_sentences']}, "
+                          f"{n['seeds']} or {n['sources']}, raise {n['max_minutes']}, or {n['force']}")

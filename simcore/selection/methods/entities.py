@@ -22,6 +22,7 @@ import numpy as np
 
 from ...corpus import Corpus
 from ...errors import MeasureUnavailable, SimcoreError
+from ...lifecycle import pool_initializer
 from ...store import ArtefactStore, digest
 from ..entity_tagger import target_entity_types, train_tagger
 from ..options import Progress, SelectionOptions
@@ -194,7 +195,8 @@ def _tag_pool(pipeline: str | None, nlp: Any, labels: list[str], pool: Corpus, o
                 report()
             return n, split
         context = multiprocessing.get_context("spawn")
-        with context.Pool(options.ner_processes, initializer=_start_tagger, initargs=(pipeline, labels)) as workers:
+        start, first = pool_initializer(_start_tagger)
+        with context.Pool(options.ner_processes, initializer=start, initargs=(*first, pipeline, labels)) as workers:
             for counts in workers.imap(_tag_chunk, itertools.chain(head, stream)):
                 f.write(counts.tobytes())
                 n += len(counts)

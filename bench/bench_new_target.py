@@ -1,0 +1,107 @@
+"""A new target against prepared sources, end to end, against `simcore --help` in the same run.
+
+What a practitioner waits for when a target is added: `python -m simcore matrix` in a fresh process, every
+default measure (or one at a time with --each), against sources whose samples and models are already in
+the store. The sources: the five of ../shared/data, each resampled to --source-tokens (default 1M) and
+prepared once (not timed). The new target: a sample of --target-tokens (default 100k) whole sentences of
+the conll2003 train split, cut anew for each repeat (a new fingerprint: nothing of it is stored).
+
+With --baseline DIR, each timed command also runs with DIR's simcore first on PYTHONPATH (for example the
+main checkout, /work/main), so the table compares the two on the same machine in the same run. Each
+command runs --repeat times (the median is printed); the machine's load average is printed beside it.
+
+Usage: .venv/bin/python bench/bench_new_target.py [--jobs 2] [--repeat 3] [--each] [--baseline /work/main]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+from bench_matrix import SHARED, resample  # noqa: E402
+
+PYTHON = sys.executable
+DEFAULT = ("tvc", "tvcc", "ppl", "wvv", "jsd", "ttr")
+
+
+def target_sample(out: Path, tokens: int, seed: int) -> int:
+    """Whole sentences of conll2003's train split, from a seeded start, to about ``tokens`` tokens."""
+    sentences = (SHARED / "targets" / "conll2003" / "train.conll").read_text(encoding="utf-8").split("\n\n")
+    start = (seed * 7919) % max(1, len(sentences) // 2)
+    written, chunk = 0, []
+    for sentence in sentences[start:] + sentences[:start]:
+        if written >= tokens:
+            break
+        chunk.append(sentence)
+        written += sum(1 for line in sentence.splitlines() if line.strip() and not line.startswith("-DOCSTART-"))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "new.conll").write_text("\n\n".join(chunk) + "\n", encoding="utf-8")
+    return written
+
+
+def timed(args: list[str], path: Path) -> float:
+    env = {**os.environ, "PYTHONPATH": str(path)}
+    start = time.perf_counter()
+    result = subprocess.run([PYTHON, "-m", "simcore", *args], cwd=path, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    if result.returncode != 0:
+        raise SystemExit(f"simcore {' '.join(args[:3])} failed: {result.stderr.strip()[-300:]}")
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--source-tokens", type=int, default=1_000_000)
+    parser.add_argument("--target-tokens", type=int, default=100_000)
+    parser.add_argument("--each", action="store_true", help="also each default measure alone")
+    parser.add_argument("--baseline", type=Path, help="another checkout to time the same way")
+    args = parser.parse_args()
+    if not (SHARED / "sources").is_dir():
+        raise SystemExit(f"{SHARED} is not present")
+    checkouts = [("this", ROOT)] + ([("baseline", args.baseline.resolve())] if args.baseline else [])
+    with tempfile.TemporaryDirectory(prefix="bench-new-target-") as tmp:
+        work = Path(tmp)
+        (work / "sources").mkdir()
+        for source in sorted((SHARED / "sources").glob("*.txt.gz")):
+            resample(source, args.source_tokens, work / "sources" / (source.name[:-7] + ".txt"))
+        common = ["--sources", str(work / "sources"), "--jobs", str(args.jobs), "--quiet"]
+        first = target_sample(work / "t0", 2_000, 0)
+        for name, path in checkouts:  # the sources prepared (samples, models, counts, vectors) in each store
+            timed(["matrix", *common, "--targets", str(work / "t0"), "--out", str(work / "p.csv"),
+                   "--cache", str(work / f"store-{name}")], path)
+        print(f"# 5 sources x {args.source_tokens:,} tokens prepared; new target {args.target_tokens:,} tokens "
+              f"(prep target {first:,}); --jobs {args.jobs}; cores {os.cpu_count()}")
+        cases = [("every default measure", ",".join(DEFAULT))] + ([(m, m) for m in DEFAULT] if args.each else [])
+        print(f"{'checkout':9} {'case':24} {'median s':>9} {'x --help':>9} {'runs':>24}  load")
+        seed = 1
+        for name, path in checkouts:
+            helps = [timed(["--help"], path) for _ in range(args.repeat)]
+            help_s = statistics.median(helps)
+            print(f"{name:9} {'simcore --help':24} {help_s:9.2f} {1.0:9.1f} "
+                  f"{' '.join(f'{h:.2f}' for h in helps):>24}  {os.getloadavg()[0]:.1f}")
+            for label, measures in cases:
+                runs = []
+                for _ in range(args.repeat):
+                    seed += 1
+                    target = work / f"t{seed}"
+                    target_sample(target, args.target_tokens, seed)
+                    runs.append(timed(["matrix", *common, "--targets", str(target), "--measures", measures,
+                                       "--out", str(work / "m.csv"), "--cache", str(work / f"store-{name}")], path))
+                median = statistics.median(runs)
+                print(f"{name:9} {label:24} {median:9.2f} {median / help_s:9.1f} "
+                      f"{' '.join(f'{r:.1f}' for r in runs):>24}  {os.getloadavg()[0]:.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
