@@ -50,7 +50,7 @@ def crossings() -> set[tuple[str, str]]:
             if isinstance(node, ast.ImportFrom):
                 found |= {(rel, a.name) for a in node.names if _private(a.name)}
             elif isinstance(node, ast.Attribute) and _private(node.attr) and node.attr not in here:
-                if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls", "st", "sys")):
+                if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls", "st", "sys", "os")):
                     found.add((rel, node.attr))
     return found
 
