@@ -19,8 +19,10 @@ from pathlib import Path
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
-LINE = re.compile(r"^\[[\d:]+\] (?P<target>\S+) (?P<source>\S+) seed (?P<seed>\d+): F1 (?P<f1>[\d.]+) "
-                  r"\((?P<seconds>[\d.]+) s\)$")
+LINE = re.compile(
+    r"^\[[\d:]+\] (?P<target>\S+) (?P<source>\S+) seed (?P<seed>\d+): F1 (?P<f1>[\d.]+) "
+    r"\((?P<seconds>[\d.]+) s\)$"
+)
 
 
 def main() -> int:
@@ -32,7 +34,9 @@ def main() -> int:
     into.mkdir(parents=True, exist_ok=True)
     frames = [pd.read_csv(p).assign(from_file="csv") for p in sorted(src.glob("runs_*.csv"))]
     have = {t for f in frames for t in f["target"].unique()}
-    logged = [m.groupdict() for m in map(LINE.match, (src / "log.txt").read_text().splitlines()) if m]
+    logged = [
+        m.groupdict() for m in map(LINE.match, (src / "log.txt").read_text().splitlines()) if m
+    ]
     extra = pd.DataFrame([r for r in logged if r["target"] not in have])
     if len(extra):
         template = frames[0].iloc[0] if frames else None
@@ -45,8 +49,10 @@ def main() -> int:
     adapt = [json.loads(p.read_text()) for p in sorted(src.glob("adapt_*.json"))]
     pd.DataFrame(adapt).to_csv(into / "adaptation.csv", index=False)
     shutil.copy(src / "log.txt", into / "log.txt")
-    print(f"{len(runs)} runs ({(runs['from_file'] == 'log').sum()} read from the log), {len(adapt)} adaptations "
-          f"-> {into}")
+    print(
+        f"{len(runs)} runs ({(runs['from_file'] == 'log').sum()} read from the log), {len(adapt)} adaptations "
+        f"-> {into}"
+    )
     return 0
 
 

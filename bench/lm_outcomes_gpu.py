@@ -33,16 +33,38 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-FIELDS = ["target", "source", "seed", "f1", "precision", "recall", "steps", "seconds", "train_sentences",
-          "test_sentences", "caps", "device"]
+FIELDS = [
+    "target",
+    "source",
+    "seed",
+    "f1",
+    "precision",
+    "recall",
+    "steps",
+    "seconds",
+    "train_sentences",
+    "test_sentences",
+    "caps",
+    "device",
+]
 
 
 def _caps(args: argparse.Namespace):  # noqa: ANN202 - LMCaps, imported lazily with torch
     from simcore_min.lm_train import LMCaps
 
-    return LMCaps(lm_tokens=args.source_tokens, block=128, lm_batch=args.lm_batch, lm_rate=args.lm_rate,
-                  lm_seed=13, train_sentences=args.train_sentences, test_sentences=args.test_sentences,
-                  epochs=args.epochs, batch=args.batch, rate=args.rate, max_length=128)
+    return LMCaps(
+        lm_tokens=args.source_tokens,
+        block=128,
+        lm_batch=args.lm_batch,
+        lm_rate=args.lm_rate,
+        lm_seed=13,
+        train_sentences=args.train_sentences,
+        test_sentences=args.test_sentences,
+        epochs=args.epochs,
+        batch=args.batch,
+        rate=args.rate,
+        max_length=128,
+    )
 
 
 def _log(out: Path, message: str) -> None:
@@ -59,11 +81,13 @@ def base_model(stage: Path, work: Path) -> Path:
     torch, transformers = libraries()
     folder = work / "base"
     if not (folder / "config.json").is_file():
-        model = transformers.AutoModel.from_pretrained(str(stage / "model"), local_files_only=True,
-                                                       dtype=torch.float32)
+        model = transformers.AutoModel.from_pretrained(
+            str(stage / "model"), local_files_only=True, dtype=torch.float32
+        )
         model.float().save_pretrained(str(folder))
-        transformers.AutoTokenizer.from_pretrained(str(stage / "model"), local_files_only=True).save_pretrained(
-            str(folder))
+        transformers.AutoTokenizer.from_pretrained(
+            str(stage / "model"), local_files_only=True
+        ).save_pretrained(str(folder))
     return folder
 
 
@@ -76,13 +100,21 @@ def adapt_worker(args: argparse.Namespace) -> None:
     caps = _caps(args)
     table = np.load(HERE / f"blocks_{args.source}.npy").astype(np.int64)
     if args.lm_rows:  # a smoke test's cut; the real run uses every row
-        table = table[:args.lm_rows]
+        table = table[: args.lm_rows]
     table = np.concatenate([table] * args.lm_passes) if args.lm_passes > 1 else table
     done = work / f"adapted_{args.source}"
     result = adapt(work / "base", table, done, caps)
-    record = {"source": args.source, "steps": result.steps, "pieces": result.tokens, "passes": args.lm_passes,
-              "seconds": round(result.seconds, 1), "first_loss": result.losses[0], "last_loss": result.losses[-1],
-              "mean_loss_last_50": float(np.mean(result.losses[-50:])), "device": device()}
+    record = {
+        "source": args.source,
+        "steps": result.steps,
+        "pieces": result.tokens,
+        "passes": args.lm_passes,
+        "seconds": round(result.seconds, 1),
+        "first_loss": result.losses[0],
+        "last_loss": result.losses[-1],
+        "mean_loss_last_50": float(np.mean(result.losses[-50:])),
+        "device": device(),
+    }
     (out / f"adapt_{args.source}.json").write_text(json.dumps(record, indent=1))
     (done / "DONE").write_text("ok")
 
@@ -123,21 +155,59 @@ def tune_worker(args: argparse.Namespace) -> None:
                     _log(out, f"{args.target}: deadline reached before seed {seed} of {source}")
                     return
                 result = finetune_and_score(folder, train, test, seed, caps)
-                writer.writerow({"target": args.target, "source": source, "seed": seed, "f1": round(result.f1, 3),
-                                 "precision": round(result.precision, 3), "recall": round(result.recall, 3),
-                                 "steps": result.steps, "seconds": round(result.seconds, 2),
-                                 "train_sentences": len(train), "test_sentences": len(test),
-                                 "caps": caps.describe(), "device": f"{device()}:{name}"})
+                writer.writerow(
+                    {
+                        "target": args.target,
+                        "source": source,
+                        "seed": seed,
+                        "f1": round(result.f1, 3),
+                        "precision": round(result.precision, 3),
+                        "recall": round(result.recall, 3),
+                        "steps": result.steps,
+                        "seconds": round(result.seconds, 2),
+                        "train_sentences": len(train),
+                        "test_sentences": len(test),
+                        "caps": caps.describe(),
+                        "device": f"{device()}:{name}",
+                    }
+                )
                 fh.flush()
-                _log(out, f"{args.target} {source} seed {seed}: F1 {result.f1:.2f} ({result.seconds:.1f} s)")
+                _log(
+                    out,
+                    f"{args.target} {source} seed {seed}: F1 {result.f1:.2f} ({result.seconds:.1f} s)",
+                )
 
 
 def _spawn(args: argparse.Namespace, role: str, name: str) -> subprocess.Popen:
-    command = [sys.executable, __file__, "--role", role, "--out", args.out, "--work", args.work,
-               "--deadline-at", str(args.deadline_at), "--sources", args.sources,
-               "--source-tokens", str(args.source_tokens)]
-    for flag in ("lm_rows", "lm_passes", "lm_batch", "lm_rate", "train_sentences", "test_sentences", "epochs", "batch",
-                 "rate", "seeds", "first_seeds"):
+    command = [
+        sys.executable,
+        __file__,
+        "--role",
+        role,
+        "--out",
+        args.out,
+        "--work",
+        args.work,
+        "--deadline-at",
+        str(args.deadline_at),
+        "--sources",
+        args.sources,
+        "--source-tokens",
+        str(args.source_tokens),
+    ]
+    for flag in (
+        "lm_rows",
+        "lm_passes",
+        "lm_batch",
+        "lm_rate",
+        "train_sentences",
+        "test_sentences",
+        "epochs",
+        "batch",
+        "rate",
+        "seeds",
+        "first_seeds",
+    ):
         command += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
     command += ["--source", name] if role == "adapt" else ["--target", name]
     log = open(Path(args.out) / f"worker_{role}_{name}.txt", "w", encoding="utf-8")  # noqa: SIM115 (merged at the end)
@@ -164,13 +234,17 @@ def main() -> int:
     parser.add_argument("--role", default="main", choices=["main", "adapt", "tune"])
     parser.add_argument("--source", default="")
     parser.add_argument("--target", default="")
-    parser.add_argument("--deadline", type=float, default=480.0, help="seconds from the start: no new run after")
+    parser.add_argument(
+        "--deadline", type=float, default=480.0, help="seconds from the start: no new run after"
+    )
     parser.add_argument("--deadline-at", type=float, default=0.0)
     parser.add_argument("--sources", default="")
     parser.add_argument("--targets", default="")
     parser.add_argument("--source-tokens", type=int, default=0)
     parser.add_argument("--lm-passes", type=int, default=3)
-    parser.add_argument("--lm-rows", type=int, default=0, help="use only this many rows (smoke test)")
+    parser.add_argument(
+        "--lm-rows", type=int, default=0, help="use only this many rows (smoke test)"
+    )
     parser.add_argument("--lm-batch", type=int, default=32)
     parser.add_argument("--lm-rate", type=float, default=1e-4)
     parser.add_argument("--train-sentences", type=int, default=1000)
@@ -202,9 +276,13 @@ def main() -> int:
     args.work = str(work)
     base_model(HERE, work)
     import torch
-    _log(out, f"device {torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'cpu'}; torch "
-              f"{torch.__version__}; {os.cpu_count()} cores; sources {args.sources}; targets {targets}; "
-              f"{args.source_tokens:,} tokens per source; starting weights carried in fp16")
+
+    _log(
+        out,
+        f"device {torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'cpu'}; torch "
+        f"{torch.__version__}; {os.cpu_count()} cores; sources {args.sources}; targets {targets}; "
+        f"{args.source_tokens:,} tokens per source; starting weights carried in fp16",
+    )
     (out / "settings.json").write_text(json.dumps({k: v for k, v in vars(args).items()}, indent=1))
     adapters = {s: _spawn(args, "adapt", s) for s in args.sources.split(",")}
     _wait(adapters, args.deadline_at, out, "adapt")

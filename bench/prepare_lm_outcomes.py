@@ -64,14 +64,18 @@ def stage_code(stage: Path) -> None:
     """simcore_min: lm_train.py and scoring.py with their simcore imports replaced by small shims."""
     pkg = stage / "simcore_min"
     pkg.mkdir(parents=True, exist_ok=True)
-    (pkg / "__init__.py").write_text('"""lm_train and scoring of simcore.probe, for the GPU run."""\n')
+    (pkg / "__init__.py").write_text(
+        '"""lm_train and scoring of simcore.probe, for the GPU run."""\n'
+    )
     (pkg / "errors.py").write_text("class SimcoreError(Exception):\n    pass\n")
     (pkg / "encoder_model.py").write_text(SHIM_LIBRARIES)
     (pkg / "data.py").write_text("Sentences = list[tuple[list[str], list[str]]]\n")
     shutil.copy(ROOT / "simcore" / "probe" / "scoring.py", pkg / "scoring.py")
     text = (ROOT / "simcore" / "probe" / "lm_train.py").read_text()
-    for old, new in (("from ..errors import", "from .errors import"),
-                     ("from ..selection.encoder_model import", "from .encoder_model import")):
+    for old, new in (
+        ("from ..errors import", "from .errors import"),
+        ("from ..selection.encoder_model import", "from .encoder_model import"),
+    ):
         if old not in text:
             raise SystemExit(f"lm_train.py no longer has {old!r}: update the shims")
         text = text.replace(old, new)
@@ -91,7 +95,9 @@ def stage_model(stage: Path) -> object:
         with zipfile.ZipFile(archive) as z:
             z.extractall(tmp)
         tokenizer = transformers.AutoTokenizer.from_pretrained(tmp, local_files_only=True)
-        model = transformers.AutoModel.from_pretrained(tmp, local_files_only=True, dtype=torch.float32)
+        model = transformers.AutoModel.from_pretrained(
+            tmp, local_files_only=True, dtype=torch.float32
+        )
         model.half().save_pretrained(str(out))
         tokenizer.save_pretrained(str(out))
     return tokenizer
@@ -114,18 +120,32 @@ def main() -> int:
     bench = Workbench(ArtefactStore(args.cache))
     sources = corpora_in(data / "sources")
     n_tokens = comparison_size([bench.size(s) for s in sources], "wvv")
-    manifest: dict = {"source_tokens": n_tokens, "block": BLOCK, "sources": {}, "targets": {},
-                      "train_sentences_cap": args.train_sentences, "test_sentences_cap": args.test_sentences,
-                      "sample_seed": SAMPLE_SEED, "model": "all-MiniLM-L6-v2 (pinned package), weights carried in fp16"}
+    manifest: dict = {
+        "source_tokens": n_tokens,
+        "block": BLOCK,
+        "sources": {},
+        "targets": {},
+        "train_sentences_cap": args.train_sentences,
+        "test_sentences_cap": args.test_sentences,
+        "sample_seed": SAMPLE_SEED,
+        "model": "all-MiniLM-L6-v2 (pinned package), weights carried in fp16",
+    }
     for corpus in sources:
         sample = bench.source(corpus, n_tokens, 1)[0].sample
         table = blocks(tokenizer, sample.sentences(), BLOCK)
-        if table.max() >= 2 ** 16:
+        if table.max() >= 2**16:
             raise SystemExit("a word-piece id does not fit uint16")
         np.save(stage / f"blocks_{corpus.name}.npy", table.astype(np.uint16))
-        manifest["sources"][corpus.name] = {"tokens": n_tokens, "rows": int(table.shape[0]),
-                                            "pieces": int(table.size), "fingerprint": sample.fingerprint}
-        print(f"{corpus.name}: {n_tokens:,} tokens -> {table.shape[0]:,} rows of {BLOCK} pieces", flush=True)
+        manifest["sources"][corpus.name] = {
+            "tokens": n_tokens,
+            "rows": int(table.shape[0]),
+            "pieces": int(table.size),
+            "fingerprint": sample.fingerprint,
+        }
+        print(
+            f"{corpus.name}: {n_tokens:,} tokens -> {table.shape[0]:,} rows of {BLOCK} pieces",
+            flush=True,
+        )
     for name in args.targets.split(","):
         splits = TargetSplits.from_directory(data / "targets" / name)
         train = cap_sentences(read_split(splits, "train"), args.train_sentences, SAMPLE_SEED)
@@ -136,7 +156,9 @@ def main() -> int:
         print(f"{name}: {len(train)} train / {len(test)} test sentences", flush=True)
     (stage / "manifest.json").write_text(json.dumps(manifest, indent=1))
     size = sum(p.stat().st_size for p in stage.rglob("*") if p.is_file())
-    print(f"staged {size / 2**20:.1f} MiB in {stage} ({time.perf_counter() - t0:.0f} s; {os.cpu_count()} cores)")
+    print(
+        f"staged {size / 2**20:.1f} MiB in {stage} ({time.perf_counter() - t0:.0f} s; {os.cpu_count()} cores)"
+    )
     return 0
 
 
