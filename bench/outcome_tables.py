@@ -27,12 +27,13 @@ sys.path.insert(0, str(ROOT))
 
 from simcore.analysis import read_matrix, to_long  # noqa: E402
 from simcore.analysis.outcome_audit import audit_by_kind  # noqa: E402
-from simcore.outcomes import BASELINE, MEASURED, summarize  # noqa: E402
+from simcore.outcomes import BASELINE, MEASURED, kind_outcome, summarize  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 WV_LINE = re.compile(
     r"^\s+(?P<target>\S+)\s+(?P<source>\S+)\s+seed (?P<seed>\d+): F1\s+(?P<f1>[\d.]+)"
 )
+MARKER = "<!-- tables: written by bench/outcome_tables.py -->"
 WV_DEVICE = "2-core CPU shared with 5 other sessions"
 
 
@@ -82,6 +83,44 @@ def lm_runs() -> tuple[pd.DataFrame, dict]:
     }
 
 
+def markdown(measured: pd.DataFrame, audit: pd.DataFrame) -> str:
+    """Per kind: F1 mean ± std (seeds) per target and source, the baseline; the pooled audit."""
+    lines = []
+    for kind, part in measured.groupby("kind", sort=False):
+        first = part.iloc[0]
+        lines += [f"### {kind}: {int(first['source_tokens']):,} tokens per source, "
+                  f"{int(first['train_sentences']):,} training sentences, "
+                  f"{int(part['seeds'].min())} seeds, {first['device']}", ""]
+        sources = sorted(set(part["source"]) - {BASELINE}) + [BASELINE]
+        lines += ["| target | " + " | ".join(sources) + " | sources apart? |",
+                  "|---" * (len(sources) + 2) + "|"]
+        for target, group in part.groupby("target"):
+            cells = group.set_index("source")
+            best = cells.drop(index=BASELINE, errors="ignore")["f1"].idxmax()
+            row = []
+            for s in sources:
+                if s not in cells.index:
+                    row.append("–")
+                    continue
+                text = f"{cells.loc[s, 'f1']:.2f} ± {cells.loc[s, 'f1_std']:.2f}"
+                row.append(f"**{text}**" if s == best else text)
+            outcome = kind_outcome(group, kind)
+            apart = "yes" if outcome and outcome.separated else "no (tie)"
+            lines.append(f"| {target} | " + " | ".join(row) + f" | {apart} |")
+        lines.append("")
+        pooled = audit[(audit["kind"] == kind) & (audit["scope"] == "all")]
+        lines += ["| measure | decision accuracy [95% CI] | pairs counted | F1 ties | top-1 regret |",
+                  "|---|---|---|---|---|"]
+        for _, r in pooled.iterrows():
+            ci = (f" [{r['accuracy_low']:.2f}, {r['accuracy_high']:.2f}]"
+                  if pd.notna(r["accuracy_low"]) else "")
+            acc = f"{r['accuracy']:.2f}{ci}" if pd.notna(r["accuracy"]) else "– (every pair a tie)"
+            lines.append(f"| {r['label']} | {acc} | {int(r['pairs'])} | {int(r['f1_ties'])} | "
+                         f"{r['regret']:.2f} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
 def main() -> int:
     tables = []
     for kind, (runs, context) in (("vectors", wv_runs()), ("lm", lm_runs())):
@@ -125,6 +164,12 @@ def main() -> int:
                 ]
             ].to_string(index=False, float_format=lambda v: f"{v:.2f}")
         )
+    tables = markdown(measured, audit)
+    (RESULTS / "outcomes_tables.md").write_text(tables)
+    page = ROOT / "docs" / "outcomes.md"
+    if page.is_file() and MARKER in page.read_text():
+        head = page.read_text().split(MARKER)[0]
+        page.write_text(head + MARKER + "\n\n" + tables)
     print(
         f"\nwrote {MEASURED}, {RESULTS / 'outcomes_summary.csv'}, {RESULTS / 'outcomes_audit.csv'}"
     )
