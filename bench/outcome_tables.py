@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from simcore.analysis import read_matrix, to_long  # noqa: E402
 from simcore.analysis.outcome_audit import audit_by_kind  # noqa: E402
-from simcore.outcomes import BASELINE, MEASURED, kind_outcome, summarize  # noqa: E402
+from simcore.outcomes import BASELINE, MEASURED, kind_outcome, margin, summarize  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 WV_LINE = re.compile(
@@ -56,7 +56,8 @@ def wv_runs() -> tuple[pd.DataFrame, dict]:
     else:
         lines = (folder / "probe_log.txt").read_text().splitlines()
         rows = [m.groupdict() for m in map(WV_LINE.match, lines) if m]
-        caps = next((line.split("caps: ", 1)[1] for line in lines if line.startswith("caps: ")), "")
+        caps = next((line.split("caps: ", 1)[1].split("; seeds")[0] for line in lines
+                     if line.startswith("caps: ")), "")
     runs = pd.DataFrame(rows).astype({"seed": int, "f1": float})
     complete = runs.groupby("target")["source"].nunique()
     runs = runs[runs["target"].isin(complete[complete == complete.max()].index)]
@@ -117,6 +118,25 @@ def markdown(measured: pd.DataFrame, audit: pd.DataFrame) -> str:
             acc = f"{r['accuracy']:.2f}{ci}" if pd.notna(r["accuracy"]) else "– (every pair a tie)"
             lines.append(f"| {r['label']} | {acc} | {int(r['pairs'])} | {int(r['f1_ties'])} | "
                          f"{r['regret']:.2f} |")
+        lines += ["", f"The rule for {kind} per target: its first choice against the best source and no "
+                  "pretraining (tie = within the seed spread)", "",
+                  "| target | rule's choice | F1 | best | F1 | choice vs best | choice vs no pretraining |",
+                  "|---|---|---|---|---|---|---|"]
+        rule = audit[(audit["kind"] == kind) & (audit["measure"] == f"recommended:{kind}")
+                     & (audit["scope"] != "all")]
+        for _, r in rule.iterrows():
+            cells = part[part["target"] == r["scope"]].set_index("source")
+            mine, top = cells.loc[r["chosen"]], cells.loc[r["best"]]
+            gap = margin(float(mine["f1_std"]), float(top["f1_std"]))
+            versus = "the best" if r["chosen"] == r["best"] else (
+                "tie" if top["f1"] - mine["f1"] <= gap else f"{top['f1'] - mine['f1']:.2f} below")
+            base = "–"
+            if BASELINE in cells.index:
+                b = cells.loc[BASELINE]
+                d = mine["f1"] - b["f1"]
+                base = "tie" if abs(d) <= margin(float(mine["f1_std"]), float(b["f1_std"])) else f"{d:+.2f}"
+            lines.append(f"| {r['scope']} | {r['chosen']} | {mine['f1']:.2f} ± {mine['f1_std']:.2f} | "
+                         f"{r['best']} | {top['f1']:.2f} ± {top['f1_std']:.2f} | {versus} | {base} |")
         lines.append("")
     return "\n".join(lines)
 
@@ -126,6 +146,13 @@ def main() -> int:
     for kind, (runs, context) in (("vectors", wv_runs()), ("lm", lm_runs())):
         tables.append(summarize(runs, kind, **context))
     measured = pd.concat(tables, ignore_index=True)
+    long = to_long(read_matrix(RESULTS / "wv_probe" / "probe_matrix.csv"))
+    audit = audit_by_kind(long, measured)
+    # the source each kind's rule chose per target on the matrix of the same samples
+    rule = audit[(audit["measure"] == "recommended:" + audit["kind"]) & (audit["scope"] != "all")]
+    chosen = set(zip(rule["kind"], rule["scope"], rule["chosen"]))
+    measured["rule_choice"] = [int((k, t, s) in chosen) for k, t, s in
+                               zip(measured["kind"], measured["target"], measured["source"])]
     measured.to_csv(MEASURED, index=False, float_format="%.3f")
     base = measured[measured["source"] == BASELINE].set_index(["kind", "target"])["f1"]
     summary = measured.assign(
@@ -141,8 +168,6 @@ def main() -> int:
                 index=False, float_format=lambda v: f"{v:.2f}"
             )
         )
-    long = to_long(read_matrix(RESULTS / "wv_probe" / "probe_matrix.csv"))
-    audit = audit_by_kind(long, measured)
     audit.to_csv(RESULTS / "outcomes_audit.csv", index=False, float_format="%.3f")
     pooled = audit[audit["scope"] == "all"]
     print(

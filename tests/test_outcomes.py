@@ -174,3 +174,26 @@ def test_a_users_probe_result_stands_beside_the_answer_and_a_tie_is_said():
     )
     # another target's results say nothing about this one
     assert probe_note(probe.assign(target="other"), plain) is None
+
+
+def test_the_rules_own_choices_decide_whether_the_outcomes_back_the_level():
+    # LM runs of HAND: sources apart for both targets (the choice mattered). The rule chose
+    # T1: b (65.0 ± 0.2, 5.0 below a's 70.0: beyond sqrt(0.2² + 0.2²)) and T2: a (the best).
+    chosen = {("lm", "T1", "b"), ("lm", "T2", "a")}
+    table = HAND.assign(rule_choice=[int((k, t, s) in chosen) for k, t, s in
+                                     zip(HAND["kind"], HAND["target"], HAND["source"])])
+    lm = kind_outcome(table, "lm")
+    assert (lm.picks, lm.picks_best, lm.picks_based) == (2, 1, 0) and not lm.matters_little
+    assert lm.unsupported  # best (or tied with it) for only 1 of 2: no more than half
+    assert "this rule's choice was the best or within the seed spread of it for 1 of 2" in lm.short()
+    assert "above no pretraining" not in lm.short()  # no baseline measured for these targets
+    # the rule chose the best for both: the outcomes back it
+    right = {("lm", "T1", "a"), ("lm", "T2", "a")}
+    table = HAND.assign(rule_choice=[int((k, t, s) in right) for k, t, s in
+                                     zip(HAND["kind"], HAND["target"], HAND["source"])])
+    assert not kind_outcome(table, "lm").unsupported
+    # word vectors, the rule choosing a each time: T1 a vs (none) 1.0 = margin 1.0 (not above),
+    # T2 a vs (none) 3.0 > 0.5 (above), T3 no baseline; a is the best of T1, T2 and tied in T3
+    vectors = kind_outcome(HAND.assign(rule_choice=(HAND["source"] == "a").astype(int)), "vectors")
+    assert (vectors.picks, vectors.picks_best, vectors.picks_based, vectors.picks_above) == (3, 3, 2, 1)
+    assert vectors.unsupported  # the sources tie for 2 of 3 targets, and a beat no pretraining for 1 of 2

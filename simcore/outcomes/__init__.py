@@ -90,45 +90,52 @@ class KindOutcome:
 
     kind: str
     targets: int  # targets measured with at least two sources
-    separated: list[
-        str
-    ]  # targets whose best and worst source differed by more than the seed spread
-    above_baseline: (
-        int  # targets whose best source beat no pretraining by more than the seed spread
-    )
+    separated: list[str]  # targets whose best and worst source differed by more than the spread
+    above_baseline: int  # targets whose best source beat no pretraining by more than the spread
     seeds: int
     source_tokens: int | None
     train_sentences: int | None
     device: str
+    picks: int = 0  # targets where the rule's own choice (column rule_choice) was measured
+    picks_best: int = 0  # ... and it was the best source or within the seed spread of it
+    picks_above: int = 0  # ... and it beat no pretraining by more than the seed spread
+    picks_based: int = 0  # ... of those with a no-pretraining baseline measured
 
     @property
     def matters_little(self) -> bool:
-        """The choice of source changed F1 by more than the seed spread for at most half of the targets."""
+        """The choice of source moved F1 beyond the seed spread for at most half of the targets."""
         return self.targets > 0 and len(self.separated) * 2 <= self.targets
 
+    @property
+    def unsupported(self) -> bool:
+        """The outcomes do not back a promise: the choice matters little, or the rule's own choice
+        was no better than the others (or than no pretraining) for at least half of its targets."""
+        weak = self.picks > 0 and self.picks_best * 2 <= self.picks
+        weak = weak or (self.picks_based > 0 and self.picks_above * 2 <= self.picks_based)
+        return self.matters_little or weak
+
     def short(self) -> str:
-        """For the headline: 'measured outcomes: word-vector sources differed by less than the seed spread
-        for 3 of 4 targets (436,635 tokens per source, 5 seeds): the choice matters little here'."""
+        """For the headline: 'measured outcomes: word-vector sources differed by less than the seed
+        spread for 3 of 4 targets (436,635 tokens per source, 5 seeds): the choice matters little'."""
         ties = self.targets - len(self.separated)
         size = f"{self.source_tokens:,} tokens per source, " if self.source_tokens else ""
-        verdict = (
-            "the choice matters little here"
-            if self.matters_little
-            else "the choice mattered for most targets"
-        )
-        return (
-            f"measured outcomes: {KIND_NOUN.get(self.kind, self.kind)} differed by less than the seed spread "
-            f"for {ties} of {self.targets} targets ({size}{self.seeds} seeds): {verdict}"
-        )
+        verdict = ("the choice matters little here" if self.matters_little
+                   else "the choice mattered for most targets")
+        text = (f"measured outcomes: {KIND_NOUN.get(self.kind, self.kind)} differed by less than the "
+                f"seed spread for {ties} of {self.targets} targets ({size}{self.seeds} seeds): {verdict}")
+        if self.picks:
+            text += (f"; this rule's choice was the best or within the seed spread of it for "
+                     f"{self.picks_best} of {self.picks}")
+            if self.picks_based:
+                text += f", above no pretraining for {self.picks_above} of {self.picks_based}"
+        return text
 
     def sentence(self) -> str:
-        """For the reason: the headline's words with the probe, training size, machine and the baseline."""
+        """For the reason: the headline's words with the probe, training size, machine, baseline."""
         train = f", {self.train_sentences:,} training sentences" if self.train_sentences else ""
-        return (
-            f"{self.short()}; the best source beat no pretraining by more than the seed spread for "
-            f"{self.above_baseline} of {self.targets} ({KIND_PROBE.get(self.kind, self.kind)}{train}, "
-            f"{self.device})"
-        )
+        return (f"{self.short()}; the best source beat no pretraining by more than the seed spread "
+                f"for {self.above_baseline} of {self.targets} "
+                f"({KIND_PROBE.get(self.kind, self.kind)}{train}, {self.device})")
 
 
 def _num(value: Any) -> int | None:
@@ -139,12 +146,21 @@ def _num(value: Any) -> int | None:
     return int(number) if math.isfinite(number) else None
 
 
+def _beats(a: pd.Series, b: pd.Series) -> bool:
+    """``a``'s F1 is above ``b``'s by more than their seed spread."""
+    return float(a["f1"]) - float(b["f1"]) > margin(float(a["f1_std"]), float(b["f1_std"]))
+
+
 def kind_outcome(table: pd.DataFrame, kind: str) -> KindOutcome | None:
-    """Per kind, over the targets of the outcome table; None when it has no such runs."""
+    """Per kind, over the targets of the outcome table; None when it has no such runs.
+
+    A ``rule_choice`` column (1 on the source the recommendation rule chose for that target on the
+    matrix of the same samples) adds how the rule's own choices fared.
+    """
     part = table[table["kind"] == kind]
     if part.empty:
         return None
-    separated, above, targets = [], 0, 0
+    separated, above, targets, picks, picks_best, picks_above, based = [], 0, 0, 0, 0, 0, 0
     for target, group in part.groupby("target", sort=True):
         sources = group[group["source"] != BASELINE]
         if len(sources) < 2:
@@ -152,24 +168,20 @@ def kind_outcome(table: pd.DataFrame, kind: str) -> KindOutcome | None:
         targets += 1
         best = sources.loc[sources["f1"].idxmax()]
         worst = sources.loc[sources["f1"].idxmin()]
-        if best["f1"] - worst["f1"] > margin(float(best["f1_std"]), float(worst["f1_std"])):
+        if _beats(best, worst):
             separated.append(str(target))
         base = group[group["source"] == BASELINE]
-        if len(base) and best["f1"] - float(base["f1"].iloc[0]) > margin(
-            float(best["f1_std"]), float(base["f1_std"].iloc[0])
-        ):
-            above += 1
-    seeds = int(part["seeds"].min())
-    return KindOutcome(
-        kind,
-        targets,
-        separated,
-        above,
-        seeds,
-        _num(part["source_tokens"].iloc[0]),
-        _num(part["train_sentences"].iloc[0]),
-        str(part["device"].iloc[0]),
-    )
+        above += bool(len(base)) and _beats(best, base.iloc[0])
+        if "rule_choice" in sources.columns:
+            chosen = sources[pd.to_numeric(sources["rule_choice"], errors="coerce") == 1]
+            if len(chosen):
+                picks += 1
+                picks_best += not _beats(best, chosen.iloc[0])
+                based += bool(len(base))
+                picks_above += bool(len(base)) and _beats(chosen.iloc[0], base.iloc[0])
+    return KindOutcome(kind, targets, separated, int(above), int(part["seeds"].min()),
+                       _num(part["source_tokens"].iloc[0]), _num(part["train_sentences"].iloc[0]),
+                       str(part["device"].iloc[0]), picks, int(picks_best), int(picks_above), based)
 
 
 def _f1(row: pd.Series) -> str:
@@ -257,7 +269,7 @@ def with_outcomes(
         whys = ([kind.sentence()] if measured_note and kind is not None else []) + (
             [probe[0]] if probe else []
         )
-        if (measured_note and kind is not None and kind.matters_little) or (
+        if (measured_note and kind is not None and kind.unsupported) or (
             probe is not None and probe[1]
         ):
             heads.append(NOT_A_PROMISE)
