@@ -1,4 +1,5 @@
-"""The audit on measured outcomes, per pretraining kind: would each measure, and the rule, have chosen well?
+"""The audit on measured outcomes, per pretraining kind: would each measure, and the rule, have
+chosen well?
 
 A measured outcome table (:mod:`simcore.outcomes`: per kind, target and source, the mean F1 over
 seeds and its spread) is audited kind by kind with :func:`.audit.audit`: the word-vector probe's
@@ -27,7 +28,7 @@ def audit_by_kind(
     bootstrap: int = 2000,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """The audit table (:data:`.audit.COLUMNS`) per kind of ``measured``, with a ``kind`` column first."""
+    """The audit table (:data:`.audit.COLUMNS`) per kind of ``measured``, ``kind`` column first."""
     needed = {"kind", "target", "source", "f1", "f1_std"}
     if not needed <= set(measured.columns):
         raise TableError(f"the outcome table needs the columns {', '.join(sorted(needed))}")

@@ -52,16 +52,16 @@ KIND_PROBE = {
 
 
 def margin(std_a: float, std_b: float) -> float:
-    """The F1 difference below which two results tie: their seed spreads combined (a missing one is 0)."""
+    """The F1 difference below which two results tie: their seed spreads combined (missing: 0)."""
     a = std_a if math.isfinite(std_a) else 0.0
     b = std_b if math.isfinite(std_b) else 0.0
     return math.hypot(a, b)
 
 
 def summarize(runs: pd.DataFrame, kind: str, **context: Any) -> pd.DataFrame:
-    """Per (target, source) of per-seed runs (target, source, seed, f1): seeds, mean F1 and its spread.
+    """Per (target, source) of per-seed runs (target, source, seed, f1): seeds, mean F1, spread.
 
-    ``context`` (source_tokens, train_sentences, test_sentences, device, caps) is written on every row.
+    ``context`` (source_tokens, train_sentences, test_sentences, device, caps) goes on every row.
     """
     grouped = runs.groupby(["target", "source"], sort=True)["f1"]
     table = grouped.agg(
@@ -116,13 +116,14 @@ class KindOutcome:
 
     def short(self) -> str:
         """For the headline: 'measured outcomes: word-vector sources differed by less than the seed
-        spread for 3 of 4 targets (436,635 tokens per source, 5 seeds): the choice matters little'."""
+        spread for 3 of 4 targets (436,635 tokens per source, 5 seeds): the choice matters ...'."""
         ties = self.targets - len(self.separated)
         size = f"{self.source_tokens:,} tokens per source, " if self.source_tokens else ""
         verdict = ("the choice matters little here" if self.matters_little
                    else "the choice mattered for most targets")
-        text = (f"measured outcomes: {KIND_NOUN.get(self.kind, self.kind)} differed by less than the "
-                f"seed spread for {ties} of {self.targets} targets ({size}{self.seeds} seeds): {verdict}")
+        noun = KIND_NOUN.get(self.kind, self.kind)
+        text = (f"measured outcomes: {noun} differed by less than the seed spread for {ties} of "
+                f"{self.targets} targets ({size}{self.seeds} seeds): {verdict}")
         if self.picks:
             text += (f"; this rule's choice was the best or within the seed spread of it for "
                      f"{self.picks_best} of {self.picks}")
@@ -190,8 +191,8 @@ def _f1(row: pd.Series) -> str:
 
 
 def probe_note(results: pd.DataFrame | None, rec: Recommendation) -> tuple[str, bool] | None:
-    """(sentence, tie) from a user's probe results (target, source, f1 [, f1_std, baseline, baseline_std,
-    seeds]) for the recommended source of ``rec``; None when the results do not cover it."""
+    """(sentence, tie) from a user's probe results (target, source, f1 [, f1_std, baseline,
+    baseline_std, seeds]) for the recommended source of ``rec``; None when they do not cover it."""
     if (
         results is None
         or not {"target", "source", "f1"} <= set(results.columns)
@@ -248,7 +249,7 @@ def with_outcomes(
     measured: pd.DataFrame | None = None,
     probe_results: pd.DataFrame | None = None,
 ) -> list[Recommendation]:
-    """The answers with what measured outcomes say for their kind, and the user's probe result beside each."""
+    """The answers with what measured outcomes say for their kind and the user's probe beside each."""
     table = load_measured() if measured is None else measured
     out = []
     summary = (
