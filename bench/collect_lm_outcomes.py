@@ -32,7 +32,7 @@ def main() -> int:
     args = parser.parse_args()
     src, into = Path(args.device_out), Path(args.into)
     into.mkdir(parents=True, exist_ok=True)
-    frames = [pd.read_csv(p).assign(from_file="csv") for p in sorted(src.glob("runs_*.csv"))]
+    frames = [pd.read_csv(p).assign(from_file="csv") for p in sorted([*src.glob("runs_*.csv"), *src.glob("runs.csv")])]
     have = {t for f in frames for t in f["target"].unique()}
     logged = [
         m.groupdict() for m in map(LINE.match, (src / "log.txt").read_text().splitlines()) if m
@@ -47,6 +47,8 @@ def main() -> int:
     runs = pd.concat(frames, ignore_index=True).sort_values(["target", "source", "seed"])
     runs.to_csv(into / "runs.csv", index=False)
     adapt = [json.loads(p.read_text()) for p in sorted(src.glob("adapt_*.json"))]
+    if (src / "adaptation.json").is_file():  # the merged file of a run that ended normally
+        adapt += json.loads((src / "adaptation.json").read_text())
     pd.DataFrame(adapt).to_csv(into / "adaptation.csv", index=False)
     shutil.copy(src / "log.txt", into / "log.txt")
     print(
