@@ -43,9 +43,15 @@ def _fingerprint(*frames: pd.DataFrame | None, extra: object = None) -> str:
     return h.hexdigest()
 
 
+def _probe_results(state: AppState) -> pd.DataFrame | None:
+    """The NER probe's results table of this session (pages/9_NER_probe.py), when one has run."""
+    table = state.extra.get("probe_results")
+    return table if isinstance(table, pd.DataFrame) and {"target", "source", "f1"} <= set(table.columns) else None
+
+
 def report_parts(state: AppState, measures: list[str], pretraining: str = "lm") -> ReportParts:
     """Kept in the session per content fingerprint: a rerun never rebuilds the report."""
-    key = _fingerprint(state.matrix, state.results,
+    key = _fingerprint(state.matrix, state.results, _probe_results(state),
                        extra=[measures, pretraining, state.results_columns, state.matrix_options, state.matrix_label,
                               state.extra.get("name_map")])
     cache = state.extra.setdefault("report_parts", {})
@@ -60,7 +66,8 @@ def _build(state: AppState, measures: list[str], pretraining: str) -> ReportPart
     parts = ReportParts()
     try:
         parts.ranking = rank_sources(long, measures, pretraining)
-        parts.recommendations = recommend(long, pretraining)
+        # the user's own probe F1 stands beside each answer it covers (simcore.outcomes)
+        parts.recommendations = recommend(long, pretraining, probe_results=_probe_results(state))
         parts.pairs = pairs_evidence(long, parts.recommendations, pretraining)
     except SimcoreError as exc:
         parts.error = str(exc)

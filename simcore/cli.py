@@ -171,13 +171,27 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     out = opt.check_out(args.out, (".csv", ".json", ".md", ".html")) if args.out is not None else None
     opt.no_clobber({"--out": out}, {"--matrix": args.matrix})
     long = read_matrix(args.matrix)
-    recommendations = recommend(long, args.pretraining, args.overlap_threshold)
+    probe = _probe_results(args.probe_results)
+    recommendations = recommend(long, args.pretraining, args.overlap_threshold, probe_results=probe)
     _print_headlines(recommendations, True, args.all)
     if out:
         ranking = rank_sources(long, pretraining=args.pretraining, recommendations=recommendations)
         write_recommendations(recommendations, ranking, out, _matrix_options(long))
         print(terminal_text(f"wrote {out}"), file=sys.stderr)
     return 0
+
+
+def _probe_results(path: str | None) -> pd.DataFrame | None:
+    """A results table written by ``simcore probe`` (target, source, f1, f1_std, baseline, ...)."""
+    if path is None:
+        return None
+    from .analysis.tables import read_csv_table
+
+    table = read_csv_table(path)
+    if not {"target", "source", "f1"} <= set(table.columns):
+        raise SimcoreError(f"{os.path.basename(path)} is not a probe results table: it needs the columns "
+                           "target, source and f1 (write one with `simcore probe --out FILE.csv`)")
+    return table
 
 
 def _matrix_options(long: pd.DataFrame) -> dict[str, Any]:
@@ -409,6 +423,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_threshold(e)
     e.add_argument("--all", action="store_true",
                    help=f"print every target (default: the first {MAX_PRINTED_TARGETS} and a summary)")
+    e.add_argument("--probe-results", type=opt.path_text, default=None,
+                   help="a CSV written by `simcore probe`: its F1 is shown beside each answer it covers")
     e.set_defaults(run=cmd_recommend)
 
     a = commands.add_parser("agreement", help="Fleiss' and Cohen's kappa between measures")

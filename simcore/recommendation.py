@@ -78,6 +78,7 @@ class Recommendation:
     shares: dict[str, float] = field(default_factory=dict)  # every source's share of the votes
     flags: list[str] = field(default_factory=list)
     firsts: dict[str, str] = field(default_factory=dict)  # carrying measure -> the source it puts first
+    outcome: str = ""  # what measured training outcomes say beside the answer (simcore.outcomes)
 
     def as_row(self) -> dict[str, Any]:
         return {"target": self.target, "recommended": "|".join(self.recommended), "confidence": self.confidence,
@@ -86,7 +87,7 @@ class Recommendation:
 
     def as_dict(self) -> dict[str, Any]:
         return {**self.as_row(), "recommended": self.recommended, "measures": self.measures,
-                "shares": self.shares, "flags": self.flags, "firsts": self.firsts}
+                "shares": self.shares, "flags": self.flags, "firsts": self.firsts, "outcome": self.outcome}
 
     def confidence_text(self) -> str:
         """The confidence in words: 'high (97%)', or each tied source's share."""
@@ -106,15 +107,32 @@ class Recommendation:
         if self.level == "disagree":
             named = "; ".join(f"{get_measure(m).label} {s}" for m, s in self.firsts.items())
             return f"{self.target}: the measures disagree ({named}; share of the votes: {shares})"
-        sure = "" if math.isnan(self.confidence) else f", {self.level} confidence ({self.confidence:.0%} of the votes)"
-        return f"{self.target}: pretrain on {self.recommended[0]}{sure}"
+        # the level is the measures' agreement across replicates, said as such (not a promise about F1)
+        sure = "" if math.isnan(self.confidence) else \
+            f"; the measures agree: {self.confidence:.0%} of the votes ({self.level})"
+        told = f"; {self.outcome}" if self.outcome else ""
+        return f"{self.target}: pretrain on {self.recommended[0]}{sure}{told}"
 
 
-def recommend(long: pd.DataFrame, pretraining: str = "lm",
-              overlap_threshold: float = OVERLAP_THRESHOLD) -> list[Recommendation]:
-    """The recommendation for every target of a long similarity table (``simcore matrix`` output);
-    a source holding ``overlap_threshold`` of the target's test sentences is named in the reason
-    (:mod:`simcore.contamination`)."""
+def recommend(long: pd.DataFrame, pretraining: str = "lm", overlap_threshold: float = OVERLAP_THRESHOLD, *,
+              outcomes: bool = True, probe_results: pd.DataFrame | None = None) -> list[Recommendation]:
+    """The recommendation for every target of a long similarity table (``simcore matrix`` output).
+
+    A source holding ``overlap_threshold`` of the target's test sentences is named in the reason
+    (:mod:`simcore.contamination`). With ``outcomes`` each answer also says what the committed measured
+    outcomes showed for its kind of pretraining, and, given ``probe_results`` (a probe's results table),
+    the user's own F1 for the target (:func:`simcore.outcomes.with_outcomes`).
+    """
+    answers = _recommend(long, pretraining, overlap_threshold)
+    if not outcomes and probe_results is None:
+        return answers
+    from .outcomes import COLUMNS, with_outcomes  # it imports this module
+
+    measured = None if outcomes else pd.DataFrame(columns=COLUMNS)
+    return with_outcomes(answers, measured=measured, probe_results=probe_results)
+
+
+def _recommend(long: pd.DataFrame, pretraining: str, overlap_threshold: float) -> list[Recommendation]:
     if pretraining not in PRETRAINING:
         raise SimcoreError(f"unknown pretraining {pretraining!r}; choose from {', '.join(PRETRAINING)}")
     if not isinstance(long, pd.DataFrame) or not {"source", "target", "measure", "value"} <= set(long.columns):

@@ -710,3 +710,22 @@ def test_the_estimate_follows_the_form_before_compute(cache: Path):
     from dashboard import jobs
 
     assert jobs.running(s, "matrix") is None
+
+
+def test_ranking_page_puts_the_sessions_probe_result_beside_the_answer(computed):
+    long = state(computed).matrix
+    rec = next(r for r in recommend(long, "lm") if r.recommended)
+    other = next(s for s in sorted(set(long["source"])) if s != rec.recommended[0])
+    # the recommended source 0.3 F1 below another, both with a spread of 1: a tie the answer must name
+    probe = pd.DataFrame({"target": [rec.target] * 2, "source": [rec.recommended[0], other],
+                          "f1": [50.0, 50.3], "f1_std": [1.0, 1.0]})
+    state(computed).extra["probe_results"] = probe
+    try:
+        at = go(computed, "pages/5_Ranking_and_export.py")
+        no_problems(at)
+        text = " ".join(m.value for m in at.markdown).replace("\\", "")  # Markdown escapes
+        assert f"{rec.target}: pretrain on {rec.recommended[0]}; the measures agree:" in text
+        assert (f"your probe: {rec.recommended[0]} F1 50.00 ± 1.00, best {other} 50.30 ± 1.00: "
+                "a tie within the seed spread") in text
+    finally:
+        state(computed).extra.pop("probe_results", None)

@@ -160,3 +160,23 @@ def test_every_command_prints_its_help() -> None:
     commands = parser._subparsers._group_actions[0].choices  # noqa: SLF001 (argparse keeps them there)
     for name, command in commands.items():
         assert command.format_help().startswith("usage:"), name
+
+
+def test_recommend_shows_a_probe_results_file_beside_the_answer(tmp_path, capsys):
+    from .test_recommendation import constructed
+
+    matrix = tmp_path / "matrix.csv"
+    constructed({"tvc": [0.6, 0.9, 0.5], "tvcc": [0.5, 0.8, 0.4]},
+                noise={"tvc": 0.01, "tvcc": 0.01}).to_csv(matrix, index=False)
+    probe = tmp_path / "probe.csv"
+    # beta (recommended) 48.22 ± 0.72 vs alpha 48.31 ± 1.34: 0.09 < sqrt(0.72² + 1.34²), a tie
+    probe.write_text("target,source,f1,f1_std\nt,alpha,48.31,1.34\nt,beta,48.22,0.72\n")
+    assert main(["recommend", "--matrix", str(matrix), "--pretraining", "vectors", "--probe-results",
+                 str(probe)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("t: pretrain on beta; the measures agree: 100% of the votes (high); ")
+    assert "your probe: beta F1 48.22 ± 0.72, best alpha 48.31 ± 1.34: a tie within the seed spread" in out
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b\n1,2\n")
+    assert main(["recommend", "--matrix", str(matrix), "--probe-results", str(bad)]) != 0
+    assert "bad.csv is not a probe results table" in capsys.readouterr().err

@@ -295,4 +295,4 @@ def test_the_readme_example_goes_from_folders_to_the_answer(tmp_path, monkeypatc
     assert {a.target for a in answers} == targets and all(set(a.recommended) <= sources for a in answers)
     assert all(a.recommended for a in answers)
     assert printed.splitlines() == [a.headline() for a in answers]
-    assert "news_ner: pretrain on news, moderate confidence (100% of the votes)" in printed  # as the README says
+    assert "news_ner: pretrain on news; the measures agree: 100% of the votes (moderate)" in printed  # as the README says
