@@ -57,5 +57,5 @@ def test_a_contaminated_source_is_flagged_on_the_heatmap_and_listed_on_the_ranki
     no_problems(at)
     assert any("1 contaminated pair" in e.label for e in at.expander)
     shown = [m.value.replace("\\", "") for m in at.markdown]  # markdown escapes: 9\.3%
-    assert any("moderate confidence" in m and "alpha holds 9.3% of your test sentences (13-word overlap)" in m
+    assert any("of the votes (moderate)" in m and "alpha holds 9.3% of your test sentences (13-word overlap)" in m
                for m in shown)
