@@ -186,6 +186,13 @@ class Workbench(CorpusCache):
             raise InvalidArgument("progress must be a function (message, fraction)")
         if not whole(jobs) or not 1 <= jobs <= MAX_JOBS:
             raise InvalidArgument(f"jobs must be a whole number from 1 to {MAX_JOBS}")
+        shown = [0.0]  # where the bar is: a step after reading in processes reports from there, never back
+        told = progress
+
+        def progress(message: str, fraction: float) -> None:
+            shown[0] = fraction
+            told(message, fraction)
+
         # One corpus that cannot be read fails only its own cells; the rest of the matrix is computed.
         failed: dict[str, str] = {}
 
@@ -208,7 +215,8 @@ class Workbench(CorpusCache):
         if self.overlap_options is not None:
             for c in sources:
                 found = attempt("source", c, lambda c=c: source_overlaps(
-                    self, c, targets, self.overlap_options, progress, samples))
+                    self, c, targets, self.overlap_options,
+                    progress if jobs == 1 else (lambda m, f: progress(m, shown[0])), samples))
                 for name, result in (found or {}).items():
                     self._overlap_now[(c.name, name)] = result
         sizes = {}

@@ -206,7 +206,7 @@ def test_the_heatmap_hover_says_a_cell_compares_across_languages(tmp_path, store
     table = german_and_english_tvc(tmp_path, store)
     hover = heatmap(table, "tvc").data[0].customdata  # rows: sources in order (de_news, en_news)
     assert "across languages" not in hover[0][0]
-    assert hover[1][0].endswith("across languages: English (en) source, German (de) target")
+    assert "<br>across languages: English (en) source, German (de) target<br>" in hover[1][0] + "<br>"
 
 
 def test_a_large_chinese_source_is_sampled_by_its_words_not_its_clauses(tmp_path, store):
