@@ -126,7 +126,7 @@ def recommend(long: pd.DataFrame, pretraining: str = "lm", overlap_threshold: fl
     answers = _recommend(long, pretraining, overlap_threshold)
     if not outcomes and probe_results is None:
         return answers
-    from .outcomes import COLUMNS, with_outcomes  # it imports this module
+    from .outcomes import COLUMNS, with_outcomes  # its table is read only when an answer asks
 
     measured = None if outcomes else pd.DataFrame(columns=COLUMNS)
     return with_outcomes(answers, measured=measured, probe_results=probe_results)

@@ -26,8 +26,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..recommendation import Recommendation
-
 BASELINE = "(none)"
 NOT_A_PROMISE = "the level is how firmly the measures agree, not a promise of a better tagger"
 MEASURED = Path(__file__).with_name("measured.csv")
@@ -190,7 +188,7 @@ def _f1(row: pd.Series) -> str:
     return f"{float(row['f1']):.2f}" + (f" ± {std:.2f}" if math.isfinite(std) else "")
 
 
-def probe_note(results: pd.DataFrame | None, rec: Recommendation) -> tuple[str, bool] | None:
+def probe_note(results: pd.DataFrame | None, rec: Any) -> tuple[str, bool] | None:
     """(sentence, tie) from a user's probe results (target, source, f1 [, f1_std, baseline,
     baseline_std, seeds]) for the recommended source of ``rec``; None when they do not cover it."""
     if (
@@ -244,12 +242,14 @@ def probe_note(results: pd.DataFrame | None, rec: Recommendation) -> tuple[str, 
 
 
 def with_outcomes(
-    recommendations: list[Recommendation],
+    recommendations: list[Any],
     *,
     measured: pd.DataFrame | None = None,
     probe_results: pd.DataFrame | None = None,
-) -> list[Recommendation]:
-    """The answers with what measured outcomes say for their kind and the user's probe beside each."""
+) -> list[Any]:
+    """The answers (:class:`simcore.recommendation.Recommendation`, which calls this: typed ``Any`` so
+    that this module does not import it back) with what measured outcomes say for their kind and the
+    user's probe beside each."""
     table = load_measured() if measured is None else measured
     out = []
     summary = (
