@@ -30,6 +30,7 @@ from dashboard.paths import data_roots, remote_roots
 from simcore.corpora.lang import language_name as language_label
 from simcore.corpus import ReadNotes
 from simcore.errors import SimcoreError
+from simcore.overlap import OVERLAP_CHAR_NGRAM, OVERLAP_NGRAM
 
 c.setup_page("Corpora", ":material/library_books:")
 state = c.get_state()
@@ -209,8 +210,9 @@ for role, bucket in (("target", state.targets), ("source", state.sources)):
 
 if state.sources and state.targets:
     with st.expander("Decontaminate a source: a copy without the units that hold a target's sentences"):
-        st.caption("Every unit (line, JSONL record) of the source that shares a 13-word n-gram with the target "
-                   "(25 characters for a target cut into characters) is left out; the rest is kept byte for byte. "
+        st.caption(f"Every unit (line, JSONL record) of the source that shares a {OVERLAP_NGRAM}-word n-gram with "
+                   f"the target ({OVERLAP_CHAR_NGRAM} characters for a target cut into characters) is left out; "
+                   "the rest is kept byte for byte. "
                    "The copy is added as a source named …_clean. Plain text and JSONL sources, compressed or not.")
         with st.form("decontaminate_form", border=False):
             d1, d2, d3 = st.columns([2, 2, 1], vertical_alignment="bottom")
