@@ -40,6 +40,7 @@ import pandas as pd
 
 from ..errors import InvalidArgument, SimcoreError, TableError
 from ..export import csv_text, html_text, markdown_cell, measure_label
+from ..outcomes import margin
 from ..output_paths import write_text_atomic
 from ..recommendation import PRETRAINING
 from .correlation import join, usable_results
@@ -62,9 +63,7 @@ def label_of(measure: str) -> str:
 
 def pair_margin(std_a: float, std_b: float, tie_f1: float) -> float:
     """The F1 difference below which two sources tie: ``max(tie_f1, sqrt(std_a² + std_b²))``."""
-    a = std_a if math.isfinite(std_a) else 0.0
-    b = std_b if math.isfinite(std_b) else 0.0
-    return max(tie_f1, math.hypot(a, b))
+    return max(tie_f1, margin(std_a, std_b))
 
 
 def decisions(f1: np.ndarray, std: np.ndarray, rank: np.ndarray, tie_f1: float) -> tuple[float, int, int]:
