@@ -44,7 +44,6 @@ from .corpus_cache import (  # noqa: F401 - the old names stay importable from h
 )
 from .errors import InvalidArgument, SimcoreError, StoreError
 from .ladder import pair_sizes, size_bias, table_size
-from .lifecycle import stop_pool
 from .measures import PreparedTarget, default_measures, get_measure, parse_measures
 from .overlap_pass import Overlap, OverlapOptions, source_overlaps
 from .schedule import (  # noqa: F401 - likewise
@@ -280,16 +279,18 @@ class Workbench(CorpusCache):
                         progress(message, at)  # steps inside a part never move the bar back
 
                     report(f"{label}: {corpus.name} at {size:,} tokens", at)
+                    if background is not None:
+                        background.wait_before(name)
                     take(corpus, name, size, self._unit(corpus, name, size, samples, readable, report))
                     done += weight[(corpus.name, name, size)]
         except BaseException:
             if background is not None:
-                stop_pool(background)  # stopped (Ctrl-C, SIGTERM, a failure): its tagging is not waited for
+                background.stop()
                 background = None
             raise
         finally:
             if background is not None:
-                background.shutdown(wait=True, cancel_futures=True)
+                background.close()
         for name in skipped:
             for corpus in sources:
                 for row in self._not_computed(corpus, name, targets, target_of, failed, sizes, common, samples):

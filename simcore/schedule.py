@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Executor, wait
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
+from dataclasses import dataclass
 from typing import Any
 
 from .corpora.sampling import Candidates, Piece, draw_samples, pieces, remember_pass, remembered_pass, shard_candidates
@@ -342,7 +343,30 @@ def _merge_units(units: list[UnitResult]) -> UnitResult:
 BACKGROUND_SPLIT_TOKENS = 40_000  # a target at least this large is tagged by several processes at once
 
 
-def start_background(names: list[str], targets: list[PreparedTarget], jobs: int = 1) -> Executor | None:
+@dataclass
+class Background:
+    """Target-side work running in other processes while this one scores cells (see :func:`start_background`)."""
+
+    executor: Executor
+    futures: list[Future[Any]]
+    measures: frozenset[str]
+
+    def wait_before(self, name: str) -> None:
+        """Wait for the work before scoring measure ``name`` if that measure's cells need it: the cells would
+        otherwise tag the parts no process has reached yet themselves, loading the tagger here as well (a
+        failed job is not raised: its cells build what it left, under the store's lock)."""
+        if name in self.measures:
+            wait(self.futures)
+
+    def stop(self) -> None:
+        """Stop now (Ctrl-C, SIGTERM, a failure): the work is not waited for."""
+        stop_pool(self.executor)
+
+    def close(self) -> None:
+        self.executor.shutdown(wait=True, cancel_futures=True)
+
+
+def start_background(names: list[str], targets: list[PreparedTarget], jobs: int = 1) -> Background | None:
     """Run measures' target-side work (tagging) in other processes while this one scores cells: one, or
     for a large target up to ``jobs`` (at most the cores), each tagging its share of the target's parts
     (each loads the tagger, so a small target is tagged by one). The parts' union is the whole target's
@@ -355,17 +379,19 @@ def start_background(names: list[str], targets: list[PreparedTarget], jobs: int 
     if cores < 2:
         return None
     processes = max(1, min(jobs, cores))
-    work = []
+    work, measures = [], set()
     for name in names:
         measure = get_measure(name)
         if hasattr(measure, "background_work"):
-            work += [job for t in targets for job in measure.background_work(
+            jobs_of = [job for t in targets for job in measure.background_work(
                 t, processes if t.tokenized.n_tokens >= BACKGROUND_SPLIT_TOKENS else 1)]
+            work += jobs_of
+            if jobs_of:
+                measures.add(name)
     if not work:
         return None
     # fork starts in a fraction of spawn's time, but is only safe while this process has no other thread
     method = "fork" if threading.active_count() == 1 else "spawn"
     executor = process_pool(min(processes, len(work)), method)
-    for function, args in work:
-        executor.submit(function, *args)
-    return executor
+    futures = [executor.submit(function, *args) for function, args in work]
+    return Background(executor, futures, frozenset(measures))
