@@ -15,14 +15,14 @@ from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from dataclasses import dataclass
 from typing import Any
 
-from .corpora.sampling import Candidates, Piece, draw_samples, pieces, remember_pass, remembered_pass, shard_candidates
-from .corpus import Corpus
+from ..corpora.sampling import Candidates, Piece, draw_samples, pieces, remember_pass, remembered_pass, shard_candidates
+from ..corpus import Corpus
 from .corpus_cache import STREAM_SIZES, CorpusCache, Progress, UnitResult
-from .errors import SimcoreError
-from .lifecycle import process_pool, stop_pool
-from .measures import MeasureOptions, PreparedTarget, get_measure
-from .store import ArtefactStore
-from .tokenize import TokenizerOptions
+from ..errors import SimcoreError
+from ..lifecycle import process_pool, stop_pool
+from ..measures import MeasureOptions, PreparedTarget, get_measure
+from ..store import ArtefactStore
+from ..tokenize import TokenizerOptions
 
 MAX_JOBS = 256
 PARALLEL_MIN_TOKENS = 2_000_000  # source-sample tokens over all parts below which processes do not pay

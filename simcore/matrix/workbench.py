@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .corpora.lang.cut import (
+from ..corpora.lang.cut import (
     CHARACTERS,
     CHARS,
     WORDS,
@@ -25,7 +25,7 @@ from .corpora.lang.cut import (
     describe_cut,
     tokenizer_for_cut,
 )
-from .corpus import Corpus
+from ..corpus import Corpus
 from .corpus_cache import (  # noqa: F401 - the old names stay importable from here (patch them where they live)
     CELL_VERSION,
     MEMORY_SOURCES,
@@ -42,10 +42,10 @@ from .corpus_cache import (  # noqa: F401 - the old names stay importable from h
     quiet,
     whole,
 )
-from .errors import InvalidArgument, SimcoreError, StoreError
-from .ladder import pair_sizes, size_bias, table_size
-from .measures import PreparedTarget, default_measures, get_measure, parse_measures
-from .overlap_pass import Overlap, OverlapOptions, source_overlaps
+from ..errors import InvalidArgument, SimcoreError, StoreError
+from ..ladder import pair_sizes, size_bias, table_size
+from ..measures import PreparedTarget, default_measures, get_measure, parse_measures
+from ..overlap_pass import Overlap, OverlapOptions, source_overlaps
 from .schedule import (  # noqa: F401 - likewise
     MAX_JOBS,
     PARALLEL_MIN_BYTES,
