@@ -202,8 +202,9 @@ class Workbench:
             for c in corpora:
                 if c.problem is not None or {f"source {c.name}", f"target {c.name}"} & set(failed):
                     continue
-                found = (self.cache.read_notes(c, samples) if role == "source"
-                         else self.cache.tokenize(c).read_notes)
+                found = attempt({}, role, c, lambda c=c, role=role: (
+                    self.cache.read_notes(c, samples) if role == "source"
+                    else self.cache.tokenize(c).read_notes))  # read already: from the store
                 if found:
                     notes[f"{role} {c.name}"] = found.summary()
         return notes
