@@ -273,3 +273,16 @@ def test_a_large_sources_pass_is_read_in_pieces_by_the_processes_with_the_same_t
     assert serial["error"].isna().all()
     # 5 pieces and a draw for news, 1 piece and a draw for tweets (a source of one file), the target read whole
     assert "reading the corpora in 2 processes (9 of 9 parts)" in seen
+
+
+def test_the_table_carries_what_reading_skipped(tmp_path, store):
+    """The notes come back with the table (the CLI prints them from there): a target with a blank token
+    and a token that is a space has those two lines skipped, as ``Corpus`` counts them itself."""
+    quirky = tmp_path / "quirky.conll"
+    quirky.write_bytes(b"a\tO\n \tO\n\tO\nb\tB-X\n\n")
+    source, target = Corpus.from_path(SAMPLE_DATA / "sources" / "news.txt"), Corpus.from_path(quirky)
+    table = Workbench(store).matrix([source], [target], ["tvc"])
+    direct = Workbench(store).tokenize(target).read_notes
+    assert direct.skipped == 2
+    assert table.attrs["read_notes"] == {"target quirky": direct.summary()}
+    assert "2 lines skipped" in table.attrs["read_notes"]["target quirky"]
