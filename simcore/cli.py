@@ -99,7 +99,8 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         print(terminal_text(f"simcore: note: {who}: {flag}"), file=sys.stderr)
     for corpus, is_source in (*((c, True) for c in sources), *((c, False) for c in targets)):
         if corpus.problem is None and f"source {corpus.name}" not in failed and f"target {corpus.name}" not in failed:
-            notes = table.attrs.get("read_notes", {}).get(f"{'source' if is_source else 'target'} {corpus.name}")
+            role = "source" if is_source else "target"
+            notes = table.attrs.get("read_notes", {}).get(f"{role} {corpus.name}")  # what reading skipped
             if notes:
                 print(terminal_text(f"simcore: note: {corpus.name}: {notes}"), file=sys.stderr)
             if not args.quiet:

@@ -91,7 +91,8 @@ def matrix_seconds(bench: Workbench, sources: Sequence[Corpus], targets: Sequenc
     # targets (NER sets) are small: read here when they are not stored yet, so their sentences are counted
     prepared_targets = {t.name: bench.target(t) for t in targets}
     # the matrix's own plan: its size, and the measures it leaves out as noise at that size
-    plan = plan_matrix(sources, sizes, list(measures), sample_tokens=sample_tokens, compute_noise=compute_noise)
+    plan = plan_matrix(sources, sizes, list(measures), sample_tokens=sample_tokens,
+                       compute_noise=compute_noise)
     n_tokens = plan.common
     cells = 0
     for measure in measures:
@@ -116,8 +117,8 @@ def matrix_seconds(bench: Workbench, sources: Sequence[Corpus], targets: Sequenc
         if measure == "tvcc":  # each target tagged once (its parts are stored)
             for t in targets:
                 target = prepared_targets[t.name]
-                if any(bench.store.get_json("cell", bench.cell_key(bench.source(c, n_tokens, samples), target,
-                                                                    "tvcc")) is None
+                if any(bench.store.get_json("cell", bench.cell_key(
+                        bench.source(c, n_tokens, samples), target, "tvcc")) is None
                         for c in sources if ready[c.name]) or not all(ready[c.name] for c in sources):
                     add("tagging", len(target.sentences))
     if cells:

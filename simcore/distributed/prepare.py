@@ -139,7 +139,8 @@ def cluster_matrix(
     workers = check_workers(client, settings.store_root)
     progress(f"running on {workers} Dask workers", 0.0)
     tracker = Tracker(client, progress, (0.0, CLUSTER_SHARE))
-    _run(tracker, bench.cache, settings, list(sources), list(targets), names, samples, sample_tokens, compute_noise)
+    _run(tracker, bench.cache, settings, list(sources), list(targets), names, samples, sample_tokens,
+         compute_noise)
 
     def local(message: str, fraction: float) -> None:
         progress(message, CLUSTER_SHARE + (1 - CLUSTER_SHARE) * fraction)
@@ -180,9 +181,9 @@ def _run(tracker: Tracker, bench: CorpusCache, settings: Settings, sources: list
     tokens |= {name: bench.size(streamed[name], samples) for name in passed}  # read back from the pass
     if not tokens:
         return
-    # the matrix's own plan: the table's size and each source's ladder, without the measures that are noise
-    plan = plan_matrix([c for c in sources if c.name in tokens], tokens, names, sample_tokens=sample_tokens,
-                       compute_noise=compute_noise)
+    # the matrix's own plan: the table's size, each source's ladder, the measures left out as noise
+    plan = plan_matrix([c for c in sources if c.name in tokens], tokens, names,
+                       sample_tokens=sample_tokens, compute_noise=compute_noise)
     names = [n for n in names if n not in plan.skipped]
     sizes_of = {name: plan.samples_of(name) for name in tokens}
     drawn: dict[tuple[str, int], list[Any]] = {}
