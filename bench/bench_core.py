@@ -31,7 +31,7 @@ PYTHON = sys.executable
 STAGE = r"""
 import json, resource, sys, time
 from simcore.corpus import Corpus
-from simcore.matrix import Workbench
+from simcore.matrix.workbench import Workbench
 from simcore.store import ArtefactStore
 from simcore.measures import get_measure
 stage, path, store_root = sys.argv[1:4]

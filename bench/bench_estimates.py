@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from simcore.corpus import Corpus  # noqa: E402
 from simcore.estimates import probe_seconds  # noqa: E402
-from simcore.matrix import Workbench  # noqa: E402
+from simcore.matrix.workbench import Workbench  # noqa: E402
 from simcore.probe import ProbeCaps, TargetSplits, probe  # noqa: E402
 from simcore.store import ArtefactStore  # noqa: E402
 

@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 from simcore import cli  # noqa: E402
 from simcore.analysis import rank_sources, read_matrix  # noqa: E402
 from simcore.export import write_ranking, write_recommendations  # noqa: E402
-from simcore.matrix import COLUMNS  # noqa: E402
+from simcore.matrix.rows import COLUMNS  # noqa: E402
 from simcore.recommendation import recommend  # noqa: E402
 
 

@@ -86,13 +86,13 @@ def run(args: list[str], store: Path) -> dict[str, float]:
 
 
 STAGES = [  # (stage, file suffix, function name): a stage's time is its function's cumulative time
-    ("matrix, in all", "simcore/matrix.py", "matrix"),
+    ("matrix, in all", "simcore/matrix/workbench.py", "matrix"),
     ("reading and tokenizing", "simcore/corpora/corpus.py", "tokenize_corpus"),
     ("drawing samples", "simcore/corpora/corpus.py", "sample_corpus"),
     ("KenLM estimation (lmplz, build_binary)", "simcore/kenlm_tools.py", "estimate"),
     ("source n-gram counts", "simcore/counts.py", "prepare_counts"),
     ("skip-gram on the sources", "simcore/measures/wvv.py", "source_vectors_path"),
-    ("scoring the cells (all measures)", "simcore/corpus_cache.py", "cell"),
+    ("scoring the cells (all measures)", "simcore/matrix/corpus_cache.py", "cell"),
     ("  PPL scoring", "simcore/measures/ppl.py", "score"),
     ("  JSD scoring", "simcore/measures/jsd.py", "score"),
     ("  TVC scoring", "simcore/measures/tvc.py", "score"),
@@ -113,7 +113,8 @@ def profile(sources: Path, targets: Path, store: Path) -> tuple[Any, str]:
     import pandas as pd
 
     from simcore.corpus import Corpus  # noqa: F401
-    from simcore.matrix import Workbench, corpora_in
+    from simcore.matrix.corpus_cache import corpora_in
+    from simcore.matrix.workbench import Workbench
     from simcore.store import ArtefactStore
 
     profiler = cProfile.Profile()
@@ -139,7 +140,9 @@ def profile(sources: Path, targets: Path, store: Path) -> tuple[Any, str]:
 def estimate_then_run(sources: Path, targets: Path, store: Path, out: Path, jobs: int) -> dict[str, Any]:
     """The estimate made before the matrix (as the dashboard makes it), then the matrix's measured wall time."""
     from simcore.estimates import matrix_seconds
-    from simcore.matrix import DEFAULT_MEASURES, Workbench, corpora_in
+    from simcore.matrix.corpus_cache import corpora_in
+    from simcore.matrix.plan import DEFAULT_MEASURES
+    from simcore.matrix.workbench import Workbench
     from simcore.store import ArtefactStore
 
     bench = Workbench(ArtefactStore(store))

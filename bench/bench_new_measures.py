@@ -45,7 +45,7 @@ from bench_recommendation import SHARED, TABLE3, firsts, held_out_split  # noqa:
 
 from simcore import recommendation  # noqa: E402
 from simcore.corpus import Corpus  # noqa: E402
-from simcore.matrix import Workbench  # noqa: E402
+from simcore.matrix.workbench import Workbench  # noqa: E402
 from simcore.measures import MeasureOptions, get_measure  # noqa: E402
 from simcore.measures import kl as kl_module  # noqa: E402
 from simcore.recommendation import recommend  # noqa: E402

@@ -84,7 +84,7 @@ def one(path: str, overlap: bool) -> dict[str, float]:
     from simcore.corpora.corpus import unit_tokenizer
     from simcore.corpora.sampling import read_candidates
     from simcore.corpus import Corpus
-    from simcore.corpus_cache import STREAM_SIZES
+    from simcore.matrix.corpus_cache import STREAM_SIZES
     from simcore.overlap import Scanner, TargetIndex, target_sentences
     from simcore.tokenize import TokenizerOptions
 

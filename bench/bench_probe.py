@@ -32,7 +32,8 @@ from simcore.analysis import correlate, read_matrix, regret, to_long  # noqa: E4
 from simcore.analysis.correlation import results_frame  # noqa: E402
 from simcore.corpus import Corpus  # noqa: E402
 from simcore.estimates import probe_seconds  # noqa: E402
-from simcore.matrix import Workbench, corpora_in  # noqa: E402
+from simcore.matrix.corpus_cache import corpora_in  # noqa: E402
+from simcore.matrix.workbench import Workbench  # noqa: E402
 from simcore.probe import BASELINE, ProbeCaps, TargetSplits, probe  # noqa: E402
 from simcore.store import ArtefactStore  # noqa: E402
 

@@ -51,7 +51,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from simcore.corpus import Corpus  # noqa: E402
-from simcore.matrix import Workbench  # noqa: E402
+from simcore.matrix.workbench import Workbench  # noqa: E402
 from simcore.measures import MeasureOptions, get_measure  # noqa: E402
 from simcore.recommendation import recommend  # noqa: E402
 from simcore.store import ArtefactStore  # noqa: E402
@@ -279,7 +279,7 @@ import sys, time
 sys.path.insert(0, {root!r})
 import numpy as np, pandas as pd
 from simcore.analysis import rank_sources
-from simcore.matrix import encode_replicates
+from simcore.matrix.rows import encode_replicates
 from simcore.recommendation import recommend
 rng = np.random.default_rng(0)
 rows = []

@@ -52,7 +52,7 @@ COMMON = r"""
 import json, os, resource, sys, time
 from pathlib import Path
 from simcore.corpus import Corpus
-from simcore.matrix import Workbench
+from simcore.matrix.workbench import Workbench
 from simcore.store import ArtefactStore
 mode, source_dir, target_path, store_root, n_sample, measures = sys.argv[1:7]
 n_sample, measures = int(n_sample), measures.split(",")
@@ -411,9 +411,9 @@ FULL = r"""
 import json, os, resource, sys, time
 from pathlib import Path
 from simcore.corpus import Corpus
-from simcore.corpus_cache import STREAM_SIZES
+from simcore.matrix.corpus_cache import STREAM_SIZES
 from simcore.corpora.sampling import Candidates, draw_samples, pieces, remember_pass, shard_candidates
-from simcore.matrix import Workbench
+from simcore.matrix.workbench import Workbench
 from simcore.measures import get_measure
 from simcore.store import ArtefactStore
 source_at, targets_at, store_root, n_sample, measures, options = sys.argv[1:7]
@@ -556,7 +556,7 @@ def print_full(label: str, r: dict, input_bytes: int, jobs_note: bool = True) ->
 
 
 def print_pieces(measured: list[list]) -> None:
-    """The run's work cut as simcore.schedule cuts it with --jobs N (fewer targets than 2N: a measure's part
+    """The run's work cut as simcore.matrix.schedule cuts it with --jobs N (fewer targets than 2N: a measure's part
     scores every target, WVV's one target), its largest piece, and the speed-up that allows: at most the
     total over the longest chain of pieces that wait for each other (the slowest piece of the pass, the
     draw, a measure's preparation, its slowest part), and at most N."""

@@ -35,7 +35,7 @@ from simcore.store import file_sha256  # noqa: E402
 BUILD = r"""
 import sys, time
 from simcore.corpus import Corpus
-from simcore.matrix import Workbench
+from simcore.matrix.workbench import Workbench
 from simcore.measures import get_measure
 from simcore.store import ArtefactStore
 path, root, measures = sys.argv[1], sys.argv[2], sys.argv[3].split(",")

@@ -36,7 +36,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from simcore.matrix import Workbench, comparison_size, corpora_in  # noqa: E402
+from simcore.matrix.corpus_cache import corpora_in  # noqa: E402
+from simcore.matrix.plan import comparison_size  # noqa: E402
+from simcore.matrix.workbench import Workbench  # noqa: E402
 from simcore.probe.data import TargetSplits, cap_sentences, read_split  # noqa: E402
 from simcore.probe.lm_train import blocks  # noqa: E402
 from simcore.probe.run import SAMPLE_SEED  # noqa: E402

@@ -19,7 +19,8 @@ import pandas as pd
 import streamlit as st
 
 from simcore.errors import SimcoreError
-from simcore.matrix import COLUMNS, DEFAULT_MEASURES
+from simcore.matrix.plan import DEFAULT_MEASURES
+from simcore.matrix.rows import COLUMNS
 from simcore.measures import MeasureOptions, all_measures, get_measure
 from simcore.measures import cost as measure_cost
 from simcore.store import digest

@@ -8,7 +8,7 @@ import streamlit as st
 
 from simcore.corpora.lang.cut import short_cut
 from simcore.corpus import Corpus
-from simcore.matrix import Workbench
+from simcore.matrix.workbench import Workbench
 from simcore.stats import CorpusStats, corpus_statistics, preview
 
 from .resources import get_store

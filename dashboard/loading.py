@@ -16,7 +16,7 @@ from simcore.corpora.remote import is_url
 from simcore.corpus import Corpus, corpus_name, display_name, format_of, save_upload
 from simcore.errors import SimcoreError
 from simcore.export import unescape_formula
-from simcore.matrix import corpora_in
+from simcore.matrix.corpus_cache import corpora_in
 from simcore.measures import all_measures
 
 from .paths import SAMPLE_DATA, TABLE3, UPLOAD_DECOMPRESSED_LIMIT, resolve_server_path, resolve_server_url

@@ -125,7 +125,7 @@ def estimate(state: AppState, caps: ProbeCaps, sources: list[str], seeds: int,
              source_tokens: int | None) -> pace.ProbeEstimate:
     """The probe's time with its skip-gram training on each source (the sample the vectors train on: the
     form's size, else the matrix's), from this machine's stored paces."""
-    from simcore.matrix import comparison_size
+    from simcore.matrix.plan import comparison_size
     from simcore.measures import MeasureOptions
 
     from .corpus_view import corpus_stats

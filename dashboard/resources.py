@@ -11,7 +11,7 @@ import threading
 
 import streamlit as st
 
-from simcore.matrix import Workbench
+from simcore.matrix.workbench import Workbench
 from simcore.measures import MeasureOptions
 from simcore.store import ArtefactStore, default_root
 from simcore.tokenize import TokenizerOptions

@@ -17,7 +17,7 @@ from simcore.corpus import Corpus
 from simcore.distributed.cluster import scheduler_from_env
 from simcore.distributed.prepare import matrix_runner
 from simcore.estimates import probe_seconds
-from simcore.matrix import Workbench
+from simcore.matrix.workbench import Workbench
 from simcore.measures import MeasureOptions
 from simcore.probe import ProbeCaps, TargetSplits
 from simcore.probe import probe as run_probe

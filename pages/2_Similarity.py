@@ -11,7 +11,7 @@ from dashboard.compute import KIND, failures, matrix_estimate, partial_matrix, s
 from dashboard.drill import drill_down, pair_flags, views
 from dashboard.tables import flag_summary, flagged_cells, size_notes
 from simcore.errors import SimcoreError
-from simcore.matrix import DEFAULT_MEASURES
+from simcore.matrix.plan import DEFAULT_MEASURES
 from simcore.measures import MeasureOptions, all_measures, get_measure
 from simcore.measures.emb import estimate as emb_estimate
 from simcore.option_checks import MAX_EMB_SENTENCES, MAX_KL_BUCKETS

@@ -20,7 +20,9 @@ from .errors import (
     StoreError,
     TableError,
 )
-from .matrix import DEFAULT_MEASURES, Workbench, corpora_in
+from .matrix.corpus_cache import corpora_in
+from .matrix.plan import DEFAULT_MEASURES
+from .matrix.workbench import Workbench
 from .measures import MeasureOptions
 from .recommendation import Recommendation
 from .store import ArtefactStore

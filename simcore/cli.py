@@ -27,7 +27,10 @@ from .distributed.prepare import matrix_runner
 from .distributed.shards import add_source_glob_option, with_glob_sources
 from .errors import SimcoreError
 from .export import csv_text, write_ranking, write_recommendations
-from .matrix import DEFAULT_MEASURES, MAX_JOBS, Workbench, corpora_in
+from .matrix.corpus_cache import corpora_in
+from .matrix.plan import DEFAULT_MEASURES
+from .matrix.schedule import MAX_JOBS
+from .matrix.workbench import Workbench
 from .measures import MeasureOptions, all_measures
 from .option_checks import MAX_EMB_SENTENCES, MAX_KL_BUCKETS
 from .overlap import OVERLAP_CHAR_NGRAM, OVERLAP_NGRAM
@@ -96,9 +99,10 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         print(terminal_text(f"simcore: note: {who}: {flag}"), file=sys.stderr)
     for corpus, is_source in (*((c, True) for c in sources), *((c, False) for c in targets)):
         if corpus.problem is None and f"source {corpus.name}" not in failed and f"target {corpus.name}" not in failed:
-            notes = bench.read_notes(corpus) if is_source else bench.tokenize(corpus).read_notes
+            role = "source" if is_source else "target"
+            notes = table.attrs.get("read_notes", {}).get(f"{role} {corpus.name}")  # what reading skipped
             if notes:
-                print(terminal_text(f"simcore: note: {corpus.name}: {notes.summary()}"), file=sys.stderr)
+                print(terminal_text(f"simcore: note: {corpus.name}: {notes}"), file=sys.stderr)
             if not args.quiet:
                 cut = None if is_source else table.attrs.get("target_cuts", {}).get(corpus.name)
                 note = corpus.language_note(cut).replace(", given;", ", given (--language);")

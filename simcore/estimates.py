@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from . import pace
 from .corpus import Corpus
 from .errors import SimcoreError, StoreError
-from .matrix import Workbench, comparison_size
+from .matrix.plan import comparison_size, plan_matrix
+from .matrix.workbench import Workbench
 from .measures.wvv import vectors_stored
 from .store import digest
 
@@ -55,7 +56,6 @@ def probe_seconds(bench: Workbench, sources: Sequence[Corpus], *, seeds: int, ep
 
 
 BYTES_PER_TOKEN = 5.5  # a corpus not read yet: its tokens guessed from its bytes (English text with markup)
-WVV_RELIABLE = 1_000_000  # simcore.measures.wvv's reliable_tokens: below it WVV is not computed unless asked
 
 
 def matrix_seconds(bench: Workbench, sources: Sequence[Corpus], targets: Sequence[Corpus], measures: Sequence[str], *,
@@ -79,7 +79,7 @@ def matrix_seconds(bench: Workbench, sources: Sequence[Corpus], targets: Sequenc
 
     def stored(corpus: Corpus) -> bool:
         try:
-            return bench._in_store(corpus)
+            return bench.cache.in_store(corpus)
         except SimcoreError:
             return False
 
@@ -90,10 +90,13 @@ def matrix_seconds(bench: Workbench, sources: Sequence[Corpus], targets: Sequenc
     sizes = {c.name: (bench.size(c) if ready[c.name] else int(c.size_bytes / BYTES_PER_TOKEN)) for c in sources}
     # targets (NER sets) are small: read here when they are not stored yet, so their sentences are counted
     prepared_targets = {t.name: bench.target(t) for t in targets}
+    # the matrix's own plan: its size, and the measures it leaves out as noise at that size
+    plan = plan_matrix(sources, sizes, list(measures), sample_tokens=sample_tokens,
+                       compute_noise=compute_noise)
+    n_tokens = plan.common
     cells = 0
     for measure in measures:
-        n_tokens = sample_tokens or comparison_size(list(sizes.values()), measure) if sizes else 0
-        if measure == "wvv" and n_tokens < WVV_RELIABLE and not compute_noise:
+        if measure in plan.skipped:
             continue  # not computed: noise at this size (the matrix says so instead)
         for corpus in sources:
             n = min(n_tokens, sizes[corpus.name])
@@ -114,8 +117,8 @@ def matrix_seconds(bench: Workbench, sources: Sequence[Corpus], targets: Sequenc
         if measure == "tvcc":  # each target tagged once (its parts are stored)
             for t in targets:
                 target = prepared_targets[t.name]
-                if any(bench.store.get_json("cell", bench.cell_key(bench.source(c, sample_tokens or comparison_size(
-                        list(sizes.values()), "tvcc"), samples), target, "tvcc")) is None
+                if any(bench.store.get_json("cell", bench.cell_key(
+                        bench.source(c, n_tokens, samples), target, "tvcc")) is None
                         for c in sources if ready[c.name]) or not all(ready[c.name] for c in sources):
                     add("tagging", len(target.sentences))
     if cells:

@@ -1,5 +1,5 @@
 """Which cells of a long matrix carry a warning, and why: the ``flag``, ``used_whole`` and ``reliable``
-columns written by :class:`simcore.matrix.Workbench`, read the same way by the heatmaps, the ranking
+columns written by :class:`simcore.matrix.workbench.Workbench`, read the same way by the heatmaps, the ranking
 grids, the HTML report and the agreement analysis.
 
 A cell is *unreliable* when its ``reliable`` column says False (computed below the size at which the

@@ -88,7 +88,7 @@ class MeasureCells:
 
 def measure_cells(part: TargetRows, name: str, sources: list[str]) -> MeasureCells | str:
     """One measure's values over the sources, or why it cannot carry the recommendation."""
-    from .matrix import decode_replicates
+    from .matrix.rows import decode_replicates
 
     spec = get_measure(name)
     rows = part.rows(name, sources)
@@ -129,7 +129,7 @@ def measure_cells(part: TargetRows, name: str, sources: list[str]) -> MeasureCel
 
 def parse_ladder(text: Any) -> dict[int, tuple[float, np.ndarray | None]]:
     """A row's ``ladder`` cell: size -> (value, replicates); {} when empty or unreadable."""
-    from .matrix import decode_replicates
+    from .matrix.rows import decode_replicates
 
     if not isinstance(text, str) or not text.strip():
         return {}

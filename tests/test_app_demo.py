@@ -41,7 +41,8 @@ def test_demo_home_shows_the_answer_on_arrival_with_buttons(tmp_path, monkeypatc
     from dashboard import compute
     from dashboard.state import AppState, LoadedCorpus
     from dashboard.workspace import matrix_csv
-    from simcore.matrix import DEFAULT_MEASURES, corpora_in
+    from simcore.matrix.corpus_cache import corpora_in
+    from simcore.matrix.plan import DEFAULT_MEASURES
     from simcore.store import ArtefactStore
 
     monkeypatch.setenv("SIMCORE_DEMO", "1")

@@ -15,7 +15,8 @@ from streamlit.testing.v1 import AppTest
 
 from simcore.analysis import rank_sources, to_long
 from simcore.corpus import Corpus
-from simcore.matrix import Workbench, corpora_in
+from simcore.matrix.corpus_cache import corpora_in
+from simcore.matrix.workbench import Workbench
 from simcore.measures import MeasureOptions
 from simcore.recommendation import recommend
 from simcore.store import ArtefactStore
@@ -135,7 +136,7 @@ def test_forum_target_prefers_informal_sources_over_clinical_notes(computed):
 
 
 def test_rerun_and_page_changes_keep_the_matrix_without_recomputing(computed, monkeypatch):
-    from simcore import matrix as matrix_module
+    from simcore.matrix import workbench as matrix_module
 
     def boom(*args, **kwargs):
         raise AssertionError("recomputed")

@@ -14,7 +14,8 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard.state import LoadedCorpus
 from simcore.corpus import Corpus
-from simcore.matrix import Workbench, corpora_in
+from simcore.matrix.corpus_cache import corpora_in
+from simcore.matrix.workbench import Workbench
 from simcore.probe import ProbeCaps, TargetSplits, probe
 from simcore.store import ArtefactStore
 

@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 from simcore.cli import main
-from simcore.matrix import Workbench, corpora_in
+from simcore.matrix.corpus_cache import corpora_in
+from simcore.matrix.workbench import Workbench
 from simcore.measures import MeasureOptions
 from simcore.selection.encoder_model import encoder_installed
 from simcore.store import ArtefactStore

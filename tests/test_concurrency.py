@@ -14,7 +14,8 @@ from collections import Counter
 import pytest
 
 from simcore.corpus import Corpus
-from simcore.matrix import Workbench, corpora_in
+from simcore.matrix.corpus_cache import corpora_in
+from simcore.matrix.workbench import Workbench
 from simcore.store import ArtefactStore
 
 from .conftest import SAMPLE_DATA

@@ -8,7 +8,7 @@ from simcore.corpora.formats import format_of
 from simcore.corpora.notes import ReadNotes
 from simcore.corpus import Corpus, tokenize_corpus
 from simcore.errors import CorpusError
-from simcore.matrix import Workbench
+from simcore.matrix.workbench import Workbench
 
 
 def conllu_line(index, form, misc="_", lemma="_", upos="X"):

@@ -25,7 +25,7 @@ from simcore.corpora.lang.cut import (
 )
 from simcore.corpus import Corpus
 from simcore.errors import InvalidArgument
-from simcore.matrix import Workbench
+from simcore.matrix.workbench import Workbench
 from simcore.tokenize import TokenizerOptions
 
 # -- the files ----------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from simcore.corpora.lang import (
 )
 from simcore.corpus import Corpus
 from simcore.errors import InvalidArgument, SimcoreError
-from simcore.matrix import Workbench
+from simcore.matrix.workbench import Workbench
 from simcore.measures import MeasureOptions, PreparedSource, PreparedTarget, get_measure
 from simcore.tokenize import split_text
 

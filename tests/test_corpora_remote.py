@@ -21,7 +21,7 @@ from simcore.corpora.remote import RemoteFile, StorageOptions, display_url, scru
 from simcore.corpora.sampling import sample_source
 from simcore.corpus import Corpus, tokenize_corpus
 from simcore.errors import CorpusError
-from simcore.matrix import corpora_in
+from simcore.matrix.corpus_cache import corpora_in
 from simcore.tokenize import TokenizerOptions
 
 from .conftest import SAMPLE_DATA
@@ -213,7 +213,7 @@ def _matrix(args: list[str], out: Path) -> object:
 
 def test_sources_in_an_s3_bucket_give_the_local_matrix_and_no_credential_is_written(
         s3, shared_data, tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr("simcore.corpus_cache.STREAM_MIN_BYTES", 1)  # every source through the streaming pass
+    monkeypatch.setattr("simcore.matrix.corpus_cache.STREAM_MIN_BYTES", 1)  # every source through the streaming pass
     fs, options = s3
     local = tmp_path / "local"
     _write_shards(local, _cut_sources(shared_data))
@@ -377,7 +377,7 @@ def web() -> Iterator[str]:
 
 
 def test_http_sources_and_their_faults_cost_only_their_own_cells(web, tmp_path, monkeypatch):
-    from simcore.matrix import Workbench
+    from simcore.matrix.workbench import Workbench
     from simcore.store import ArtefactStore
 
     monkeypatch.setattr(remote, "BLOCK_BYTES", 4096)  # several requests per object, as a large one makes

@@ -325,7 +325,7 @@ def test_runs_are_named_by_what_sets_them_apart_and_compare_opens_on_a_comparabl
     from dashboard.compare import default_pair
     from dashboard.compute import options_label
     from dashboard.state import Job
-    from simcore.matrix import DEFAULT_MEASURES
+    from simcore.matrix.plan import DEFAULT_MEASURES
 
     plain = Job(sources=["a"], targets=["t"], measures=list(DEFAULT_MEASURES), options={}, tokenizer={"lowercase": True})
     assert options_label(plain) == "default options"
@@ -366,7 +366,7 @@ def test_the_answer_for_language_models_is_shown_once_ppl_and_jsd_are_in(tmp_pat
     from dashboard.compute import early_lm_matrix
     from dashboard.state import Job
     from simcore.corpus import Corpus
-    from simcore.matrix import Workbench
+    from simcore.matrix.workbench import Workbench
     from simcore.recommendation import recommend
     from simcore.store import ArtefactStore
 

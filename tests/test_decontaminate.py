@@ -13,7 +13,7 @@ from simcore.cli import main
 from simcore.corpus import Corpus
 from simcore.decontaminate import decontaminate
 from simcore.errors import CorpusError, SimcoreError
-from simcore.matrix import Workbench
+from simcore.matrix.workbench import Workbench
 from simcore.overlap_pass import source_overlaps
 from simcore.store import ArtefactStore
 from simcore.tokenize import tokenize

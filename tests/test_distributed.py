@@ -32,7 +32,8 @@ from simcore.distributed import cluster as cluster_module
 from simcore.distributed.prepare import cluster_matrix
 from simcore.distributed.shards import Settings, corpus_from_glob, sample_source_on_cluster
 from simcore.errors import CorpusError
-from simcore.matrix import Workbench, corpora_in
+from simcore.matrix.corpus_cache import corpora_in
+from simcore.matrix.workbench import Workbench
 from simcore.store import ArtefactStore, digest
 
 from .conftest import SAMPLE_DATA
@@ -199,7 +200,7 @@ def test_the_cluster_gives_the_same_matrix_on_the_sample(client, tmp_path):
 def test_a_large_source_is_sampled_by_the_workers_never_tokenized_whole(client, tmp_path, monkeypatch):
     """Issue 17 left this: on a cluster, a source of 50 MB or more was tokenized whole by the workers and
     then sampled again by the process assembling the table. Now its shards are read once, on the cluster."""
-    monkeypatch.setattr("simcore.corpus_cache.STREAM_MIN_BYTES", 0)  # every source counts as large (decided here)
+    monkeypatch.setattr("simcore.matrix.corpus_cache.STREAM_MIN_BYTES", 0)  # every source counts as large (decided here)
     sources = [Corpus.from_path(_shard(SAMPLE_DATA / "sources", tmp_path / "mixed"), name="mixed"),
                Corpus.from_path(SAMPLE_DATA / "sources" / "news.txt")]
     targets = corpora_in(SAMPLE_DATA / "targets")[:1]

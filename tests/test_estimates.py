@@ -7,7 +7,7 @@ import pytest
 from simcore import pace
 from simcore.corpus import Corpus
 from simcore.estimates import probe_seconds
-from simcore.matrix import Workbench
+from simcore.matrix.workbench import Workbench
 from simcore.measures import get_measure
 
 from .conftest import SAMPLE_DATA
@@ -46,7 +46,7 @@ def test_a_matrix_estimate_counts_each_slow_step_once_and_nothing_stored(tmp_pat
         pace.record(store, step, units, 1.0)  # fixed paces: the estimate is worked out by hand below
     cold = matrix_seconds(bench, [news, protocols], [target], ["ppl", "tvcc"])
     tokens = [int(c.size_bytes / BYTES_PER_TOKEN) for c in (news, protocols)]  # not read yet: guessed from bytes
-    from simcore.matrix import comparison_size
+    from simcore.matrix.plan import comparison_size
 
     n = comparison_size(tokens, "ppl")
     sentences = len(bench.target(target).sentences)

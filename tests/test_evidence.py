@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from simcore.evidence import EVIDENCE_COLUMNS, pairs_evidence, readable_pairs
-from simcore.matrix import encode_replicates
+from simcore.matrix.rows import encode_replicates
 from simcore.recommendation import recommend
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from simcore.corpus import Corpus
 from simcore.errors import StoreError
-from simcore.matrix import Workbench
+from simcore.matrix.workbench import Workbench
 from simcore.store import ArtefactStore
 
 from .conftest import ROOT, SAMPLE_DATA
@@ -78,7 +78,7 @@ def test_a_matrix_run_killed_mid_way_then_rerun_gives_the_clean_result(tmp_path)
 PREPARE = r"""
 import sys
 from simcore.corpus import Corpus
-from simcore.matrix import Workbench
+from simcore.matrix.workbench import Workbench
 from simcore.store import ArtefactStore
 from simcore.measures.ppl import model_path
 bench = Workbench(ArtefactStore(sys.argv[1]))

@@ -276,7 +276,7 @@ class _Fault:
                 raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(args[0]) if args else "")
             self.mp.setattr(pd, "read_csv", denied)
         elif self.kind == "no_memory":
-            from simcore.matrix import Workbench
+            from simcore.matrix.workbench import Workbench
 
             def no_memory(*args: Any, **kwargs: Any) -> None:
                 raise MemoryError

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from simcore.corpus import Corpus, tokenize_corpus
 from simcore.errors import CorpusError, SimcoreError
-from simcore.matrix import Workbench
+from simcore.matrix.workbench import Workbench
 from simcore.store import ArtefactStore
 from simcore.tokenize import tokenize
 
@@ -190,7 +190,7 @@ LAB_NER = (SAMPLE_DATA / "targets" / "lab_protocol_ner.conll").read_bytes()
 def test_two_targets_with_equal_bytes_stay_two(tmp_path, store):
     _, targets = _dirs(tmp_path, {"alpha.conll": NEWS_NER, "beta.conll": NEWS_NER, "gamma.conll": LAB_NER})
     sources = [Corpus.from_path(SAMPLE_DATA / "sources" / "news.txt")]
-    from simcore.matrix import corpora_in
+    from simcore.matrix.corpus_cache import corpora_in
 
     table = Workbench(store).matrix(sources, corpora_in(targets), ["tvc", "jsd"])
     assert sorted(table["target"]) == ["alpha", "alpha", "beta", "beta", "gamma", "gamma"]

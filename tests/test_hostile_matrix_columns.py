@@ -2,7 +2,7 @@
 line naming the file, the column, the row and the value (never "internal error"), or, where the
 column may be empty, read and used by every command.
 
-Generated: a well-formed matrix with every column simcore writes (``simcore.matrix.COLUMNS``), then
+Generated: a well-formed matrix with every column simcore writes (``simcore.matrix.rows.COLUMNS``), then
 one cell replaced at a time by each hostile kind, run through read_matrix and, rotating, through
 rank, recommend, agreement, correlate and regret on the command line.
 """
@@ -24,7 +24,7 @@ from simcore import cli
 from simcore.analysis import read_matrix
 from simcore.analysis.tables import BOOLEAN_COLUMNS, NUMBER_COLUMNS, TEXT_COLUMNS
 from simcore.errors import TableError
-from simcore.matrix import COLUMNS
+from simcore.matrix.rows import COLUMNS
 
 SOURCES, TARGETS = ["news", "wiki", "tweets"], ["conll", "wetlab"]
 MEASURES = {"tvc": 1, "ppl": -1, "jsd": -1, "ttr": 0}

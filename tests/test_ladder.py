@@ -7,7 +7,9 @@ import json
 
 from simcore.corpus import Corpus
 from simcore.ladder import LADDER, pair_size, pair_sizes, rungs, table_size
-from simcore.matrix import Workbench, corpora_in, decode_replicates
+from simcore.matrix.corpus_cache import corpora_in
+from simcore.matrix.rows import decode_replicates
+from simcore.matrix.workbench import Workbench
 
 from .conftest import SAMPLE_DATA
 

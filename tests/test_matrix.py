@@ -5,7 +5,8 @@ import pytest
 
 from simcore.corpus import Corpus
 from simcore.errors import SimcoreError
-from simcore.matrix import Workbench, corpora_in
+from simcore.matrix.corpus_cache import corpora_in
+from simcore.matrix.workbench import Workbench
 
 from .conftest import SAMPLE_DATA
 
@@ -99,8 +100,8 @@ def test_a_large_target_is_tagged_by_two_processes_with_the_same_tvcc(tmp_path, 
     target over BACKGROUND_SPLIT_TOKENS is tagged in parts by two processes; TVcC is the one process's."""
     import os
 
+    from simcore.matrix.schedule import BACKGROUND_SPLIT_TOKENS
     from simcore.measures import get_measure
-    from simcore.schedule import BACKGROUND_SPLIT_TOKENS
     from simcore.store import ArtefactStore
 
     if (os.cpu_count() or 1) < 2:
@@ -122,7 +123,7 @@ def test_a_large_target_is_tagged_by_two_processes_with_the_same_tvcc(tmp_path, 
 
 
 def test_memory_held_by_a_workbench_is_bounded(tmp_path, store, monkeypatch):
-    monkeypatch.setattr("simcore.corpus_cache.MEMORY_TARGETS", 2)
+    monkeypatch.setattr("simcore.matrix.corpus_cache.MEMORY_TARGETS", 2)
     bench = Workbench(store)
     paths = []
     for i in range(4):
@@ -131,7 +132,7 @@ def test_memory_held_by_a_workbench_is_bounded(tmp_path, store, monkeypatch):
     first = bench.target(Corpus.from_path(paths[0]))
     for p in paths[1:]:
         bench.target(Corpus.from_path(p))
-    assert len(bench._targets) == 2
+    assert len(bench.cache._targets) == 2
     again = bench.target(Corpus.from_path(paths[0]))
     assert again is not first and again.sentences == first.sentences, "rebuilt from the store when needed"
 
@@ -144,7 +145,7 @@ def test_parts_in_parallel_processes_give_the_same_table_as_one_process(tmp_path
     measures = ["tvc", "tvcc", "ppl", "wvv", "jsd", "ttr"]
     serial = Workbench(ArtefactStore(tmp_path / "one")).matrix(sources, targets, measures, compute_noise=True)
     seen = []
-    monkeypatch.setattr("simcore.schedule.PARALLEL_MIN_TOKENS", 0)  # the sample is small: run it in processes all the same
+    monkeypatch.setattr("simcore.matrix.schedule.PARALLEL_MIN_TOKENS", 0)  # the sample is small: run it in processes all the same
     parallel = Workbench(ArtefactStore(tmp_path / "two")).matrix(
         sources, targets, measures, jobs=2, progress=lambda message, fraction: seen.append((fraction, message)),
         compute_noise=True)
@@ -162,7 +163,7 @@ def test_parts_in_parallel_processes_give_the_same_table_as_one_process(tmp_path
 
 def test_groups_of_targets_scored_in_processes_of_their_own_give_the_same_table(tmp_path, monkeypatch):
     """Four targets and two processes: each process scores one group of targets against every source."""
-    from simcore import schedule
+    from simcore.matrix import schedule
     from simcore.store import ArtefactStore
 
     sources = [Corpus.from_path(SAMPLE_DATA / "sources" / n) for n in ("news.txt", "biomed_abstracts.txt")]
@@ -213,7 +214,7 @@ def test_a_large_source_is_sampled_in_one_pass_the_same_from_every_format(tmp_pa
 
     from simcore.store import ArtefactStore
 
-    monkeypatch.setattr("simcore.corpus_cache.STREAM_MIN_BYTES", 0)  # every source counts as large here
+    monkeypatch.setattr("simcore.matrix.corpus_cache.STREAM_MIN_BYTES", 0)  # every source counts as large here
     lines = [line for line in (SAMPLE_DATA / "sources" / "news.txt").read_text().splitlines() if line.strip()]
     folders = {}
     for kind in ("text", "parquet", "zst"):
@@ -246,10 +247,10 @@ def test_a_large_source_is_sampled_in_one_pass_the_same_from_every_format(tmp_pa
 def test_a_large_sources_pass_is_read_in_pieces_by_the_processes_with_the_same_table(tmp_path, monkeypatch):
     """With several processes, a large source's streaming pass is split into its shards (each a task, merged
     in the parent, its samples drawn in a process): every value and replicate as in one process."""
-    from simcore import schedule
+    from simcore.matrix import schedule
     from simcore.store import ArtefactStore
 
-    monkeypatch.setattr("simcore.corpus_cache.STREAM_MIN_BYTES", 0)  # every source counts as large here
+    monkeypatch.setattr("simcore.matrix.corpus_cache.STREAM_MIN_BYTES", 0)  # every source counts as large here
     lines = [line for line in (SAMPLE_DATA / "sources" / "news.txt").read_text().splitlines() if line.strip()]
     folder = tmp_path / "news"
     folder.mkdir()
@@ -272,3 +273,16 @@ def test_a_large_sources_pass_is_read_in_pieces_by_the_processes_with_the_same_t
     assert serial["error"].isna().all()
     # 5 pieces and a draw for news, 1 piece and a draw for tweets (a source of one file), the target read whole
     assert "reading the corpora in 2 processes (9 of 9 parts)" in seen
+
+
+def test_the_table_carries_what_reading_skipped(tmp_path, store):
+    """The notes come back with the table (the CLI prints them from there): a target with a blank token
+    and a token that is a space has those two lines skipped, as ``Corpus`` counts them itself."""
+    quirky = tmp_path / "quirky.conll"
+    quirky.write_bytes(b"a\tO\n \tO\n\tO\nb\tB-X\n\n")
+    source, target = Corpus.from_path(SAMPLE_DATA / "sources" / "news.txt"), Corpus.from_path(quirky)
+    table = Workbench(store).matrix([source], [target], ["tvc"])
+    direct = Workbench(store).tokenize(target).read_notes
+    assert direct.skipped == 2
+    assert table.attrs["read_notes"] == {"target quirky": direct.summary()}
+    assert "2 lines skipped" in table.attrs["read_notes"]["target quirky"]

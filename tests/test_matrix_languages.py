@@ -10,7 +10,7 @@ import pytest
 
 from simcore.cli import main
 from simcore.corpus import Corpus, tokenize_corpus
-from simcore.matrix import Workbench
+from simcore.matrix.workbench import Workbench
 from simcore.recommendation import recommend
 from simcore.store import ArtefactStore, digest
 from simcore.tokenize import TokenizerOptions

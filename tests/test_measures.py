@@ -13,7 +13,7 @@ from scipy.spatial.distance import jensenshannon
 from simcore.corpus import Corpus
 from simcore.errors import SimcoreError
 from simcore.kenlm_tools import find_program
-from simcore.matrix import Workbench
+from simcore.matrix.workbench import Workbench
 from simcore.measures import MeasureOptions, get_measure
 from simcore.measures.jsd import divergent_ngrams
 from simcore.measures.ppl import least_likely_sentences

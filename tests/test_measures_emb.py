@@ -6,7 +6,7 @@ import pytest
 
 from simcore.corpus import Corpus
 from simcore.errors import MeasureUnavailable
-from simcore.matrix import Workbench
+from simcore.matrix.workbench import Workbench
 from simcore.measures import MeasureOptions, get_measure
 from simcore.selection import encoder_model
 from simcore.uncertainty import sentence_weights

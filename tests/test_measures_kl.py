@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from simcore.corpus import Corpus
-from simcore.matrix import Workbench
+from simcore.matrix.workbench import Workbench
 from simcore.measures import MeasureOptions, get_measure
 from simcore.measures.kl import Featurizer, contributing_buckets, kl_reduction, source_counts
 from simcore.uncertainty import sentence_weights

@@ -14,12 +14,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import simcore.corpus_cache as corpus_cache
+import simcore.matrix.corpus_cache as corpus_cache
 from simcore.answer import recommend
 from simcore.corpora.corpus import unit_tokenizer
 from simcore.corpus import Corpus
 from simcore.errors import InvalidArgument
-from simcore.matrix import Workbench, encode_replicates
+from simcore.matrix.rows import encode_replicates
+from simcore.matrix.workbench import Workbench
 from simcore.measures import get_measure
 from simcore.overlap import Scanner, TargetIndex, gram_hash, target_sentences, words_of
 from simcore.overlap_pass import OverlapOptions, source_overlaps

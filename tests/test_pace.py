@@ -8,7 +8,7 @@ import pytest
 
 from simcore import pace
 from simcore.corpus import Corpus
-from simcore.matrix import Workbench
+from simcore.matrix.workbench import Workbench
 from simcore.measures import MeasureOptions, get_measure
 
 from .conftest import SAMPLE_DATA

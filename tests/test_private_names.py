@@ -1,7 +1,6 @@
 """No private name crosses a module boundary: a ``_name`` is imported from nowhere, and read on another
 module's object only where that module defines it (issue 39). The crossings still left are listed
-below, each to go when its module is reworked (the matrix core: simcore.schedule and estimates calling
-the Workbench's private methods; the dashboard's resume and the probe's LM run)."""
+below, each to go when its module is reworked (the dashboard's resume and the probe's LM run)."""
 
 from __future__ import annotations
 
@@ -11,9 +10,6 @@ from pathlib import Path
 from .conftest import ROOT
 
 LEFT = {  # (file, private name): crossings known today, to be made public or removed
-    ("simcore/schedule.py", "_known_raw_keys"), ("simcore/schedule.py", "_unit"),
-    ("simcore/schedule.py", "_raw_keys_by_name"), ("simcore/schedule.py", "_read_in_processes"),
-    ("simcore/schedule.py", "_in_store"), ("simcore/estimates.py", "_in_store"),
     ("dashboard/resume.py", "_answer_key"), ("dashboard/resume.py", "_demo_finished"),
     ("simcore/probe/lm.py", "_row"), ("simcore/probe/lm.py", "_run_key"),
 }

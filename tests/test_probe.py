@@ -17,7 +17,8 @@ from simcore.analysis import correlate, read_matrix, read_results, regret
 from simcore.cli import main
 from simcore.corpus import Corpus
 from simcore.errors import SimcoreError
-from simcore.matrix import Workbench, corpora_in
+from simcore.matrix.corpus_cache import corpora_in
+from simcore.matrix.workbench import Workbench
 from simcore.measures import MeasureOptions
 from simcore.measures.wvv import source_vectors_path
 from simcore.probe import BASELINE, COLUMNS, ProbeCaps, TargetSplits, entity_score, probe, spans

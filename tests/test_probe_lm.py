@@ -17,7 +17,8 @@ seqeval_metrics = pytest.importorskip("seqeval.metrics")
 
 from dashboard.work import FORM_NAMES  # noqa: E402
 from simcore.cli import main  # noqa: E402
-from simcore.matrix import Workbench, corpora_in  # noqa: E402
+from simcore.matrix.corpus_cache import corpora_in  # noqa: E402
+from simcore.matrix.workbench import Workbench  # noqa: E402
 from simcore.probe import BASELINE, COLUMNS, TargetSplits, entity_score  # noqa: E402
 from simcore.probe.lm import plan_lm_probe, probe_lm  # noqa: E402
 from simcore.probe.lm_plan import Adaptation, LMPlan, PlanTooLong, Tagging  # noqa: E402

@@ -17,7 +17,9 @@ from simcore.analysis import read_matrix
 from simcore.corpus import Corpus, sample_corpus
 from simcore.errors import SimcoreError
 from simcore.ladder import size_bias
-from simcore.matrix import Workbench, corpora_in, encode_replicates
+from simcore.matrix.corpus_cache import corpora_in
+from simcore.matrix.rows import encode_replicates
+from simcore.matrix.workbench import Workbench
 from simcore.measures import explained, get_measure
 from simcore.recommendation import pairwise_table, recommend, recommendation_table
 from simcore.store import ArtefactStore

@@ -4,7 +4,8 @@ leads us to expect of PPL, TVC and JSD."""
 import pytest
 
 from simcore.corpus import Corpus
-from simcore.matrix import Workbench, corpora_in
+from simcore.matrix.corpus_cache import corpora_in
+from simcore.matrix.workbench import Workbench
 
 pytestmark = pytest.mark.shared_data
 

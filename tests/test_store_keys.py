@@ -16,7 +16,7 @@ import pytest
 
 from simcore.corpus import Corpus
 from simcore.errors import SimcoreError
-from simcore.matrix import Workbench
+from simcore.matrix.workbench import Workbench
 from simcore.measures import MeasureOptions
 from simcore.selection import SelectionOptions, score_pool
 from simcore.store import ArtefactStore
@@ -165,7 +165,7 @@ def test_the_models_versions_enter_the_keys_of_what_they_decide(tmp_path, monkey
               _part_key("f", ("NOUN",), TokenizerOptions(), 0))
     real = versions.package_versions.__wrapped__
     monkeypatch.setattr(versions, "package_versions", lambda *names: tuple(v + ".1" for v in real(*names)))
-    for module in ("simcore.corpus_cache", "simcore.tagging", "simcore.selection.methods.factory"):
+    for module in ("simcore.matrix.corpus_cache", "simcore.tagging", "simcore.selection.methods.factory"):
         monkeypatch.setattr(f"{module}.package_versions", versions.package_versions, raising=False)
     after = ([bench.cell_key(source, target, m) for m in ("tvcc", "wvv", "tvc")], input_identity(options),
              _part_key("f", ("NOUN",), TokenizerOptions(), 0))

@@ -50,7 +50,7 @@ def test_content_words_from_parts_equal_one_run_over_the_whole_target(store, sma
 
 def test_a_targets_parts_are_shared_out_to_the_processes_without_gaps_or_overlaps(store, small_parts, monkeypatch):
     monkeypatch.setattr("simcore.measures.tvcc.BACKGROUND_MIN_TOKENS", 0)
-    from simcore.matrix import Workbench
+    from simcore.matrix.workbench import Workbench
     from simcore.measures import get_measure
 
     target = Workbench(store).target(Corpus.from_path(SAMPLE_DATA / "targets" / "med_forum_posts.conll"))

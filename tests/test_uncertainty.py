@@ -11,7 +11,7 @@ import pytest
 from scipy.spatial.distance import jensenshannon
 
 from simcore.corpus import Corpus
-from simcore.matrix import Workbench
+from simcore.matrix.workbench import Workbench
 from simcore.measures import get_measure
 from simcore.uncertainty import centred, interval, pool_samples, sentence_weights
 
@@ -87,7 +87,7 @@ def test_centring_keeps_the_spread_and_pooling_alternates_samples():
 WVV_RUN = """
 import sys
 from simcore.corpus import Corpus
-from simcore.matrix import Workbench
+from simcore.matrix.workbench import Workbench
 from simcore.store import ArtefactStore
 table = Workbench(ArtefactStore(sys.argv[1])).matrix([Corpus.from_path(sys.argv[2])], [Corpus.from_path(sys.argv[3])],
                                                     ["wvv"], compute_noise=True)

@@ -239,7 +239,7 @@ def _booleans(column: pd.Series, name: str, where: str) -> pd.Series:
 
 
 def _check_replicates(column: pd.Series, where: str) -> None:
-    """Each cell empty or finite numbers separated by spaces (what simcore.matrix.encode_replicates writes).
+    """Each cell empty or finite numbers separated by spaces (what simcore.matrix.rows.encode_replicates writes).
 
     Checked for the whole column at once (characters, then one parse of every number); only when
     that fails is the first bad cell looked for, to name it.
@@ -273,7 +273,7 @@ def _check_replicates(column: pd.Series, where: str) -> None:
 
 
 def _check_ladder(column: pd.Series, where: str) -> None:
-    """Each cell empty or what simcore.matrix writes: a JSON object from a sample size in tokens to
+    """Each cell empty or what simcore.matrix.rows writes: a JSON object from a sample size in tokens to
     {"value": a finite number, "replicates": numbers separated by spaces, or null}.
 
     The replicates of every cell are checked together, in one parse (one per cell took a second or more

@@ -28,7 +28,7 @@ def _root(url: str, storage_options: Any) -> RemoteFile:
 
 def corpora_in_url(url: str, storage_options: Any = None, **options: Any) -> list[Corpus]:
     """Every object or sub-folder directly under ``url`` as one corpus named by its stem (what
-    :func:`simcore.corpus_cache.corpora_in` makes of a local folder), from one listing."""
+    :func:`simcore.matrix.corpus_cache.corpora_in` makes of a local folder), from one listing."""
     root = _root(url, storage_options)
     if has_magic(root.url):
         raise CorpusError(f"{root.display}: give a folder of corpora here; a pattern is one corpus (--source-glob)")

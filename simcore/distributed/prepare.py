@@ -4,9 +4,11 @@ Every source is tokenized and sampled shard by shard (:mod:`.shards`); then each
 gets its n-gram counts, its KenLM model and its skip-gram vectors as separate tasks (so several
 sources, and several models of one source, are built at once on several workers); the targets'
 slow side work (tagging for TVcC) runs as tasks too; and every cell is scored as a task calling
-:meth:`simcore.matrix.Workbench.cell`. All of it lands in the shared artefact store, and the
-table is finally assembled by :meth:`simcore.matrix.Workbench.matrix` in the calling process,
-which finds every artefact and cell stored: the same table as without a cluster, by construction.
+:meth:`simcore.matrix.corpus_cache.CorpusCache.cell`. The parts are those of the matrix's own plan
+(:func:`simcore.matrix.plan.plan_matrix`: the same sizes, the same measures left out as noise). All
+of it lands in the shared artefact store, and the table is finally assembled by
+:meth:`simcore.matrix.workbench.Workbench.matrix` in the calling process, which finds every artefact
+and cell stored: the same table as without a cluster, by construction.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ import pandas as pd
 
 from ..corpus import Corpus, TokenizedCorpus
 from ..errors import SimcoreError
-from ..ladder import pair_sizes
-from ..matrix import DEFAULT_MEASURES, STREAM_SIZES, Workbench, comparison_size
+from ..matrix.corpus_cache import STREAM_SIZES, CorpusCache
+from ..matrix.plan import DEFAULT_MEASURES, plan_matrix
+from ..matrix.workbench import Workbench
 from ..measures import PreparedSource, get_measure, parse_measures
 from .cluster import check_workers, open_client
 from .shards import (
@@ -44,8 +47,8 @@ def _quiet(message: str, fraction: float) -> None:
 
 
 @functools.lru_cache(maxsize=4)
-def _workbench(settings: Settings) -> Workbench:
-    return Workbench(settings.store, settings.tokenizer, settings.options)
+def _corpus_cache(settings: Settings) -> CorpusCache:
+    return CorpusCache(settings.store, settings.tokenizer, settings.options)
 
 
 _PREPARED: OrderedDict[tuple[str, ...], list[PreparedSource]] = OrderedDict()
@@ -101,9 +104,9 @@ def score_cell(settings: Settings, target: Corpus, measure: str, errors: dict[st
     """Score (and store) one cell; None, or why it has no value."""
     if measure in errors:
         return errors[measure]
-    bench = _workbench(settings)
+    cache = _corpus_cache(settings)
     try:
-        bench.cell(_prepared(settings, samples), bench.target(target), measure)
+        cache.cell(_prepared(settings, samples), cache.target(target), measure)
     except SimcoreError as exc:
         return str(exc)
     return None
@@ -136,7 +139,8 @@ def cluster_matrix(
     workers = check_workers(client, settings.store_root)
     progress(f"running on {workers} Dask workers", 0.0)
     tracker = Tracker(client, progress, (0.0, CLUSTER_SHARE))
-    _run(tracker, bench, settings, list(sources), list(targets), names, samples, sample_tokens, compute_noise)
+    _run(tracker, bench.cache, settings, list(sources), list(targets), names, samples, sample_tokens,
+         compute_noise)
 
     def local(message: str, fraction: float) -> None:
         progress(message, CLUSTER_SHARE + (1 - CLUSTER_SHARE) * fraction)
@@ -157,13 +161,13 @@ def matrix_runner(bench: Any, scheduler: str | None = None, local_workers: int |
     return run
 
 
-def _run(tracker: Tracker, bench: Workbench, settings: Settings, sources: list[Corpus], targets: list[Corpus],
+def _run(tracker: Tracker, bench: CorpusCache, settings: Settings, sources: list[Corpus], targets: list[Corpus],
          names: list[str], samples: int, sample_tokens: int | None, compute_noise: bool = False) -> None:
     """Everything but the assembly; a corpus that cannot be read is left to the assembly, which
     reports it exactly as it does without a cluster.
 
-    A large source (:meth:`Workbench.streams`) is never tokenized whole: its shards are read by the
-    workers in one streaming pass for the ladder :meth:`Workbench.size` asks for, which the store
+    A large source (:meth:`CorpusCache.streams`) is never tokenized whole: its shards are read by the
+    workers in one streaming pass for the ladder :meth:`CorpusCache.size` asks for, which the store
     remembers, so the assembly reads nothing of it again; its samples are the start of that pass's.
     """
     streamed = {c.name: c for c in sources if bench.streams(c)}
@@ -177,12 +181,11 @@ def _run(tracker: Tracker, bench: Workbench, settings: Settings, sources: list[C
     tokens |= {name: bench.size(streamed[name], samples) for name in passed}  # read back from the pass
     if not tokens:
         return
-    # the same sizes as Workbench.matrix chooses: the table's, and each source's ladder (simcore.ladder)
-    common = sample_tokens or comparison_size(list(tokens.values()))
-    extra = pair_sizes(tokens, common, ladder=sample_tokens is None)
-    sizes_of = {name: [common, *extra[name]] for name in tokens}
-    names = [n for n in names if compute_noise or not get_measure(n).noise_when_small
-             or common >= get_measure(n).reliable_tokens]  # as Workbench.matrix: noise is not computed
+    # the matrix's own plan: the table's size, each source's ladder, the measures left out as noise
+    plan = plan_matrix([c for c in sources if c.name in tokens], tokens, names,
+                       sample_tokens=sample_tokens, compute_noise=compute_noise)
+    names = [n for n in names if n not in plan.skipped]
+    sizes_of = {name: plan.samples_of(name) for name in tokens}
     drawn: dict[tuple[str, int], list[Any]] = {}
     for sharded, whole in readable:
         own = sizes_of[sharded.corpus.name]
@@ -201,7 +204,7 @@ def _run(tracker: Tracker, bench: Workbench, settings: Settings, sources: list[C
     for name in tokens:
         for size in sizes_of[name]:
             source_samples = drawn[name, size]
-            wanted = [n for n in names if size == common or get_measure(n).size_ladder]
+            wanted = plan.measures_at(name, size)
             for group in measure_groups(wanted):
                 prepared = tracker.submit("prepare-" + "-".join(group),
                                           f"prepared {'/'.join(group).upper()} for {name}",
@@ -215,7 +218,7 @@ def _run(tracker: Tracker, bench: Workbench, settings: Settings, sources: list[C
     tracker.wait(cells)
 
 
-def _target_work(tracker: Tracker, bench: Workbench, names: list[str],
+def _target_work(tracker: Tracker, bench: CorpusCache, names: list[str],
                  targets: list[ShardedCorpus]) -> dict[str, list[Any]]:
     """Each measure's target-side work (see ``background_work`` in :mod:`simcore.measures`) as tasks."""
     futures: dict[str, list[Any]] = {}

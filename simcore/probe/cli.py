@@ -50,7 +50,8 @@ def _seconds(text: str) -> float:
 
 def cmd_probe(args: argparse.Namespace) -> int:
     from ..export import csv_text
-    from ..matrix import Workbench, corpora_in
+    from ..matrix.corpus_cache import corpora_in
+    from ..matrix.workbench import Workbench
     from ..measures import MeasureOptions
     from ..store import ArtefactStore
     from .data import TargetSplits, split_notes

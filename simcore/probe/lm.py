@@ -27,7 +27,7 @@ import pandas as pd
 from .. import pace
 from ..corpus import Corpus
 from ..errors import SimcoreError, StoreError
-from ..matrix import Workbench
+from ..matrix.workbench import Workbench
 from ..selection.encoder_model import EncoderSource, libraries, resolve_encoder, transformer_directory
 from ..store import ArtefactStore, digest
 from .data import Sentences, TargetSplits, cap_sentences, read_split

@@ -46,7 +46,8 @@ def add_lm_arguments(p: argparse.ArgumentParser) -> None:
 def cmd_probe_lm(args: argparse.Namespace) -> int:
     """Plan (printed), check against --max-minutes, then run; the table and a tie summary are printed."""
     from ..export import csv_text
-    from ..matrix import Workbench, corpora_in
+    from ..matrix.corpus_cache import corpora_in
+    from ..matrix.workbench import Workbench
     from ..selection.encoder_model import libraries
     from ..store import ArtefactStore
     from .data import TargetSplits, split_notes

@@ -20,7 +20,8 @@ import pandas as pd
 from .. import pace
 from ..corpus import Corpus
 from ..errors import SimcoreError, StoreError
-from ..matrix import Workbench, comparison_size
+from ..matrix.plan import comparison_size
+from ..matrix.workbench import Workbench
 from ..store import ArtefactStore, digest
 from .config import ProbeCaps
 from .data import TargetSplits, cap_sentences, read_split, stored_split

@@ -1,10 +1,10 @@
-"""The corpus cache under :class:`simcore.matrix.Workbench`: corpora read, tokenized, sampled and prepared
-once, and every scored cell stored.
+"""Preparing corpora for a matrix: read, tokenized, sampled and prepared once, and every scored cell stored.
 
 :class:`CorpusCache` keeps, for one option set, the tokenized corpora, the prepared source samples and
 targets (a bounded number in memory, the rest in the artefact store) and scores one cell, or one part (a
-source at one size under one measure, with every target). :mod:`simcore.schedule` runs parts in other
-processes; :mod:`simcore.matrix` assembles the table.
+source at one size under one measure, with every target). A :class:`~simcore.matrix.workbench.Workbench`
+holds one; :mod:`simcore.matrix.schedule` runs parts on it, here or in other processes (each with a
+cache of its own on the same store).
 """
 
 from __future__ import annotations
@@ -21,21 +21,21 @@ from typing import Any
 
 import numpy as np
 
-from . import pace
-from .corpora.lang import NO_SPACE_SCRIPTS, is_char_tokenized
-from .corpora.lang.cut import CHARS, WORDS, detect_cut
-from .corpora.listing import corpus_entries
-from .corpora.remote import RemoteFile, is_url, location
-from .corpora.remote_corpora import corpora_in_url
-from .corpora.sampling import StreamSamples, sample_source
-from .corpus import Corpus, TokenizedCorpus, corpus_name, sample_corpus, tokenize_corpus
-from .errors import CorpusError, InvalidArgument, SimcoreError, StoreError
-from .ladder import DEFAULT_SAMPLE_CAP, LADDER, table_size
-from .measures import MeasureOptions, PreparedSource, PreparedTarget, get_measure
-from .store import ArtefactStore, digest
-from .tokenize import TokenizerOptions
-from .uncertainty import centred, interval, pool_samples
-from .versions import measure_versions
+from .. import pace
+from ..corpora.lang import NO_SPACE_SCRIPTS, is_char_tokenized
+from ..corpora.lang.cut import CHARS, WORDS, detect_cut
+from ..corpora.listing import corpus_entries
+from ..corpora.remote import RemoteFile, is_url, location
+from ..corpora.remote_corpora import corpora_in_url
+from ..corpora.sampling import StreamSamples, sample_source
+from ..corpus import Corpus, TokenizedCorpus, corpus_name, sample_corpus, tokenize_corpus
+from ..errors import CorpusError, InvalidArgument, SimcoreError, StoreError
+from ..ladder import DEFAULT_SAMPLE_CAP, LADDER, table_size
+from ..measures import MeasureOptions, PreparedSource, PreparedTarget, get_measure
+from ..store import ArtefactStore, digest
+from ..tokenize import TokenizerOptions
+from ..uncertainty import centred, interval, pool_samples
+from ..versions import measure_versions
 
 MEMORY_SOURCES = 16  # prepared sources (their loaded models) kept in memory per workbench
 MEMORY_TARGETS = 32  # targets (their sentences) kept in memory per workbench
@@ -133,7 +133,6 @@ class CorpusCache:
         self._sources: OrderedDict[tuple[str, str, int, int], list[PreparedSource]] = OrderedDict()
         self._targets: OrderedDict[tuple[str, str], PreparedTarget] = OrderedDict()
         self._known_raw_keys: dict[tuple[str, tuple[Any, ...]], str] = {}  # given by a parent process
-        self._read_in_processes = False
 
     def tokenize(self, corpus: Corpus, progress: Progress = quiet) -> TokenizedCorpus:
         if not isinstance(corpus, Corpus):
@@ -182,10 +181,11 @@ class CorpusCache:
         top = max(result.samples)
         return result.samples[top][0].n_tokens if top in result.whole else result.words
 
-    def read_notes(self, corpus: Corpus) -> Any:
-        """What reading the corpus met (skipped lines, repaired tokens, ...), from its pass or its tokens."""
+    def read_notes(self, corpus: Corpus, samples: int = 1) -> Any:
+        """What reading the corpus met (skipped lines, repaired tokens, ...), from its pass (the one that
+        drew ``samples`` samples) or its tokens."""
         if self.streams(corpus):
-            return self.stream_samples(corpus, [LADDER[0]], 1).notes
+            return self.stream_samples(corpus, [LADDER[0]], samples).notes
         return self.tokenize(corpus).read_notes
 
     def source(self, corpus: Corpus, sample_tokens: int, samples: int,
@@ -244,11 +244,11 @@ class CorpusCache:
 
     def default_sample_tokens(self, sources: Sequence[Corpus], measure: str = "ppl",
                               progress: Progress = quiet) -> int:
-        """Tokens per source sample for one measure (see :func:`comparison_size`)."""
+        """Tokens per source sample for one measure (:func:`simcore.matrix.plan.comparison_size`)."""
         sources = corpus_list(sources, "sources")
         if not sources:
             raise InvalidArgument("give at least one source")
-        return comparison_size([self.size(c, progress=progress) for c in sources], measure)
+        return table_size([self.size(c, progress=progress) for c in sources])  # the same for every measure
 
     def cell(self, sources: list[PreparedSource], target: PreparedTarget, measure_name: str) -> CellResult:
         """One measure for one source (over its samples) and one target; stored once scored."""
@@ -294,8 +294,8 @@ class CorpusCache:
                       self.options.subset(measure.option_names), self.tokenizer.as_dict(), self.options.bootstrap,
                       self.options.seed, *extra)
 
-    def _unit(self, corpus: Corpus, name: str, size: int, samples: int, targets: list[Corpus],
-              progress: Progress = quiet) -> UnitResult:
+    def unit(self, corpus: Corpus, name: str, size: int, samples: int, targets: list[Corpus],
+             progress: Progress = quiet) -> UnitResult:
         """One source at one size under one measure: its samples prepared, then every target scored."""
         measure = get_measure(name)
         try:
@@ -327,7 +327,7 @@ class CorpusCache:
                 cells[target.name] = CellResult(math.nan, math.nan, [], {}, str(exc))
         return UnitResult(prepared[0].sample.n_tokens, None, failure, cells)
 
-    def _in_store(self, corpus: Corpus) -> bool:
+    def in_store(self, corpus: Corpus) -> bool:
         """Whether the corpus's tokens are stored already (a large source: never, its pass says itself)."""
         if self.streams(corpus):
             return False
@@ -336,8 +336,14 @@ class CorpusCache:
         except SimcoreError:
             return True  # it fails here, in its own cells
 
-    def _raw_keys_by_name(self) -> dict[tuple[str, tuple[Any, ...]], str]:
+    def raw_keys_by_name(self) -> dict[tuple[str, tuple[Any, ...]], str]:
+        """The raw fingerprints found so far, by corpus name and file stats: what another process is given
+        (:meth:`know_raw_keys`) so that it does not hash the same bytes again."""
         return {(c.name, stats): key for (c, stats), key in self._raw_keys.items()}
+
+    def know_raw_keys(self, keys: dict[tuple[str, tuple[Any, ...]], str]) -> None:
+        """Take the raw fingerprints another process found (:meth:`raw_keys_by_name`)."""
+        self._known_raw_keys.update(keys)
 
 
 def whole(value: Any) -> bool:
@@ -356,13 +362,6 @@ def corpus_list(corpora: Any, label: str) -> list[Corpus]:
     if twice:
         raise InvalidArgument(f"{label}: several corpora share the name {', '.join(map(repr, twice))}; give each its own name")
     return list(corpora)
-
-
-def comparison_size(source_tokens: Sequence[int], measure: str = "ppl", cap: int = DEFAULT_SAMPLE_CAP) -> int:
-    """Tokens per source sample in the table: the smallest source's size, at most ``cap``
-    (:func:`simcore.ladder.table_size`); the same for every measure, so every source is compared at
-    one size. Pairs of larger sources also meet at larger sizes (the ``ladder`` column)."""
-    return table_size(source_tokens, cap)
 
 
 def _remember(cache: OrderedDict[Any, Any], key: Any, build: Callable[[], Any], limit: int) -> Any:

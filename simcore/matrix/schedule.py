@@ -1,8 +1,11 @@
-"""The parallel schedule: a matrix's parts (a source at one size under one measure, with every target)
-spread over processes, each single-threaded and seeded as in one process, so every value is the same.
+"""Running a matrix's plan: its parts (a source at one size under one measure, with every target) in this
+process, or spread over processes, each single-threaded and seeded as in one process, so every value
+is the same (the Dask runner, :mod:`simcore.distributed.prepare`, reads the same plan).
 
-Samples are drawn first, then the sources are prepared, then the cells are scored; the targets' tagging
-runs beside them. Each worker process keeps one :class:`~simcore.corpus_cache.CorpusCache` on the
+:func:`run_parts` takes the plan (:mod:`simcore.matrix.plan`) and the corpus cache
+(:mod:`simcore.matrix.corpus_cache`) and hands each finished part to a callback. In processes, samples
+are drawn first, then the sources are prepared, then the cells are scored; the targets' tagging runs
+beside them. Each worker process keeps one :class:`~simcore.matrix.corpus_cache.CorpusCache` on the
 parent's artefact store.
 """
 
@@ -15,14 +18,15 @@ from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from dataclasses import dataclass
 from typing import Any
 
-from .corpora.sampling import Candidates, Piece, draw_samples, pieces, remember_pass, remembered_pass, shard_candidates
-from .corpus import Corpus
+from ..corpora.sampling import Candidates, Piece, draw_samples, pieces, remember_pass, remembered_pass, shard_candidates
+from ..corpus import Corpus
+from ..errors import SimcoreError
+from ..lifecycle import process_pool, stop_pool
+from ..measures import MeasureOptions, PreparedTarget, get_measure
+from ..store import ArtefactStore
+from ..tokenize import TokenizerOptions
 from .corpus_cache import STREAM_SIZES, CorpusCache, Progress, UnitResult
-from .errors import SimcoreError
-from .lifecycle import process_pool, stop_pool
-from .measures import MeasureOptions, PreparedTarget, get_measure
-from .store import ArtefactStore
-from .tokenize import TokenizerOptions
+from .plan import Part, Plan
 
 MAX_JOBS = 256
 PARALLEL_MIN_TOKENS = 2_000_000  # source-sample tokens over all parts below which processes do not pay
@@ -33,39 +37,79 @@ SCORING_FROM = 0.4
 PARALLEL_MIN_BYTES = 20_000_000  # corpora to read, in all, below which reading them in processes does not pay
 
 
-def worth_processes(jobs: int, plan: list[tuple[Corpus, str, int]]) -> bool:
+def worth_processes(jobs: int, plan: list[Part]) -> bool:
     """Whether the parts run in processes: starting them costs seconds, so small matrices (the bundled
     sample) run in this one."""
     return jobs > 1 and len(plan) > 1 and sum(size for _, _, size in plan) >= PARALLEL_MIN_TOKENS
 
 
-_WORKER_BENCHES: dict[Any, CorpusCache] = {}
+Take = Callable[[Corpus, str, int, UnitResult], None]  # what a runner does with each finished part
 
 
-def _worker_bench(config: tuple[str, TokenizerOptions, MeasureOptions, dict[Any, str]]) -> CorpusCache:
-    """This process's workbench for the parent's store and options (its hashes of the corpora given)."""
+def run_parts(cache: CorpusCache, plan: Plan, samples: int, targets: list[Corpus],
+              prepared: list[PreparedTarget], jobs: int, progress: Progress, take: Take,
+              start: float = 0.0) -> None:
+    """Every part of ``plan`` scored against ``targets`` (those that could be read; ``prepared`` are
+    theirs), each handed to ``take`` as it finishes: in ``jobs`` processes when that pays
+    (:func:`worth_processes`), else here with the targets' tagging beside it in other processes.
+    The bar starts at ``start`` (past the reading, when the corpora were read in processes)."""
+    names = plan.measures
+    if worth_processes(jobs, plan.parts):
+        side = [job for n in names if hasattr(get_measure(n), "background_work") for t in prepared
+                for job in get_measure(n).background_work(t, taggers(t, prepared, jobs))]
+        run_parallel(cache, plan, samples, targets, jobs, progress, take, side, start)
+        return
+    background = start_background(names, prepared, jobs)
+    done, total = 0.0, plan.total
+    try:
+        for corpus, name, size in plan.parts:
+            at = start + (1 - start) * done / total
+
+            def report(message: str, _fraction: float, at: float = at) -> None:
+                progress(message, at)  # steps inside a part never move the bar back
+
+            report(f"{get_measure(name).label}: {corpus.name} at {size:,} tokens", at)
+            if background is not None:
+                background.wait_before(name)
+            take(corpus, name, size, cache.unit(corpus, name, size, samples, targets, report))
+            done += plan.weight[(corpus.name, name, size)]
+    except BaseException:
+        if background is not None:
+            background.stop()
+            background = None
+        raise
+    finally:
+        if background is not None:
+            background.close()
+
+
+_WORKER_CACHES: dict[Any, CorpusCache] = {}
+
+
+def _worker_cache(config: tuple[str, TokenizerOptions, MeasureOptions, dict[Any, str]]) -> CorpusCache:
+    """This process's corpus cache for the parent's store and options (its hashes of the corpora given)."""
     root, tokenizer, options, raw_keys = config
     key = (root, repr(tokenizer), repr(options))
-    if key not in _WORKER_BENCHES:
-        _WORKER_BENCHES.clear()
-        _WORKER_BENCHES[key] = CorpusCache(ArtefactStore(root), tokenizer, options)
-    bench = _WORKER_BENCHES[key]
-    bench._known_raw_keys.update(raw_keys)
-    return bench
+    if key not in _WORKER_CACHES:
+        _WORKER_CACHES.clear()
+        _WORKER_CACHES[key] = CorpusCache(ArtefactStore(root), tokenizer, options)
+    cache = _WORKER_CACHES[key]
+    cache.know_raw_keys(raw_keys)
+    return cache
 
 
 def _sample_in_worker(config: Any, corpus: Corpus, size: int, samples: int) -> None:
     try:
-        _worker_bench(config).source(corpus, size, samples)
+        _worker_cache(config).source(corpus, size, samples)
     except SimcoreError:
         pass  # the unit that needs it says why
 
 
 def _read_in_worker(config: Any, corpus: Corpus, source: bool, samples: int) -> None:
     """A corpus tokenized (a large source: its pass) into the store; failures are found again by the parent."""
-    bench = _worker_bench(config)
+    cache = _worker_cache(config)
     try:
-        bench.size(corpus, samples) if source else bench.tokenize(corpus)
+        cache.size(corpus, samples) if source else cache.tokenize(corpus)
     except SimcoreError:
         pass
 
@@ -83,19 +127,19 @@ def _piece_in_worker(corpus: Corpus, piece: Piece, target: int, samples: int, se
 
 def _draw_in_worker(config: Any, corpus: Corpus, found: Candidates, samples: int) -> None:
     """A pass's merged candidates tokenized into the ladder's samples and remembered, as sample_source does."""
-    bench = _worker_bench(config)
+    cache = _worker_cache(config)
     try:
-        result = draw_samples(corpus, found, STREAM_SIZES, bench.store, bench.tokenizer)
-        remember_pass(corpus, result, samples, bench.options.seed, bench.store, bench.tokenizer)
+        result = draw_samples(corpus, found, STREAM_SIZES, cache.store, cache.tokenizer)
+        remember_pass(corpus, result, samples, cache.options.seed, cache.store, cache.tokenizer)
     except SimcoreError:
         pass
 
 
 def _prepare_in_worker(config: Any, corpus: Corpus, name: str, size: int, samples: int) -> None:
     """A source's samples prepared for one measure (stored); failures are found again when scoring."""
-    bench = _worker_bench(config)
+    cache = _worker_cache(config)
     try:
-        for source in bench.source(corpus, size, samples):
+        for source in cache.source(corpus, size, samples):
             get_measure(name).prepare(source)
     except SimcoreError:
         pass
@@ -103,13 +147,12 @@ def _prepare_in_worker(config: Any, corpus: Corpus, name: str, size: int, sample
 
 def _unit_in_worker(config: Any, corpus: Corpus, name: str, size: int, samples: int,
                     targets: list[Corpus]) -> UnitResult:
-    return _worker_bench(config)._unit(corpus, name, size, samples, targets)
+    return _worker_cache(config).unit(corpus, name, size, samples, targets)
 
 
-def run_parallel(bench: CorpusCache, plan: list[tuple[Corpus, str, int]], samples: int, targets: list[Corpus], jobs: int,
-                  progress: Progress, weight: dict[tuple[str, str, int], float], total: float,
-                  take: Callable[[Corpus, str, int, UnitResult], None],
-                  side: list[tuple[Callable[..., Any], tuple[Any, ...]]] = ()) -> None:
+def run_parallel(cache: CorpusCache, matrix_plan: Plan, samples: int, targets: list[Corpus], jobs: int,
+                 progress: Progress, take: Take, side: list[tuple[Callable[..., Any], tuple[Any, ...]]] = (),
+                 start: float = 0.0) -> None:
     """The parts in ``jobs`` processes, each single-threaded and seeded as in one process, so every
     value is the same. Samples are drawn first (each once), then every source is prepared (KenLM
     models, counts, skip-gram vectors: the cold cost) and the cells are scored.
@@ -121,8 +164,8 @@ def run_parallel(bench: CorpusCache, plan: list[tuple[Corpus, str, int]], sample
     per target for a measure whose every cell trains a model, WVV) go to whichever process is free as
     soon as their source is prepared for their measure, and the targets' tagging runs beside them."""
     method = "fork" if threading.active_count() == 1 else "spawn"
-    config = (str(bench.store.root), bench.tokenizer, bench.options, dict(bench._raw_keys_by_name()))
-    start = READING_SHARE if bench._read_in_processes else 0.0
+    plan, weight, total = matrix_plan.parts, matrix_plan.weight, matrix_plan.total
+    config = (str(cache.store.root), cache.tokenizer, cache.options, cache.raw_keys_by_name())
     groups = _target_groups(targets, jobs) if len(targets) >= 2 * jobs else []
     pool = process_pool(jobs, method)
     pinned = [process_pool(1, method) for _ in groups]
@@ -244,23 +287,22 @@ class _Pass:
         return self.left == 0 and not self.failed
 
 
-def tokenize_in_processes(bench: CorpusCache, sources: list[Corpus], targets: list[Corpus], samples: int, jobs: int,
-                           progress: Progress) -> None:
+def tokenize_in_processes(cache: CorpusCache, sources: list[Corpus], targets: list[Corpus], samples: int, jobs: int,
+                          progress: Progress) -> bool:
     """Corpora not yet in the store tokenized in ``jobs`` processes, largest first; a large source's pass
     in pieces (each shard or byte range a task of its own, merged here, then its samples drawn in a
     process), so one big source keeps every process busy. This process then reads them back. Below
-    PARALLEL_MIN_BYTES in all, starting the processes costs more than it saves."""
+    PARALLEL_MIN_BYTES in all, starting the processes costs more than it saves. Whether it read them."""
     todo = [(c, role) for role, corpora in (("source", sources), ("target", targets)) for c in corpora
-            if c.problem is None and not bench._in_store(c)]
-    bench._read_in_processes = False
+            if c.problem is None and not cache.in_store(c)]
     if sum(_tokens_hint(c) for c, _ in todo) < PARALLEL_MIN_BYTES:
-        return
-    seed = bench.options.seed
+        return False
+    seed = cache.options.seed
     passes, whole = [], []
     for c, role in todo:
-        if role == "source" and bench.streams(c):
+        if role == "source" and cache.streams(c):
             try:
-                if remembered_pass(c, STREAM_SIZES, samples, seed, bench.store, bench.tokenizer) is not None:
+                if remembered_pass(c, STREAM_SIZES, samples, seed, cache.store, cache.tokenizer) is not None:
                     continue
                 passes.append(_Pass(c, samples, seed))
                 continue
@@ -268,10 +310,10 @@ def tokenize_in_processes(bench: CorpusCache, sources: list[Corpus], targets: li
                 pass  # read whole below, where its error is found and kept
         whole.append((c, role))
     if len(whole) + sum(p.left for p in passes) < 2:
-        return
+        return False
     whole.sort(key=lambda item: _tokens_hint(item[0]), reverse=True)
     method = "fork" if threading.active_count() == 1 else "spawn"
-    config = (str(bench.store.root), bench.tokenizer, bench.options, dict(bench._raw_keys_by_name()))
+    config = (str(cache.store.root), cache.tokenizer, cache.options, cache.raw_keys_by_name())
     pool = process_pool(jobs, method)
     try:
         pending: dict[Any, _Pass | None] = {pool.submit(_read_in_worker, config, c, role == "source", samples): None
@@ -300,7 +342,7 @@ def tokenize_in_processes(bench: CorpusCache, sources: list[Corpus], targets: li
         stop_pool(pool)
         raise
     pool.shutdown(wait=True)
-    bench._read_in_processes = True
+    return True
 
 
 def taggers(target: PreparedTarget, targets: list[PreparedTarget], jobs: int) -> int:
