@@ -14,7 +14,9 @@ import io
 import json
 import re
 import secrets
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -89,14 +91,62 @@ def matrix_csv(long: pd.DataFrame) -> bytes:
     return escape_formulas(long).to_csv(index=False).encode("utf-8")
 
 
+# Matrices read from workspace files, by the files' content: every page opened by its address is a new
+# session that restores its workspace, and reading and checking 7 matrices took a third of a page's time.
+_READ: OrderedDict[str, pd.DataFrame] = OrderedDict()
+_READ_LOCK = threading.Lock()
+READ_KEPT = 32
+
+
 def read_matrix_csv(data: bytes, label: str) -> pd.DataFrame:
-    """A long matrix from CSV bytes written by :func:`matrix_csv` or the CLI (checked by ``to_long``)."""
+    """A long matrix from CSV bytes written by :func:`matrix_csv` or the CLI (checked by ``to_long``);
+    the same bytes are read and checked once per server (a copy is returned)."""
     from simcore.analysis import to_long  # scipy loads with it: not on every page's first import
 
+    key = hashlib.sha256(data).hexdigest()
+    with _READ_LOCK:
+        kept = _READ.get(key)
+        if kept is not None:
+            _READ.move_to_end(key)
+            return kept.copy()
     long = to_long(read_csv_member(data, label))
     for column in ("source", "target"):
         long[column] = long[column].map(unescape_formula)
+    with _READ_LOCK:
+        _READ[key] = long.copy()
+        while len(_READ) > READ_KEPT:
+            _READ.popitem(last=False)
     return long
+
+
+_WRITTEN: OrderedDict[str, tuple[bytes, bytes | None]] = OrderedDict()
+
+
+def _content_key(frame: pd.DataFrame | None) -> str:
+    if frame is None:
+        return "none"
+    values = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    return hashlib.sha256(values.tobytes() + repr((list(frame.columns), list(map(str, frame.dtypes)))).encode()
+                          ).hexdigest()
+
+
+def _written_csv(long: pd.DataFrame, raw: pd.DataFrame | None) -> tuple[bytes, bytes | None]:
+    """A matrix's workspace CSVs (the long table, and the table it was opened from), made once per content:
+    a session that restored its workspace wrote every matrix's CSV again on its first save."""
+    try:
+        key = _content_key(long) + _content_key(raw)
+    except TypeError:  # a cell pandas cannot hash: made each time
+        key = ""
+    with _READ_LOCK:
+        kept = _WRITTEN.get(key) if key else None
+    if kept is None:
+        kept = (matrix_csv(long), None if raw is None else escape_formulas(raw).to_csv(index=False).encode())
+        with _READ_LOCK:
+            if key:
+                _WRITTEN[key] = kept
+            while len(_WRITTEN) > READ_KEPT:
+                _WRITTEN.popitem(last=False)
+    return kept
 
 
 def read_csv_member(data: bytes, label: str) -> pd.DataFrame:
@@ -157,8 +207,8 @@ def snapshot(state: AppState, name: str, store_root: Path, sample_root: Path, cr
                  "job": asdict(m.job) if m.job is not None else None}
         matrices.append(_jsonable(entry))
         cached = m.__dict__.get("_workspace_csv")
-        if cached is None:  # a kept matrix does not change: its CSV is made once
-            cached = (matrix_csv(m.long), None if m.raw is None else escape_formulas(m.raw).to_csv(index=False).encode())
+        if cached is None:  # a kept matrix does not change: its CSV is made once (per content, per server)
+            cached = _written_csv(m.long, m.raw)
             m.__dict__["_workspace_csv"] = cached
         files[entry["file"]] = cached[0]
         if cached[1] is not None:
