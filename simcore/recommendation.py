@@ -479,13 +479,11 @@ def _fmt(value: float) -> str:
     return f"{value:.4g}" if math.isfinite(value) else "n/a"
 
 
-PERCENT_MEASURES = ("tvc", "tvcc")  # fractions in a computed matrix, shown as % in the tables: here too
-
-
 def _in_unit(name: str, value: float, points: np.ndarray) -> str:
-    """A value as the tables show it: TVC and TVcC as percentages when their values are fractions (every value
-    within 0..1; a published table may hold percentages already), others as they are."""
-    if name in PERCENT_MEASURES and math.isfinite(value):
+    """A value as the tables show it: a measure the registry marks ``percent`` (TVC, TVcC) as a percentage
+    when its values are fractions (every value within 0..1; a published table may hold percentages
+    already), others as they are."""
+    if get_measure(name).percent and math.isfinite(value):
         finite = np.asarray(points, dtype=float)
         finite = finite[np.isfinite(finite)]
         if len(finite) and finite.min() >= 0 and finite.max() <= 1:
