@@ -46,6 +46,8 @@ MAX_ZIP_BYTES = 300_000_000  # a workspace file opened in the browser (it holds 
 MAX_MEMBER_BYTES = 200_000_000
 MAX_MEMBERS = 2_000
 MAX_NAME = 200
+# A kept matrix's workspace CSVs (the long table, the table it was opened from), made or read once.
+MATRIX_FILES = "_workspace_csv"
 
 
 class WorkspaceError(SimcoreError):
@@ -119,36 +121,6 @@ def read_matrix_csv(data: bytes, label: str) -> pd.DataFrame:
     return long
 
 
-_WRITTEN: OrderedDict[str, tuple[bytes, bytes | None]] = OrderedDict()
-
-
-def _content_key(frame: pd.DataFrame | None) -> str:
-    if frame is None:
-        return "none"
-    values = pd.util.hash_pandas_object(frame, index=False).to_numpy()
-    return hashlib.sha256(values.tobytes() + repr((list(frame.columns), list(map(str, frame.dtypes)))).encode()
-                          ).hexdigest()
-
-
-def _written_csv(long: pd.DataFrame, raw: pd.DataFrame | None) -> tuple[bytes, bytes | None]:
-    """A matrix's workspace CSVs (the long table, and the table it was opened from), made once per content:
-    a session that restored its workspace wrote every matrix's CSV again on its first save."""
-    try:
-        key = _content_key(long) + _content_key(raw)
-    except TypeError:  # a cell pandas cannot hash: made each time
-        key = ""
-    with _READ_LOCK:
-        kept = _WRITTEN.get(key) if key else None
-    if kept is None:
-        kept = (matrix_csv(long), None if raw is None else escape_formulas(raw).to_csv(index=False).encode())
-        with _READ_LOCK:
-            if key:
-                _WRITTEN[key] = kept
-            while len(_WRITTEN) > READ_KEPT:
-                _WRITTEN.popitem(last=False)
-    return kept
-
-
 def read_csv_member(data: bytes, label: str) -> pd.DataFrame:
     try:
         return pd.read_csv(io.BytesIO(data))
@@ -206,10 +178,10 @@ def snapshot(state: AppState, name: str, store_root: Path, sample_root: Path, cr
                  "file": f"m{i}.csv", "raw": f"m{i}-raw.csv" if m.raw is not None else None,
                  "job": asdict(m.job) if m.job is not None else None}
         matrices.append(_jsonable(entry))
-        cached = m.__dict__.get("_workspace_csv")
-        if cached is None:  # a kept matrix does not change: its CSV is made once (per content, per server)
-            cached = _written_csv(m.long, m.raw)
-            m.__dict__["_workspace_csv"] = cached
+        cached = m.__dict__.get(MATRIX_FILES)
+        if cached is None:  # a kept matrix does not change: its CSV is made once
+            cached = (matrix_csv(m.long), None if m.raw is None else escape_formulas(m.raw).to_csv(index=False).encode())
+            m.__dict__[MATRIX_FILES] = cached
         files[entry["file"]] = cached[0]
         if cached[1] is not None:
             files[entry["raw"]] = cached[1]
