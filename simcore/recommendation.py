@@ -399,10 +399,9 @@ def _combined_firsts(total: np.ndarray, measures: int) -> np.ndarray | None:
     integers. The first places are those ``first_shares`` finds (its tolerance applied to the exact
     counts); None when a count lies so near that tolerance's edge that rounding could decide."""
     n = total.shape[-1]
-    positive = np.count_nonzero(total > 0, axis=-1)
-    negative = np.count_nonzero(total < 0, axis=-1)
+    signs = np.sign(total).sum(axis=-1, dtype=np.int64)  # pairs won minus pairs lost
     rows = total.sum(axis=-1, dtype=np.int64)
-    exact = 1000 * measures * (positive - negative + n - 1) + rows + measures * (n - 1)  # count x 2000 m
+    exact = 1000 * measures * (signs + n - 1) + rows + measures * (n - 1)  # the count x 2000 m
     scale = 2000.0 * measures
     top = exact.max(axis=-1, keepdims=True)
     gap = (top - exact) / scale  # exact to about 1e-16 relative: both are whole numbers below 2**53
