@@ -62,8 +62,8 @@ def report_parts(state: AppState, measures: list[str], pretraining: str = "lm") 
 
 @st.cache_resource(show_spinner="Building the rankings and the report…", max_entries=16)
 def _built(key: str, _state: AppState, measures: tuple[str, ...], pretraining: str) -> ReportParts:
-    """One build per content for the whole server: every page opened by its address is a new session,
-    which rebuilt the report (2 s of CPU for 20 sources x 8 targets). The parts are only read."""
+    """One build per content for the whole server: every page opened by its address is a new
+    session, which rebuilt the report (2 s of CPU for 20 sources x 8 targets). Parts are only read."""
     return _build(_state, list(measures), pretraining)
 
 

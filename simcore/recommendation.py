@@ -323,7 +323,7 @@ def _recommend_batch(parts: list[tuple[str, TargetRows]], pretraining: str) -> l
     return out
 
 
-# What a replicates cell written by simcore.matrix.encode_replicates holds ("%.6g" numbers, nan, inf).
+# What a replicates cell written by simcore.matrix.encode_replicates holds ("%.6g", nan, inf).
 _NUMBER_BYTES = b"0123456789.eE+- nNaAiIfFtTyY"
 
 
@@ -338,7 +338,8 @@ def _parse_replicates(texts: list[str]) -> tuple[np.ndarray, int] | None:
     joined = " ".join(texts)
     if joined.isascii() and not joined.encode("ascii").translate(None, _NUMBER_BYTES):
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)  # a word it cannot read ends the array...
+            # a word it cannot read ends the array (a DeprecationWarning)...
+            warnings.simplefilter("ignore", DeprecationWarning)
             try:
                 numbers = np.fromstring(joined, sep=" ")
             except ValueError:  # ... or stops it (numpy 2.4): read word by word below
@@ -378,7 +379,8 @@ def _replicate_statistics(drawn: list[np.ndarray], directions: list[int]) -> tup
     for d, direction in zip(drawn, directions):
         a, b = d[..., :, None], d[..., None, :]
         wins = a > b if direction > 0 else a < b
-        beaten.append(wins.view(np.int8).sum(axis=1, dtype=np.int32) / count)  # (outcomes == 1).mean over R
+        # (outcomes == 1).mean over the replicates
+        beaten.append(wins.view(np.int8).sum(axis=1, dtype=np.int32) / count)
         total += wins.view(np.int8)
         total -= wins.view(np.int8).swapaxes(-1, -2)  # j beats i: the losses of i
         key = direction * d
@@ -386,7 +388,8 @@ def _replicate_statistics(drawn: list[np.ndarray], directions: list[int]) -> tup
         votes.append((best / best.sum(axis=-1, keepdims=True)).mean(axis=1))
     firsts = _combined_firsts(total, len(drawn))
     if firsts is None:
-        combined = _combined_table(len(drawn))[total.astype(np.intp) + len(drawn)]  # by_majority, value for value
+        # by_majority, value for value
+        combined = _combined_table(len(drawn))[total.astype(np.intp) + len(drawn)]
         combined[..., diagonal, diagonal] = 0.0
         firsts = first_shares(combined)
     return firsts.mean(axis=1), np.mean(votes, axis=0), np.stack(beaten)
@@ -394,10 +397,11 @@ def _replicate_statistics(drawn: list[np.ndarray], directions: list[int]) -> tup
 
 def _combined_firsts(total: np.ndarray, measures: int) -> np.ndarray | None:
     """``first_shares`` of the combined outcomes (:func:`_combined_table` at ``total``, diagonal 0)
-    without building them: a combined outcome is N / (2000 m) for the whole number N = 1000 m x (2 if
-    the sum of signs t > 0, 1 if t = 0, else 0) + t + m, so each source's Copeland count is exact in
-    integers. The first places are those ``first_shares`` finds (its tolerance applied to the exact
-    counts); None when a count lies so near that tolerance's edge that rounding could decide."""
+    without building them: a combined outcome is N / (2000 m) for the whole number
+    N = 1000 m x (2 if the sum of signs t > 0, 1 if t = 0, else 0) + t + m, so each source's Copeland
+    count is exact in integers. The first places are those ``first_shares`` finds (its tolerance
+    applied to the exact counts); None when a count lies so near that tolerance's edge that rounding
+    could decide."""
     n = total.shape[-1]
     signs = np.sign(total).sum(axis=-1, dtype=np.int64)  # pairs won minus pairs lost
     rows = total.sum(axis=-1, dtype=np.int64)
@@ -405,7 +409,7 @@ def _combined_firsts(total: np.ndarray, measures: int) -> np.ndarray | None:
     scale = 2000.0 * measures
     top = exact.max(axis=-1, keepdims=True)
     gap = (top - exact) / scale  # exact to about 1e-16 relative: both are whole numbers below 2**53
-    edge = 1e-8 + 1e-5 * np.abs(top / scale)  # np.isclose's default atol and rtol, as first_shares uses
+    edge = 1e-8 + 1e-5 * np.abs(top / scale)  # np.isclose's default atol and rtol (first_shares)
     if (np.abs(gap - edge) < 1e-9).any():
         return None
     best = gap <= edge
@@ -479,8 +483,8 @@ def _fmt(value: float) -> str:
 
 
 def _in_unit(name: str, value: float, points: np.ndarray) -> str:
-    """A value as the tables show it: a measure the registry marks ``percent`` (TVC, TVcC) as a percentage
-    when its values are fractions (every value within 0..1; a published table may hold percentages
+    """A value as the tables show it: a measure the registry marks ``percent`` (TVC, TVcC) as a
+    percentage when its values are fractions (every value within 0..1; a published table may hold percentages
     already), others as they are."""
     if get_measure(name).percent and math.isfinite(value):
         finite = np.asarray(points, dtype=float)

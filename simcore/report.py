@@ -46,8 +46,8 @@ def display_scale(measure: str, values: pd.Series | np.ndarray) -> float:
 
 
 def unit_label(measure: str) -> str:
-    """'TVC (%)', 'WVV', 'PPL': a measure's label with its unit where one needs saying (a percentage; a
-    measure without a unit is its label alone, not 'WVV (no unit)')."""
+    """'TVC (%)', 'WVV', 'PPL': a measure's label with its unit where one needs saying (a
+    percentage; a measure without a unit is its label alone, not 'WVV (no unit)')."""
     label = _label(measure)
     return f"{label} (%)" if _percent(measure) else label
 

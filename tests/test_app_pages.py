@@ -747,7 +747,11 @@ def test_a_server_file_can_be_named_as_it_is_added():
     assert state(at).targets["reuters sample"].corpus.name == "reuters sample"
     assert any("Added reuters sample as target" in s.value for s in at.success)
     at.text_input(key="path_text").set_value("targets/med_forum_posts.conll")
-    at.text_input(key="path_name").set_value("reuters sample")  # taken: added under its file's name, and said so
+    at.text_input(key="path_name").set_value(
+        "reuters sample"
+    )  # taken: added under its file's name, and said so
     at.button(key="add_path").click().run()
     assert sorted(state(at).targets) == ["med_forum_posts", "reuters sample"]
-    assert any("Not named reuters sample" in w.value and "already a target" in w.value for w in at.warning)
+    assert any(
+        "Not named reuters sample" in w.value and "already a target" in w.value for w in at.warning
+    )

@@ -93,16 +93,17 @@ def matrix_csv(long: pd.DataFrame) -> bytes:
     return escape_formulas(long).to_csv(index=False).encode("utf-8")
 
 
-# Matrices read from workspace files, by the files' content: every page opened by its address is a new
-# session that restores its workspace, and reading and checking 7 matrices took a third of a page's time.
+# Matrices read from workspace files, by the files' content: every page opened by its address is a
+# new session that restores its workspace, and reading and checking 7 matrices took a third of a
+# page's time.
 _READ: OrderedDict[str, pd.DataFrame] = OrderedDict()
 _READ_LOCK = threading.Lock()
 READ_KEPT = 32
 
 
 def read_matrix_csv(data: bytes, label: str) -> pd.DataFrame:
-    """A long matrix from CSV bytes written by :func:`matrix_csv` or the CLI (checked by ``to_long``);
-    the same bytes are read and checked once per server (a copy is returned)."""
+    """A long matrix from CSV bytes written by :func:`matrix_csv` or the CLI (checked by
+    ``to_long``); the same bytes are read and checked once per server (a copy is returned)."""
     from simcore.analysis import to_long  # scipy loads with it: not on every page's first import
 
     key = hashlib.sha256(data).hexdigest()
