@@ -10,8 +10,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from simcore.analysis import correlate, regret
+from simcore.analysis import agreement, correlate, regret
+from simcore.analysis.agreement import AgreementResult
 from simcore.analysis.audit import audit
+
+from .compare import Comparison, compare
 
 
 def fingerprint(table: pd.DataFrame) -> str:
@@ -54,3 +57,31 @@ def audits(long: pd.DataFrame, results: pd.DataFrame, measures: list[str], k: in
     out = table.copy()
     out.attrs = {key: value for key, value in table.attrs.items() if key != "left_out"}
     return out
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _agreement(
+    key: str, _long: pd.DataFrame, measures: tuple[str, ...], include_unreliable: bool
+) -> AgreementResult:
+    return agreement(_long, list(measures), include_unreliable=include_unreliable)
+
+
+def agreements(
+    long: pd.DataFrame, measures: list[str], include_unreliable: bool = False
+) -> AgreementResult:
+    """``simcore.analysis.agreement`` (kappas and every disagreement), computed once per content:
+    each visit of the Agreement page by its address is a new session."""
+    return _agreement(fingerprint(long), long, tuple(measures), bool(include_unreliable))
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _comparison(
+    key: str, _long_a: pd.DataFrame, _long_b: pd.DataFrame
+) -> tuple[Comparison, pd.DataFrame]:
+    result = compare(_long_a, _long_b)
+    return result, result.summary()
+
+
+def comparison(long_a: pd.DataFrame, long_b: pd.DataFrame) -> tuple[Comparison, pd.DataFrame]:
+    """:func:`dashboard.compare.compare` of two matrices and its summary, once per content."""
+    return _comparison(fingerprint(long_a) + "|" + fingerprint(long_b), long_a, long_b)

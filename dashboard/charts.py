@@ -120,14 +120,26 @@ def heatmap(long: pd.DataFrame, measure: str) -> go.Figure:
         note += (f"<br><span style='font-size:11px;color:{OUTLINE}'>{MARK} dotted outline: flagged"
                 + ("; grey: left out of its column's scale" if greyed.any() else "; every value of a column flagged: "
                    "shaded among themselves") + "</span>")
+    # Plotly never wraps a title: one long line was cut at the chart's edge, so the gloss and the
+    # reading each get a line of their own.
+    gloss = _gloss(measure).strip()
+    lines = [
+        f"<span style='font-size:12px;color:#666'>{text}</span>"
+        for text in (gloss, f"{DIRECTION_NOTE[direction]}; each target's column on its own scale")
+        if text
+    ]
+    title_top = 40 + 16 * len(lines) + (16 if note else 0)
     fig.update_layout(
         shapes=outlines,
-        title={"text": f"{unit_label(measure)} <span style='font-size:12px;color:#666'>{_gloss(measure)}"
-                       f"({DIRECTION_NOTE[direction]}; "
-                       f"each target's column on its own scale)</span>{note}"},
-        height=160 + 44 * len(sources) + (16 if note else 0), margin={"l": 10, "r": 10, "t": 40 + (16 if note else 0),
-                                                                      "b": 10},
-        xaxis={"side": "bottom", "title": None, "tickangle": -25}, yaxis={"autorange": "reversed", "title": None},
+        title={
+            "text": " <br>".join([unit_label(measure), *lines]) + note,
+            "y": 0.99,
+            "yanchor": "top",
+        },
+        height=120 + title_top + 44 * len(sources),
+        margin={"l": 10, "r": 10, "t": title_top, "b": 10},
+        xaxis={"side": "bottom", "title": None, "tickangle": -25},
+        yaxis={"autorange": "reversed", "title": None},
     )
     return fig
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import altair as alt
+from typing import TYPE_CHECKING
+
 import pandas as pd
 import streamlit as st
 
@@ -12,6 +13,9 @@ from simcore.matrix.workbench import Workbench
 from simcore.stats import CorpusStats, corpus_statistics, preview
 
 from .resources import get_store
+
+if TYPE_CHECKING:
+    import altair as alt
 
 
 @st.cache_data(show_spinner="Counting…", max_entries=200)
@@ -85,6 +89,8 @@ def corpus_preview(corpus: Corpus) -> list[str]:
 
 def length_chart(stats: CorpusStats) -> alt.Chart | None:
     """Bars from each bin's first to its last length (a wider last bin, the long tail, drawn one bin wide)."""
+    import altair as alt  # ~1 s of imports on an idle core: after the page's title is drawn
+
     edges, counts = stats.length_edges, stats.length_counts
     if not counts:
         return None

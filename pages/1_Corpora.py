@@ -81,15 +81,46 @@ with path_tab:
             typed = st.text_input("…or type a path inside a data directory (or a URL inside a remote location)",
                                   key="path_text")
             prole, pfmt, pfield = corpus_options("path", ["source", "target"])
-            split = st.radio("A directory becomes", ["one corpus (its files together)", "one corpus per file"],
-                             key="path_split", horizontal=True)
+            split = st.radio(
+                "A directory becomes",
+                ["one corpus (its files together)", "one corpus per file"],
+                key="path_split",
+                horizontal=True,
+            )
+            given = st.text_input(
+                "Name (optional)",
+                key="path_name",
+                max_chars=200,
+                placeholder="e.g. conll2003 test",
+                help="What the pages and the exports call it; left empty, the file's name (with "
+                "its folder's when the file's own says little, as test.conll). For one "
+                "file, or a directory added as one corpus.",
+            )
             go = st.form_submit_button("Add from the server", type="primary", key="add_path")
         if go:
             try:
-                with st.spinner("Reading and tokenizing (the first time a corpus is added takes longest)…"):
-                    names = add_server_path(state, prole, typed or picked, pfmt, pfield,
-                                            per_file=split.endswith("file"))
-                c.changed(state, "success", f"Added {c.md(', '.join(names))} as {prole}{'s' if len(names) > 1 else ''}.")
+                with st.spinner(
+                    "Reading and tokenizing (the first time a corpus is added takes longest)…"
+                ):
+                    names = add_server_path(
+                        state, prole, typed or picked, pfmt, pfield, per_file=split.endswith("file")
+                    )
+                if given.strip() and len(names) == 1 and given.strip() != names[0]:
+                    try:
+                        names = [rename(state, prole, names[0], given.strip())]
+                    except SimcoreError as exc:  # added all the same, under its file's name
+                        state.say("warning", f"Not named {c.md(given.strip())}: {c.md(exc)}.")
+                elif given.strip() and len(names) > 1:
+                    state.say(
+                        "info",
+                        f"The name {c.md(given.strip())} was not used: the directory became "
+                        f"{len(names)} corpora, each named after its file (rename them below).",
+                    )
+                c.changed(
+                    state,
+                    "success",
+                    f"Added {c.md(', '.join(names))} as {prole}{'s' if len(names) > 1 else ''}.",
+                )
             except SimcoreError as exc:
                 st.error(str(exc))
 

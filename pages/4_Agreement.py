@@ -4,10 +4,10 @@ import streamlit as st
 
 from dashboard import common as c
 from dashboard.agreement_view import flag_first_choice, kappa_reading
+from dashboard.analysis_cache import agreements
 from dashboard.charts import kappa_heatmap, label
 from dashboard.loading import load_table3
 from simcore import flags
-from simcore.analysis import agreement
 from simcore.errors import SimcoreError
 
 c.setup_page("Agreement", ":material/handshake:")
@@ -40,7 +40,7 @@ include = st.checkbox("Include unreliable values", key="agree_unreliable",
 c.save_choices(state, "agreement", ["agree_measures", "agree_unreliable"])
 st.caption(f"Similarity values: {c.md(shown_matrix.name)}.")
 try:
-    result = agreement(long, chosen, include_unreliable=include)
+    result = agreements(long, chosen, include_unreliable=include)
 except SimcoreError as exc:
     part = long[long["measure"].isin(chosen)]
     if not include and flags.unreliable(part).any():
@@ -73,7 +73,7 @@ else:
     show = result.disagreements.copy()
     show.insert(3, "changes the first choice", flag_first_choice(show, long, result.measures))
     for m in result.measures:
-        show[m] = [row["first"] if v else row["second"] for v, (_, row) in zip(show[m], show.iterrows())]
+        show[m] = show["first"].where(show[m].astype(bool), show["second"])
     show = show.rename(columns={m: f"{label(m)} says more similar" for m in result.measures})
     f1, f2 = st.columns([2, 1])
     target_options = ["all targets", *sorted(show["target"].unique())]

@@ -4,8 +4,9 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import common as c
+from dashboard.analysis_cache import comparison
 from dashboard.charts import label
-from dashboard.compare import comparable, compare, default_pair, renamed, unmatched_names
+from dashboard.compare import comparable, default_pair, renamed, unmatched_names
 from dashboard.compute import describe, options_label
 from simcore.errors import SimcoreError
 
@@ -57,7 +58,7 @@ if missing:
                                          lambda name, col=col: f"cmp_map_{col}_{name}")
     long_b = renamed(long_b, mapped)
 try:
-    result = compare(long_a, long_b)
+    result, summary = comparison(long_a, long_b)
 except SimcoreError as exc:
     st.info(f"{exc}. Pick another pair above.")
     st.stop()
@@ -68,7 +69,6 @@ for side, only in (("A", result.only_a), ("B", result.only_b)):
     if only:
         st.caption(f"Only in {side}: " + "; ".join(f"{k}s {c.md(', '.join(v))}" for k, v in only.items()))
 
-summary = result.summary()
 changed = summary[summary["first choice changed"]]
 m = st.columns(3)
 m[0].metric("Rankings compared", len(summary))

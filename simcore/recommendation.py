@@ -26,6 +26,7 @@ named, with its share); a source that wins fewer than ``WINNER_SHARE`` of the re
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -288,17 +289,10 @@ def _recommend_batch(parts: list[tuple[str, TargetRows]], pretraining: str) -> l
         if stds:
             spreads[name] = np.array(stds)
             continue
-        spaces = {t.count(" ") for t in texts}
-        if len(spaces) != 1:
+        parsed = _parse_replicates(texts)
+        if parsed is None:
             return None
-        count = spaces.pop() + 1
-        flat = " ".join(texts).split()
-        if len(flat) != len(texts) * count:
-            return None
-        try:
-            numbers = np.array(flat, dtype=float)
-        except ValueError:
-            return None
+        numbers, count = parsed
         replicates[name] = numbers.reshape(len(parts), n, count).transpose(0, 2, 1)  # (targets, R, n)
     count = min([r.shape[1] for r in replicates.values()] + [STD_DRAWS] * bool(spreads))
     directions = [get_measure(m).direction for m in names]
@@ -329,6 +323,38 @@ def _recommend_batch(parts: list[tuple[str, TargetRows]], pretraining: str) -> l
     return out
 
 
+# What a replicates cell written by simcore.matrix.encode_replicates holds ("%.6g", nan, inf).
+_NUMBER_BYTES = b"0123456789.eE+- nNaAiIfFtTyY"
+
+
+def _parse_replicates(texts: list[str]) -> tuple[np.ndarray, int] | None:
+    """Every cell's replicates as one flat array, and how many each cell has; None unless every cell
+    has the same number of space-separated numbers. Cells of plain numbers (what ``simcore matrix``
+    writes) are read in one C pass; anything else as ``float`` reads each word (the same values)."""
+    spaces = {t.count(" ") for t in texts}
+    if len(spaces) != 1:
+        return None
+    count = spaces.pop() + 1
+    joined = " ".join(texts)
+    if joined.isascii() and not joined.encode("ascii").translate(None, _NUMBER_BYTES):
+        with warnings.catch_warnings():
+            # a word it cannot read ends the array (a DeprecationWarning)...
+            warnings.simplefilter("ignore", DeprecationWarning)
+            try:
+                numbers = np.fromstring(joined, sep=" ")
+            except ValueError:  # ... or stops it (numpy 2.4): read word by word below
+                numbers = np.empty(0)
+        if len(numbers) == len(texts) * count:
+            return numbers, count
+    flat = joined.split()
+    if len(flat) != len(texts) * count:
+        return None
+    try:
+        return np.array(flat, dtype=float), count
+    except ValueError:
+        return None
+
+
 def _replicate_statistics(drawn: list[np.ndarray], directions: list[int]) -> tuple[np.ndarray, ...]:
     """(combined, votes, beaten) of :func:`_recommend_target` for a chunk of targets: each measure's
     replicates (targets, R, n) -> the share of replicates each source wins with the measures combined
@@ -352,16 +378,42 @@ def _replicate_statistics(drawn: list[np.ndarray], directions: list[int]) -> tup
     votes, beaten = [], []
     for d, direction in zip(drawn, directions):
         a, b = d[..., :, None], d[..., None, :]
-        wins, losses = (a > b, a < b) if direction > 0 else (a < b, a > b)
-        beaten.append(np.count_nonzero(wins, axis=1) / count)  # (outcomes == 1).mean over the replicates
+        wins = a > b if direction > 0 else a < b
+        # (outcomes == 1).mean over the replicates
+        beaten.append(wins.view(np.int8).sum(axis=1, dtype=np.int32) / count)
         total += wins.view(np.int8)
-        total -= losses.view(np.int8)
+        total -= wins.view(np.int8).swapaxes(-1, -2)  # j beats i: the losses of i
         key = direction * d
         best = key == key.max(axis=-1, keepdims=True)  # the Copeland winners of all-finite values
         votes.append((best / best.sum(axis=-1, keepdims=True)).mean(axis=1))
-    combined = _combined_table(len(drawn))[total.astype(np.intp) + len(drawn)]  # by_majority, value for value
-    combined[..., diagonal, diagonal] = 0.0
-    return first_shares(combined).mean(axis=1), np.mean(votes, axis=0), np.stack(beaten)
+    firsts = _combined_firsts(total, len(drawn))
+    if firsts is None:
+        # by_majority, value for value
+        combined = _combined_table(len(drawn))[total.astype(np.intp) + len(drawn)]
+        combined[..., diagonal, diagonal] = 0.0
+        firsts = first_shares(combined)
+    return firsts.mean(axis=1), np.mean(votes, axis=0), np.stack(beaten)
+
+
+def _combined_firsts(total: np.ndarray, measures: int) -> np.ndarray | None:
+    """``first_shares`` of the combined outcomes (:func:`_combined_table` at ``total``, diagonal 0)
+    without building them: a combined outcome is N / (2000 m) for the whole number
+    N = 1000 m x (2 if the sum of signs t > 0, 1 if t = 0, else 0) + t + m, so each source's Copeland
+    count is exact in integers. The first places are those ``first_shares`` finds (its tolerance
+    applied to the exact counts); None when a count lies so near that tolerance's edge that rounding
+    could decide."""
+    n = total.shape[-1]
+    signs = np.sign(total).sum(axis=-1, dtype=np.int64)  # pairs won minus pairs lost
+    rows = total.sum(axis=-1, dtype=np.int64)
+    exact = 1000 * measures * (signs + n - 1) + rows + measures * (n - 1)  # the count x 2000 m
+    scale = 2000.0 * measures
+    top = exact.max(axis=-1, keepdims=True)
+    gap = (top - exact) / scale  # exact to about 1e-16 relative: both are whole numbers below 2**53
+    edge = 1e-8 + 1e-5 * np.abs(top / scale)  # np.isclose's default atol and rtol (first_shares)
+    if (np.abs(gap - edge) < 1e-9).any():
+        return None
+    best = gap <= edge
+    return best / best.sum(axis=-1, keepdims=True)
 
 
 def _combined_table(measures: int) -> np.ndarray:
@@ -430,13 +482,11 @@ def _fmt(value: float) -> str:
     return f"{value:.4g}" if math.isfinite(value) else "n/a"
 
 
-PERCENT_MEASURES = ("tvc", "tvcc")  # fractions in a computed matrix, shown as % in the tables: here too
-
-
 def _in_unit(name: str, value: float, points: np.ndarray) -> str:
-    """A value as the tables show it: TVC and TVcC as percentages when their values are fractions (every value
-    within 0..1; a published table may hold percentages already), others as they are."""
-    if name in PERCENT_MEASURES and math.isfinite(value):
+    """A value as the tables show it: a measure the registry marks ``percent`` (TVC, TVcC) as a
+    percentage when its values are fractions (every value within 0..1; a published table may hold percentages
+    already), others as they are."""
+    if get_measure(name).percent and math.isfinite(value):
         finite = np.asarray(points, dtype=float)
         finite = finite[np.isfinite(finite)]
         if len(finite) and finite.min() >= 0 and finite.max() <= 1:

@@ -46,11 +46,10 @@ def display_scale(measure: str, values: pd.Series | np.ndarray) -> float:
 
 
 def unit_label(measure: str) -> str:
-    """'TVC (%)', 'WVV (no unit)', 'PPL': a measure's label with its unit where one needs saying."""
+    """'TVC (%)', 'WVV', 'PPL': a measure's label with its unit where one needs saying (a
+    percentage; a measure without a unit is its label alone, not 'WVV (no unit)')."""
     label = _label(measure)
-    if _percent(measure):
-        return f"{label} (%)"
-    return f"{label} (no unit)" if _unit(measure).startswith("no unit") else label
+    return f"{label} (%)" if _percent(measure) else label
 
 
 def _percent(measure: str) -> bool:

@@ -734,3 +734,25 @@ def test_ranking_page_puts_the_sessions_probe_result_beside_the_answer(computed)
                 "a tie within the seed spread") in text
     finally:
         state(computed).extra.pop("probe_results", None)
+
+
+def test_a_server_file_can_be_named_as_it_is_added():
+    """Issue 37: targets added from a server path had no name field (test, test (2), ...)."""
+    at = go(fresh(), "pages/1_Corpora.py")
+    at.text_input(key="path_text").set_value("targets/news_ner.conll")
+    at.radio(key="path_role").set_value("target")
+    at.text_input(key="path_name").set_value("  reuters   sample ")
+    at.button(key="add_path").click().run()
+    no_problems(at)
+    assert list(state(at).targets) == ["reuters sample"]
+    assert state(at).targets["reuters sample"].corpus.name == "reuters sample"
+    assert any("Added reuters sample as target" in s.value for s in at.success)
+    at.text_input(key="path_text").set_value("targets/med_forum_posts.conll")
+    at.text_input(key="path_name").set_value(
+        "reuters sample"
+    )  # taken: added under its file's name, and said so
+    at.button(key="add_path").click().run()
+    assert sorted(state(at).targets) == ["med_forum_posts", "reuters sample"]
+    assert any(
+        "Not named reuters sample" in w.value and "already a target" in w.value for w in at.warning
+    )

@@ -500,8 +500,34 @@ def test_server_files_with_split_names_are_named_by_their_folder(tmp_path, monke
     (tmp_path / "news_2019.txt").write_text("a plain sentence .\n", encoding="utf-8")
     monkeypatch.setenv("SIMCORE_DATA_ROOTS", str(tmp_path))
     state = AppState()
-    added = [*add_server_path(state, "target", "conll2003/test.conll"),
-             *add_server_path(state, "target", "wetlab/test.conll"),
-             *add_server_path(state, "source", "news_2019.txt")]
+    added = [
+        *add_server_path(state, "target", "conll2003/test.conll"),
+        *add_server_path(state, "target", "wetlab/test.conll"),
+        *add_server_path(state, "source", "news_2019.txt"),
+    ]
     assert added == ["conll2003 test", "wetlab test", "news_2019"]
     assert sorted(state.targets) == ["conll2003 test", "wetlab test"]
+
+
+def test_heatmap_titles_are_short_lines_with_room_above_the_chart():
+    """Issue 37: a heatmap's title was one long line (label, gloss, reading), cut at the chart's
+    edge, and WVV was titled 'WVV (no unit)'."""
+    import re
+
+    from dashboard.charts import heatmap
+    from simcore.measures import get_measure
+
+    rows = [
+        {"source": s, "target": t, "measure": m, "value": v, "direction": get_measure(m).direction}
+        for m, v in (("ppl", 300.0), ("wvv", 1e-4), ("tvc", 0.5))
+        for s in ("a", "b")
+        for t in ("x", "y")
+    ]
+    for measure, head in (("ppl", "PPL"), ("wvv", "WVV"), ("tvc", "TVC (%)")):
+        layout = heatmap(pd.DataFrame(rows), measure).layout
+        lines = [re.sub(r"<[^>]+>", "", line).strip() for line in layout.title.text.split("<br>")]
+        assert lines[0] == head and get_measure(measure).gloss in lines
+        assert (
+            max(map(len, lines)) <= 72
+        )  # about 500 px of the 12 px text: fits beside the colour bar
+        assert layout.margin.t >= 40 + 16 * (len(lines) - 1)

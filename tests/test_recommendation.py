@@ -494,4 +494,35 @@ def test_the_reason_says_tvc_in_the_tables_unit():
     tvc = table[(table["measure"] == "tvc")]
     alpha = float(tvc.loc[tvc["source"] == "alpha", "value"].iloc[0])
     scale = display_scale("tvc", tvc["value"])  # the tables' and report's factor: 100 for fractions
-    assert scale == 100 and f"TVC {alpha * scale:.4g}%" in rec.reason and f"TVC {alpha:.4g}" not in rec.reason
+    assert (
+        scale == 100
+        and f"TVC {alpha * scale:.4g}%" in rec.reason
+        and f"TVC {alpha:.4g}" not in rec.reason
+    )
+
+
+def test_replicate_cells_are_read_as_float_reads_each_word():
+    """The one-pass reading of replicate cells gives, to the bit, what float() gives word by word
+    (the numbers encode_replicates writes, nan and inf, signs, exponents), and refuses what float
+    refuses."""
+    from simcore.recommendation import _parse_replicates
+
+    rng = np.random.default_rng(3)
+    values = np.concatenate(
+        [
+            rng.normal(0, 1, 300) * 10.0 ** rng.integers(-12, 12, 300),
+            [0.0, -0.0, np.nan, np.inf, -np.inf, 1e-300, 123456789.0, -2.5e-7],
+        ]
+    )
+    cells = [encode_replicates(values[i : i + 7].tolist()) for i in range(0, len(values), 7)]
+    flat, count = _parse_replicates(cells)
+    want = np.array([float(w) for c in cells for w in c.split()])
+    assert count == 7 and flat.tobytes() == want.tobytes()
+    assert _parse_replicates(["1 2", "1_0 Infinity"])[0].tolist() == [
+        1.0,
+        2.0,
+        10.0,
+        float("inf"),
+    ]  # float's forms
+    assert _parse_replicates(["1 2", "3 x"]) is None and _parse_replicates(["1 2", "3"]) is None
+    assert _parse_replicates(["1 2", "3  4"]) is None and _parse_replicates(["1 2", "3 4e"]) is None

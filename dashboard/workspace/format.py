@@ -14,7 +14,9 @@ import io
 import json
 import re
 import secrets
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -44,6 +46,8 @@ MAX_ZIP_BYTES = 300_000_000  # a workspace file opened in the browser (it holds 
 MAX_MEMBER_BYTES = 200_000_000
 MAX_MEMBERS = 2_000
 MAX_NAME = 200
+# A kept matrix's workspace CSVs (the long table, the table it was opened from), made or read once.
+MATRIX_FILES = "_workspace_csv"
 
 
 class WorkspaceError(SimcoreError):
@@ -89,13 +93,32 @@ def matrix_csv(long: pd.DataFrame) -> bytes:
     return escape_formulas(long).to_csv(index=False).encode("utf-8")
 
 
+# Matrices read from workspace files, by the files' content: every page opened by its address is a
+# new session that restores its workspace, and reading and checking 7 matrices took a third of a
+# page's time.
+_READ: OrderedDict[str, pd.DataFrame] = OrderedDict()
+_READ_LOCK = threading.Lock()
+READ_KEPT = 32
+
+
 def read_matrix_csv(data: bytes, label: str) -> pd.DataFrame:
-    """A long matrix from CSV bytes written by :func:`matrix_csv` or the CLI (checked by ``to_long``)."""
+    """A long matrix from CSV bytes written by :func:`matrix_csv` or the CLI (checked by
+    ``to_long``); the same bytes are read and checked once per server (a copy is returned)."""
     from simcore.analysis import to_long  # scipy loads with it: not on every page's first import
 
+    key = hashlib.sha256(data).hexdigest()
+    with _READ_LOCK:
+        kept = _READ.get(key)
+        if kept is not None:
+            _READ.move_to_end(key)
+            return kept.copy()
     long = to_long(read_csv_member(data, label))
     for column in ("source", "target"):
         long[column] = long[column].map(unescape_formula)
+    with _READ_LOCK:
+        _READ[key] = long.copy()
+        while len(_READ) > READ_KEPT:
+            _READ.popitem(last=False)
     return long
 
 
@@ -156,10 +179,10 @@ def snapshot(state: AppState, name: str, store_root: Path, sample_root: Path, cr
                  "file": f"m{i}.csv", "raw": f"m{i}-raw.csv" if m.raw is not None else None,
                  "job": asdict(m.job) if m.job is not None else None}
         matrices.append(_jsonable(entry))
-        cached = m.__dict__.get("_workspace_csv")
+        cached = m.__dict__.get(MATRIX_FILES)
         if cached is None:  # a kept matrix does not change: its CSV is made once
             cached = (matrix_csv(m.long), None if m.raw is None else escape_formulas(m.raw).to_csv(index=False).encode())
-            m.__dict__["_workspace_csv"] = cached
+            m.__dict__[MATRIX_FILES] = cached
         files[entry["file"]] = cached[0]
         if cached[1] is not None:
             files[entry["raw"]] = cached[1]

@@ -20,6 +20,7 @@ from .format import (
     CORPUS_SUFFIXES,
     HEX_DIGEST,
     KIND_NAME,
+    MATRIX_FILES,
     MAX_NAME,
     MEMBER_NAME,
     PROBE_FILE,
@@ -205,14 +206,33 @@ def restore(files: dict[str, bytes], state: AppState, locator: Locator) -> list[
             if not isinstance(entry, dict):
                 raise WorkspaceError("a matrix entry is not an object")
             name = checked_text(entry.get("name"), "matrix name") or "matrix"
-            long = read_matrix_csv(_table(files, manifest, entry.get("file"), name), name)
+            data = _table(files, manifest, entry.get("file"), name)
+            long = read_matrix_csv(data, name)
             raw_file = entry.get("raw")
-            raw = read_csv_member(_table(files, manifest, raw_file, name), name) if isinstance(raw_file, str) \
-                and raw_file in files else None
+            raw_data = (
+                _table(files, manifest, raw_file, name)
+                if isinstance(raw_file, str) and raw_file in files
+                else None
+            )
+            raw = read_csv_member(raw_data, name) if raw_data is not None else None
             options = entry.get("options") if isinstance(entry.get("options"), dict) else {}
-            created = entry.get("created") if isinstance(entry.get("created"), (int, float)) else time.time()
-            matrix = NamedMatrix(name[:MAX_NAME], long, (checked_text(entry.get("origin", ""), "origin") or "")[:300],
-                                 options, raw=raw, job=job_from(entry.get("job")), created=float(created))
+            created = (
+                entry.get("created")
+                if isinstance(entry.get("created"), (int, float))
+                else time.time()
+            )
+            matrix = NamedMatrix(
+                name[:MAX_NAME],
+                long,
+                (checked_text(entry.get("origin", ""), "origin") or "")[:300],
+                options,
+                raw=raw,
+                job=job_from(entry.get("job")),
+                created=float(created),
+            )
+            # its workspace CSVs are the files it was read from: a session that restored the
+            # workspace does not write every matrix again (format.snapshot)
+            matrix.__dict__[MATRIX_FILES] = (data, raw_data)
             state.add_matrix(matrix)
         except SimcoreError as exc:
             notes.append(f"matrix not restored: {exc}")
