@@ -151,14 +151,9 @@ def _write(batch: list[tuple[bytes, Any]], sink: IO[bytes], scanner: Scanner, re
     """Test a batch of lines at once (the cheap test, then the exact one), write those that do not overlap."""
     units = [(i, u) for i, (_, u) in enumerate(batch) if u is not None]
     dropped: set[int] = set()
-    for k in scanner.candidates([u for _, u in units]):
-        i, unit = units[k]
-        tokens = scanner.tokens_of(unit)
-        scanner.hits = set()
-        scanner.check(tokens)
-        if scanner.hits:
-            dropped.add(i)
-            report.tokens_dropped += len(tokens)
+    for k, tokens in scanner.scan([u for _, u in units]).items():
+        dropped.add(units[k][0])
+        report.tokens_dropped += tokens
     report.units += len(units)
     report.units_dropped += len(dropped)
     sink.write(b"".join(line for i, (line, _) in enumerate(batch) if i not in dropped))
