@@ -10,6 +10,7 @@ simcore.selection (the README's "Library" section); those functions raise only s
 
 from .answer import pairwise_table, recommend, recommendation_table
 from .corpus import Corpus, TokenizedCorpus
+from .decontaminate import Decontamination, decontaminate
 from .errors import (
     CorpusError,
     DiskFull,
@@ -22,6 +23,7 @@ from .errors import (
 )
 from .matrix import DEFAULT_MEASURES, Workbench, corpora_in
 from .measures import MeasureOptions
+from .overlap_pass import OverlapOptions
 from .recommendation import Recommendation
 from .store import ArtefactStore
 from .tokenize import TokenizerOptions
@@ -31,5 +33,5 @@ __all__ = [
     "ArtefactStore", "Corpus", "CorpusError", "DEFAULT_MEASURES", "DiskFull", "InvalidArgument", "MeasureOptions",
     "MeasureUnavailable", "OutputError", "SimcoreError", "StoreError", "TableError", "TokenizedCorpus",
     "TokenizerOptions", "Workbench", "corpora_in", "Recommendation", "recommend", "recommendation_table",
-    "pairwise_table",
+    "pairwise_table", "decontaminate", "Decontamination", "OverlapOptions",
 ]

@@ -307,6 +307,13 @@ def test_the_matrix_command_writes_the_columns_and_warns(tmp_path, capsys):
     assert main(["recommend", "--matrix", str(out)]) == 0
     assert "news holds 80.0% of your test sentences" in capsys.readouterr().out
     assert main(["recommend", "--matrix", str(out), "--overlap-threshold", "2"]) == 2
+    # rank: the warning and the answer's reason follow the threshold
+    for threshold, said in (("1%", True), ("90%", False)):
+        ranked = tmp_path / f"rank{threshold.rstrip('%')}.md"
+        assert main(["rank", "--matrix", str(out), "--overlap-threshold", threshold, "--out", str(ranked)]) == 0
+        assert ("warning: t: news holds 80.0% of your test sentences" in capsys.readouterr().err) == said
+        assert ("news holds 80\\.0% of your test sentences" in ranked.read_text(encoding="utf-8")) == said
+    assert main(["rank", "--matrix", str(out), "--overlap-threshold", "150%"]) == 2
 
 
 def test_the_cheap_test_finds_runs_of_every_length_at_every_alignment():
