@@ -272,8 +272,8 @@ class Anchors:
 
     - L >= 15: read at multiples of 8 (:data:`GRID`): for each of its first 8 bytes, a window of 8, 16
       or 32 bytes (the longest of those that fits L - 7) starting there or 8, 16, ... bytes on, the one
-      least frequent in the target (``grid``, by width), and the first 16 bytes of those of 16 and 32
-      (``first16``, the first test);
+      least frequent in the target (``grid``, by width); the first 8 bytes of each (``first8``, the
+      first test) and the first 16 of those of 16 and 32 (``first16``, the second);
     - 7 <= L <= 14: read at multiples of 4: for each of its first 4 bytes, the 4 bytes there or 4, 8
       bytes on least frequent in the target (``four``); then its first 7 bytes (``seven``), then the
       whole run (``whole``: by L, the hashes of its bytes, :func:`_short_hashes`);
@@ -282,6 +282,7 @@ class Anchors:
 
     grid: dict[int, np.ndarray] = field(default_factory=dict)
     first16: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
+    first8: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
     four: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint32))
     seven: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
     whole: dict[int, np.ndarray] = field(default_factory=dict)
@@ -301,6 +302,9 @@ class Anchors:
         width = np.where(lengths >= 39, 32, np.where(lengths >= 23, 16, 8))
         grid = lengths >= 15
         firsts = [np.zeros(0, dtype=np.uint64)]
+        eights = [np.zeros(0, dtype=np.uint64)]
+        with np.errstate(over="ignore"):
+            prefix8 = reads[:len(text)] * _GRID_WORD[0]
         for w in (8, 16, 32):
             chosen = grid & (width == w)
             if not chosen.any():
@@ -314,7 +318,9 @@ class Anchors:
                 at = _rarest(frequency, first, starts[chosen], lengths[chosen], w, GRID, 16)
                 firsts.append(first[at])
             out.grid[w] = _unique(hashes[at])
+            eights.append(prefix8[at])
         out.first16 = _unique(np.concatenate(firsts))
+        out.first8 = _unique(np.concatenate(eights))
         four = (lengths >= SHORT_MIN) & ~grid
         if four.any():
             fours = _reads(text, 1, "<u4")[:len(text)].astype(np.uint64)
@@ -332,7 +338,7 @@ class Anchors:
             out.grid[width] = _unique(np.concatenate([a.grid[width] for a in many if width in a.grid]))
         for length in sorted({k for a in many for k in a.whole}):
             out.whole[length] = _unique(np.concatenate([a.whole[length] for a in many if length in a.whole]))
-        for name in ("first16", "four", "seven"):
+        for name in ("first16", "first8", "four", "seven"):
             parts = [getattr(a, name) for a in many]
             if parts:
                 setattr(out, name, _unique(np.concatenate(parts)))
@@ -439,6 +445,7 @@ class Scanner:
         self.every_unit = anchors.every_unit
         self.grid = {width // GRID: Tables(h) for width, h in anchors.grid.items()}
         self.first16 = Tables(anchors.first16) if len(anchors.first16) else None
+        self.first8 = Tables(anchors.first8)
         self.four = anchors.four
         self.seven = anchors.seven
         self.whole = anchors.whole
@@ -510,16 +517,19 @@ class Scanner:
         reads = _reads(data, GRID, "<u8")
         count = -(-len(data) // GRID)
         with np.errstate(over="ignore"):
-            eight = reads[:count + 1] * _GRID_WORD[0]
-            first = eight[:count] + reads[1:count + 1] * _GRID_WORD[1]
+            at = self.first8.maybe(reads[:count] * _GRID_WORD[0])
+            eight = reads[at] * _GRID_WORD[0]
         found = [np.zeros(0, dtype=np.intp)]
         if 1 in self.grid:
-            found.append(self.grid[1].find(eight[:count]))
+            found.append(at[self.grid[1].find(eight)])
         if self.first16 is not None:
-            at = self.first16.maybe(first)
+            with np.errstate(over="ignore"):
+                first = eight + reads[at + 1] * _GRID_WORD[1]
+            keep = self.first16.maybe(first)
+            at, first = at[keep], first[keep]
             for words, tables in self.grid.items():
                 if words > 1:
-                    hashes = first[at] if words == 2 else _window_hashes(reads, at, words, first[at])
+                    hashes = first if words == 2 else _window_hashes(reads, at, words, first)
                     found.append(at[tables.find(hashes)])
         return np.concatenate(found) * GRID
 
