@@ -123,7 +123,7 @@ def main() -> None:
         return
     print(f"load average at the start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print("| words | units | pass s (cpu) | with overlap s (cpu) | ratio wall (cpu) | words/s (cpu) without / "
-          "with | 1B words, cpu h without / with | units tokenized | conll2003 test sentences injected / "
+          "with | 1B words, cpu min without / with | units tokenized | conll2003 test sentences injected / "
           "found | peak MB without / with | target index MB | expected false matches |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as folder:
@@ -140,7 +140,7 @@ def main() -> None:
             rate_a, rate_b = a["words"] / a["cpu"], b["words"] / b["cpu"]
             print(f"| {a['words']:,} | {a['units']:,} | {a['wall']:.1f} ({a['cpu']:.1f}) | {b['wall']:.1f} "
                   f"({b['cpu']:.1f}) | {b['wall'] / a['wall']:.2f} ({b['cpu'] / a['cpu']:.2f}) | "
-                  f"{rate_a:,.0f} / {rate_b:,.0f} | {1e9 / rate_a / 3600:.1f} / {1e9 / rate_b / 3600:.1f} | "
+                  f"{rate_a:,.0f} / {rate_b:,.0f} | {1e9 / rate_a / 60:.0f} / {1e9 / rate_b / 60:.0f} | "
                   f"{b['tested']:,} ({b['tested'] / b['units']:.2%}) | {injected} / {b['test_held']:,} | "
                   f"{a['rss_mb']:.0f} / {b['rss_mb']:.0f} | {b['index_mb']:.0f} | {false_matches:.1e} |", flush=True)
             print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
