@@ -10,7 +10,7 @@ each unit. Printed: wall and CPU seconds, the ratio, the units the cheap test le
 tokenizer, the test sentences found, peak memory (ru_maxrss) and the target index's size.
 
 Keys: 64 bits per n-gram (each word's 64-bit BLAKE2b times a constant of its place, summed; see
-simcore.overlap), no Bloom filter: the chance of a false match is that of a 64-bit collision, about
+simcore.contamination.ngrams), no Bloom filter: the chance of a false match is that of a 64-bit collision, about
 S*T/2^64 over the run (S source n-grams tested, T target n-grams), printed in the last column.
 
 Usage: nice .venv/bin/python bench/bench_overlap.py [--tokens 10M,30M] [--inject 300]
@@ -82,11 +82,11 @@ def build(words: int, inject: int, folder: Path) -> tuple[Path, int]:
 def one(path: str, overlap: bool) -> dict[str, float]:
     """One pass in this process (run in a fresh one per measurement)."""
     sys.path.insert(0, str(ROOT))
+    from simcore.contamination.ngrams import Scanner, TargetIndex, target_sentences
     from simcore.corpora.corpus import unit_tokenizer
     from simcore.corpora.sampling import read_candidates
     from simcore.corpus import Corpus
     from simcore.corpus_cache import STREAM_SIZES
-    from simcore.overlap import Scanner, TargetIndex, target_sentences
     from simcore.tokenize import TokenizerOptions
 
     source = Corpus.from_path(path)

@@ -9,8 +9,9 @@ simcore.selection (the README's "Library" section); those functions raise only s
 """
 
 from .answer import pairwise_table, recommend, recommendation_table
+from .contamination.decontaminate import Decontamination, decontaminate
+from .contamination.scan import OverlapOptions
 from .corpus import Corpus, TokenizedCorpus
-from .decontaminate import Decontamination, decontaminate
 from .errors import (
     CorpusError,
     DiskFull,
@@ -23,7 +24,6 @@ from .errors import (
 )
 from .matrix import DEFAULT_MEASURES, Workbench, corpora_in
 from .measures import MeasureOptions
-from .overlap_pass import OverlapOptions
 from .recommendation import Recommendation
 from .store import ArtefactStore
 from .tokenize import TokenizerOptions

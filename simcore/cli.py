@@ -19,7 +19,9 @@ from typing import Any
 import pandas as pd
 
 from . import cli_options as opt
-from .contamination import OVERLAP_THRESHOLD, overlap_notes
+from .contamination.ngrams import OVERLAP_CHAR_NGRAM, OVERLAP_NGRAM
+from .contamination.scan import OverlapOptions
+from .contamination.verdict import OVERLAP_THRESHOLD, overlap_notes
 from .corpora.remote import scrub
 from .decontaminate_cli import add_decontaminate_command
 from .distributed.cluster import add_cluster_options, scheduler_address
@@ -30,8 +32,6 @@ from .export import csv_text, write_ranking, write_recommendations
 from .matrix import DEFAULT_MEASURES, MAX_JOBS, Workbench, corpora_in
 from .measures import MeasureOptions, all_measures
 from .option_checks import MAX_EMB_SENTENCES, MAX_KL_BUCKETS
-from .overlap import OVERLAP_CHAR_NGRAM, OVERLAP_NGRAM
-from .overlap_pass import OverlapOptions
 from .probe.cli import add_probe_command
 from .selection.cli import add_select_command
 from .store import ArtefactStore

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .contamination.scan import Overlap, OverlapOptions, source_overlaps
 from .corpora.lang.cut import (
     CHARACTERS,
     CHARS,
@@ -45,7 +46,6 @@ from .corpus_cache import (  # noqa: F401 - the old names stay importable from h
 from .errors import InvalidArgument, SimcoreError, StoreError
 from .ladder import pair_sizes, size_bias, table_size
 from .measures import PreparedTarget, default_measures, get_measure, parse_measures
-from .overlap_pass import Overlap, OverlapOptions, source_overlaps
 from .schedule import (  # noqa: F401 - likewise
     MAX_JOBS,
     PARALLEL_MIN_BYTES,

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from simcore.cli import main
+from simcore.contamination.decontaminate import decontaminate
+from simcore.contamination.scan import source_overlaps
 from simcore.corpus import Corpus
-from simcore.decontaminate import decontaminate
 from simcore.errors import CorpusError, InvalidArgument, SimcoreError
 from simcore.matrix import Workbench
-from simcore.overlap_pass import source_overlaps
 from simcore.store import ArtefactStore
 from simcore.tokenize import tokenize
 

@@ -1,4 +1,4 @@
-"""Overlap of sources with targets (simcore.overlap, simcore.overlap_pass): sentences injected at known
+"""Overlap of sources with targets (simcore.contamination.ngrams, simcore.contamination.scan): sentences injected at known
 counts into a real source, near-duplicates, character n-grams, targets without a test split, a source
 holding a whole target; the cheap test checked against a brute-force scan; the streaming pass, the
 whole-tokenized path and a matrix all give the same numbers; the answer's contamination clause."""
@@ -16,13 +16,13 @@ import pytest
 
 import simcore.corpus_cache as corpus_cache
 from simcore.answer import recommend
+from simcore.contamination.ngrams import Scanner, TargetIndex, gram_hash, target_sentences, words_of
+from simcore.contamination.scan import OverlapOptions, source_overlaps
 from simcore.corpora.corpus import unit_tokenizer
 from simcore.corpus import Corpus
 from simcore.errors import InvalidArgument
 from simcore.matrix import Workbench, encode_replicates
 from simcore.measures import get_measure
-from simcore.overlap import Scanner, TargetIndex, gram_hash, target_sentences, words_of
-from simcore.overlap_pass import OverlapOptions, source_overlaps
 from simcore.store import ArtefactStore
 from simcore.tokenize import TokenizerOptions
 

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InvalidArgument
+from ..errors import InvalidArgument
 
 OVERLAP_NGRAM = 13       # words (GPT-3's report, datatrove)
 OVERLAP_CHAR_NGRAM = 25  # characters, for a target cut into characters (DESIGN.md: 20-50)
@@ -587,7 +587,7 @@ class Scanner:
 def target_sentences(corpus: Any, options: Any) -> list[tuple[list[str], bool]]:
     """A target's normalised sentences, each with whether it belongs to the test split: sentences
     of a file whose name (or folder) says ``test``."""
-    from .corpora.corpus import part_corpus
+    from ..corpora.corpus import part_corpus
 
     out: list[tuple[list[str], bool]] = []
     root = corpus.path
