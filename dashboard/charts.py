@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from simcore import flags
-from simcore.contamination import CONTAMINATED, HELD, OVERLAP_THRESHOLD, overlap_grid
+from simcore.contamination.verdict import CONTAMINATED, HELD, OVERLAP_THRESHOLD, overlap_grid
 from simcore.corpora.lang import across_languages, language_name
 from simcore.measures import all_measures, get_measure
 from simcore.report import (

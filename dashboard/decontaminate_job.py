@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from functools import partial
 
+from simcore.contamination.decontaminate import Decontamination
 from simcore.corpus import Corpus
-from simcore.decontaminate import Decontamination
 from simcore.errors import SimcoreError
 
 from . import jobs, work

@@ -91,8 +91,8 @@ def probe_lm(task: Any, root: str, sources: list[Corpus], target: TargetSplits, 
 
 
 def decontamination(task: Any, root: str, source: Corpus, target: Corpus, test_only: bool) -> dict[str, Any]:
-    """A source's clean copy (simcore.decontaminate), kept in the store, for the Corpora page."""
-    from simcore.decontaminate import stored_copy
+    """A source's clean copy (simcore.contamination.decontaminate), kept in the store, for the Corpora page."""
+    from simcore.contamination.decontaminate import stored_copy
 
     path, report = stored_copy(source, target, ArtefactStore(Path(root)), test_only=test_only, progress=task.progress)
     return {"path": str(path), "report": report, "source": source.name, "target": target.name}

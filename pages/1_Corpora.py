@@ -27,10 +27,10 @@ from dashboard.loading import (
     upload_hint,
 )
 from dashboard.paths import data_roots, remote_roots
+from simcore.contamination.ngrams import OVERLAP_CHAR_NGRAM, OVERLAP_NGRAM
 from simcore.corpora.lang import language_name as language_label
 from simcore.corpus import ReadNotes
 from simcore.errors import SimcoreError
-from simcore.overlap import OVERLAP_CHAR_NGRAM, OVERLAP_NGRAM
 
 c.setup_page("Corpora", ":material/library_books:")
 state = c.get_state()

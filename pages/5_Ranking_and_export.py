@@ -7,7 +7,7 @@ from dashboard import common as c
 from dashboard.charts import label
 from dashboard.report_cache import report_parts
 from dashboard.tables import ranking_grid, recommendation_frame
-from simcore.contamination import OVERLAP_THRESHOLD, overlap_table
+from simcore.contamination.verdict import OVERLAP_THRESHOLD, overlap_table
 from simcore.evidence import readable_pairs
 from simcore.measures import explained
 

@@ -9,6 +9,8 @@ simcore.selection (the README's "Library" section); those functions raise only s
 """
 
 from .answer import pairwise_table, recommend, recommendation_table
+from .contamination.decontaminate import Decontamination, decontaminate
+from .contamination.scan import OverlapOptions
 from .corpus import Corpus, TokenizedCorpus
 from .errors import (
     CorpusError,
@@ -33,5 +35,5 @@ __all__ = [
     "ArtefactStore", "Corpus", "CorpusError", "DEFAULT_MEASURES", "DiskFull", "InvalidArgument", "MeasureOptions",
     "MeasureUnavailable", "OutputError", "SimcoreError", "StoreError", "TableError", "TokenizedCorpus",
     "TokenizerOptions", "Workbench", "corpora_in", "Recommendation", "recommend", "recommendation_table",
-    "pairwise_table",
+    "pairwise_table", "decontaminate", "Decontamination", "OverlapOptions",
 ]

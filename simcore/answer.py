@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from . import recommendation
-from .contamination import OVERLAP_THRESHOLD, check_threshold
+from .contamination.verdict import OVERLAP_THRESHOLD, check_threshold
 from .errors import InvalidArgument
 from .recommendation import PRETRAINING, Recommendation
 
@@ -34,7 +34,7 @@ def recommend(long: pd.DataFrame, pretraining: str = "lm",
     """The recommendation for every target of a long similarity table, for ``pretraining`` "lm" (language
     models and BERT-style encoders: PPL, JSD) or "vectors" (word vectors: TVcC, TVC, WVV). A source that
     holds ``overlap_threshold`` or more of the target's test sentences is named first in the reason
-    (and a "high" level capped at "moderate"; see simcore.contamination)."""
+    (and a "high" level capped at "moderate"; see simcore.contamination.verdict)."""
     _check(long, pretraining)
     return recommendation.recommend(long, pretraining, check_threshold(overlap_threshold))
 

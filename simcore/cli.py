@@ -19,7 +19,9 @@ from typing import Any
 import pandas as pd
 
 from . import cli_options as opt
-from .contamination import OVERLAP_THRESHOLD, overlap_notes
+from .contamination.ngrams import OVERLAP_CHAR_NGRAM, OVERLAP_NGRAM
+from .contamination.scan import OverlapOptions
+from .contamination.verdict import OVERLAP_THRESHOLD, overlap_notes
 from .corpora.remote import scrub
 from .decontaminate_cli import add_decontaminate_command
 from .distributed.cluster import add_cluster_options, scheduler_address
@@ -33,8 +35,6 @@ from .matrix.schedule import MAX_JOBS
 from .matrix.workbench import Workbench
 from .measures import MeasureOptions, all_measures
 from .option_checks import MAX_EMB_SENTENCES, MAX_KL_BUCKETS
-from .overlap import OVERLAP_CHAR_NGRAM, OVERLAP_NGRAM
-from .overlap_pass import OverlapOptions
 from .probe.cli import add_probe_command
 from .selection.cli import add_select_command
 from .store import ArtefactStore
@@ -219,8 +219,11 @@ def cmd_rank(args: argparse.Namespace) -> int:
     out = opt.check_out(args.out, (".csv", ".json", ".md", ".html")) if args.out is not None else None
     opt.no_clobber({"--out": out}, {"--matrix": args.matrix})
     long = read_matrix(args.matrix)
-    recommendations = recommend(long, args.pretraining) if set(PRETRAINING[args.pretraining]) & set(long["measure"]) else []
+    recommendations = (recommend(long, args.pretraining, args.overlap_threshold)
+                       if set(PRETRAINING[args.pretraining]) & set(long["measure"]) else [])
     ranking = rank_sources(long, args.measures, args.pretraining, recommendations=recommendations)
+    for line in overlap_notes(long, args.overlap_threshold):
+        print(terminal_text(f"simcore: warning: {line}"), file=sys.stderr)
     if out:
         write_ranking(ranking, out, _matrix_options(long), recommendations)
         print(terminal_text(f"wrote {args.out}"), file=sys.stderr)
@@ -416,6 +419,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--measures", type=opt.measures, default=None)
     r.add_argument("--pretraining", choices=PRETRAINING_CHOICES, default="lm", help=PRETRAINING_HELP)
     r.add_argument("--out", type=opt.path_text, default=None, help=".csv, .json, .md or .html")
+    _add_threshold(r)
     r.add_argument("--all", action="store_true",
                    help=f"print every target (default: the first {MAX_PRINTED_TARGETS} and a summary)")
     r.set_defaults(run=cmd_rank)

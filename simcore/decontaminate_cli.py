@@ -1,4 +1,4 @@
-"""``simcore decontaminate --source S --target T --out CLEAN``: the command around :mod:`simcore.decontaminate`."""
+"""``simcore decontaminate --source S --target T --out CLEAN``: the command around :mod:`simcore.contamination.decontaminate`."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import argparse
 from typing import Any
 
 from . import cli_options as opt
+from .contamination.decontaminate import decontaminate
+from .contamination.ngrams import OVERLAP_CHAR_NGRAM, OVERLAP_NGRAM
+from .contamination.scan import OverlapOptions
 from .corpus import Corpus
-from .decontaminate import decontaminate
-from .overlap import OVERLAP_CHAR_NGRAM, OVERLAP_NGRAM
-from .overlap_pass import OverlapOptions
 from .terminal import terminal_text
 from .tokenize import TokenizerOptions
 

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .contamination import OVERLAP_THRESHOLD, with_overlap
+from .contamination.verdict import OVERLAP_THRESHOLD, with_overlap
 from .corpora.lang import known_language, language_name
 from .errors import SimcoreError
 from .ladder import size_bias
@@ -120,7 +120,7 @@ def recommend(long: pd.DataFrame, pretraining: str = "lm", overlap_threshold: fl
     """The recommendation for every target of a long similarity table (``simcore matrix`` output).
 
     A source holding ``overlap_threshold`` of the target's test sentences is named in the reason
-    (:mod:`simcore.contamination`). With ``outcomes`` each answer also says what the committed measured
+    (:mod:`simcore.contamination.verdict`). With ``outcomes`` each answer also says what the committed measured
     outcomes showed for its kind of pretraining, and, given ``probe_results`` (a probe's results table),
     the user's own F1 for the target (:func:`simcore.outcomes.with_outcomes`).
     """

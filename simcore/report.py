@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from . import flags
-from .contamination import OVERLAP_THRESHOLD, overlap_table
+from .contamination.verdict import OVERLAP_THRESHOLD, overlap_table
 from .corpora.lang import language_name
 from .errors import InvalidArgument
 from .evidence import EVIDENCE_COLUMNS, readable_pairs

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from simcore.cli import main
+from simcore.contamination.decontaminate import decontaminate
+from simcore.contamination.scan import source_overlaps
 from simcore.corpus import Corpus
-from simcore.decontaminate import decontaminate
-from simcore.errors import CorpusError, SimcoreError
+from simcore.errors import CorpusError, InvalidArgument, SimcoreError
 from simcore.matrix.workbench import Workbench
-from simcore.overlap_pass import source_overlaps
 from simcore.store import ArtefactStore
 from simcore.tokenize import tokenize
 
@@ -123,3 +123,15 @@ def test_an_upper_case_source_keeps_its_case_in_the_copy(tmp_path):
     Path(tmp_path / "s.txt").write_text(source)
     decontaminate(Corpus.from_path(tmp_path / "s.txt"), Corpus.from_path(tmp_path / "t.conll"), tmp_path / "c.txt")
     assert (tmp_path / "c.txt").read_text() == "KEEP THIS LINE AS IT IS\nAnd This One\n"
+
+
+def test_the_api_is_public(tmp_path):
+    """``decontaminate`` and its options are importable from ``simcore`` and refuse what is not a corpus."""
+    import simcore
+    from simcore import Decontamination, OverlapOptions
+    from simcore import decontaminate as public
+
+    assert {"decontaminate", "Decontamination", "OverlapOptions"} <= set(simcore.__all__)
+    assert public is decontaminate and Decontamination().units_dropped == 0 and OverlapOptions().ngram == 13
+    with pytest.raises(InvalidArgument, match="the source must be a Corpus"):
+        public("news.txt", "conll2003", tmp_path / "clean.txt")

@@ -1,4 +1,4 @@
-"""Overlap of sources with targets (simcore.overlap, simcore.overlap_pass): sentences injected at known
+"""Overlap of sources with targets (simcore.contamination.ngrams, simcore.contamination.scan): sentences injected at known
 counts into a real source, near-duplicates, character n-grams, targets without a test split, a source
 holding a whole target; the cheap test checked against a brute-force scan; the streaming pass, the
 whole-tokenized path and a matrix all give the same numbers; the answer's contamination clause."""
@@ -16,14 +16,14 @@ import pytest
 
 import simcore.matrix.corpus_cache as corpus_cache
 from simcore.answer import recommend
+from simcore.contamination.ngrams import Scanner, TargetIndex, gram_hash, target_sentences, words_of
+from simcore.contamination.scan import OverlapOptions, source_overlaps
 from simcore.corpora.corpus import unit_tokenizer
 from simcore.corpus import Corpus
 from simcore.errors import InvalidArgument
 from simcore.matrix.rows import encode_replicates
 from simcore.matrix.workbench import Workbench
 from simcore.measures import get_measure
-from simcore.overlap import Scanner, TargetIndex, gram_hash, target_sentences, words_of
-from simcore.overlap_pass import OverlapOptions, source_overlaps
 from simcore.store import ArtefactStore
 from simcore.tokenize import TokenizerOptions
 
@@ -308,3 +308,47 @@ def test_the_matrix_command_writes_the_columns_and_warns(tmp_path, capsys):
     assert main(["recommend", "--matrix", str(out)]) == 0
     assert "news holds 80.0% of your test sentences" in capsys.readouterr().out
     assert main(["recommend", "--matrix", str(out), "--overlap-threshold", "2"]) == 2
+    # rank: the warning and the answer's reason follow the threshold
+    for threshold, said in (("1%", True), ("90%", False)):
+        ranked = tmp_path / f"rank{threshold.rstrip('%')}.md"
+        assert main(["rank", "--matrix", str(out), "--overlap-threshold", threshold, "--out", str(ranked)]) == 0
+        assert ("warning: t: news holds 80.0% of your test sentences" in capsys.readouterr().err) == said
+        assert ("news holds 80\\.0% of your test sentences" in ranked.read_text(encoding="utf-8")) == said
+    assert main(["rank", "--matrix", str(out), "--overlap-threshold", "150%"]) == 2
+
+
+def test_the_cheap_test_finds_runs_of_every_length_at_every_alignment():
+    """Runs of 8 to 174 letters (tables of scores, numbers, long n-grams), each put in a unit after 0
+    to 15 other letters, with punctuation between its words, are all found, as a brute-force scan finds
+    them; half of each with one word changed next to it adds no other."""
+    rng = np.random.default_rng(7)
+    letters = list("abcdefghijklmnopqrstuvwxyz0123456789")
+    sentences = []
+    for size in range(8, 30):  # 8 to 29 words of 1 letter, 1 or 2, 1 to 6: 8 to 174 letters
+        for longest in (1, 2, 6, 1, 2):
+            sentences.append(["".join(rng.choice(letters, rng.integers(1, longest + 1))) for _ in range(size)])
+    lines = []
+    for k, words in enumerate(sentences):
+        pad = "".join(rng.choice(letters, k % 16))
+        lines.append(f"{pad} " + ", ".join(w.upper() if k % 3 == 0 else w for w in words) + " end.")
+        changed = list(words)
+        changed[len(words) // 2] = "zzzzzzz"  # no run of 13 words survives in the middle of a long one
+        lines.append(" ".join(changed[:len(words) // 2 + 1]))
+
+    def tokens(line: str) -> list[str]:
+        return [t.lower() for t in re.findall(r"\w+|[^\w\s]", line)]
+
+    for n in (13, 2):  # 2 words can be 2 letters: too short for any cheap test, every unit is keyed
+        index = TargetIndex.build("t", [(s, True) for s in sentences], n=n)
+        brute: set[int] = set()
+        for line in lines:
+            words = words_of(tokens(line))
+            for size in {index.n, *index.short_lengths}:
+                brute.update(h for h in (gram_hash(words[i:i + size]) for i in range(len(words) - size + 1))
+                             if h in index.keys)
+        scanner = Scanner([index], tokens)
+        for _ in scanner.watch(lines):
+            pass
+        assert scanner.result() == brute
+        assert all(index.held(brute))  # every sentence, long or short, is found in its own line
+        assert scanner.every_unit == (n == 2)

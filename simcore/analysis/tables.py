@@ -85,7 +85,7 @@ NUMBER_COLUMNS: dict[str, tuple[float, float, bool, bool]] = {
     "sample_tokens": (0, 10**15, True, True),
     "source_tokens": (0, 10**15, True, True),
     "oov_rate": (0.0, 1.0, False, False),
-    "overlap_test": (0.0, 1.0, False, False),  # shares of target sentences the source holds (simcore.overlap)
+    "overlap_test": (0.0, 1.0, False, False),  # shares of target sentences the source holds (simcore.contamination.ngrams)
     "overlap_all": (0.0, 1.0, False, False),
     "direction": (-1, 1, True, False),
 }

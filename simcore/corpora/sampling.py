@@ -299,7 +299,7 @@ def shard_candidates(corpus: Corpus, file: Path, target: int, samples: int, seed
     """Read one file of ``corpus`` (or the byte range ``span`` of it) once and keep, for every sample,
     what it may need: a task of its own. ``ceilings``: the bounds of the candidates merged so far
     (:meth:`Candidates.bounds`), when known: only units under them are kept, so less is returned.
-    ``watch``: sees every unit on the way (the overlap scanner of :mod:`simcore.overlap_pass`)."""
+    ``watch``: sees every unit on the way (the overlap scanner of :mod:`simcore.contamination.scan`)."""
     from .columnar import MissingColumn
 
     found = Candidates(target, samples, seed, dense=corpus.segmenter().kind == "icu", ceilings=ceilings)

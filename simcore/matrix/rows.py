@@ -20,7 +20,7 @@ from ..corpus import Corpus
 from ..errors import SimcoreError, StoreError
 from ..ladder import size_bias
 from ..measures import MeasureOptions, PreparedTarget, get_measure
-from ..overlap_pass import Overlap
+from ..contamination.scan import Overlap
 from ..tokenize import TokenizerOptions
 from .corpus_cache import UnitResult
 from .plan import Plan

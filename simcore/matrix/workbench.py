@@ -19,7 +19,7 @@ from ..corpora.lang.cut import CHARACTERS, CHARS, WORDS, tokenizer_for_cut
 from ..corpus import Corpus, TokenizedCorpus
 from ..errors import InvalidArgument, SimcoreError, StoreError
 from ..measures import MeasureOptions, PreparedSource, PreparedTarget
-from ..overlap_pass import Overlap, OverlapOptions, source_overlaps
+from ..contamination.scan import Overlap, OverlapOptions, source_overlaps
 from ..store import ArtefactStore
 from ..tokenize import TokenizerOptions
 from .corpus_cache import CellResult, CorpusCache, Progress, quiet
@@ -40,7 +40,7 @@ class Workbench:
                  tokenizer: TokenizerOptions = TokenizerOptions(),
                  options: MeasureOptions = MeasureOptions()) -> None:
         self.cache = CorpusCache(store, tokenizer, options)
-        # the n-gram of the overlap columns (simcore.overlap_pass); None leaves them empty
+        # the n-gram of the overlap columns (simcore.contamination.scan); None leaves them empty
         self.overlap_options: OverlapOptions | None = OverlapOptions()
 
     @property
@@ -180,7 +180,7 @@ class Workbench:
     def _overlaps(self, sources: list[Corpus], targets: list[Corpus], samples: int,
                   failed: dict[str, str], progress: Progress) -> dict[tuple[str, str], Overlap]:
         """Which target sentences each source already holds, by (source, target): counted in the
-        pass that reads the source (:mod:`simcore.overlap_pass`), before its size is asked for, so
+        pass that reads the source (:mod:`simcore.contamination.scan`), before its size is asked for, so
         the pass is the same one."""
         found: dict[tuple[str, str], Overlap] = {}
         if self.overlap_options is None:

@@ -2,7 +2,7 @@
 
 The source is streamed line by line (plain text, JSONL, compressed or not, local or at a URL, one
 file or a folder of them): a line whose unit (the line, or the JSONL record's text) shares an
-n-gram with the target (:mod:`simcore.overlap`, the overlap the matrix reports) is left out, every
+n-gram with the target (:mod:`simcore.contamination.ngrams`, the overlap the matrix reports) is left out, every
 other line is written byte for byte, so the clean copy differs only by the dropped units (a
 compressed file is written compressed the same way: its decompressed bytes are the original's).
 Memory is the target's hashes and one batch of lines, whatever the source's size. Units are never
@@ -20,15 +20,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
-from .corpora.compression import open_binary
-from .corpora.corpus import Corpus, unit_tokenizer
-from .corpora.formats import split_suffixes
-from .errors import CorpusError, InvalidArgument
-from .output_paths import refuse_overwriting_inputs
-from .overlap import BATCH_UNITS, Scanner, TargetIndex, target_sentences
-from .overlap_pass import OverlapOptions
-from .store import ArtefactStore, digest
-from .tokenize import TokenizerOptions
+from ..corpora.compression import open_binary
+from ..corpora.corpus import Corpus, unit_tokenizer
+from ..corpora.formats import split_suffixes
+from ..errors import CorpusError, InvalidArgument
+from ..output_paths import refuse_overwriting_inputs
+from ..store import ArtefactStore, digest
+from ..tokenize import TokenizerOptions
+from .ngrams import BATCH_UNITS, Scanner, TargetIndex, target_sentences
+from .scan import OverlapOptions
 
 Progress = Callable[[str, float], None]
 LINE_FORMATS = ("text", "jsonl")
@@ -73,7 +73,7 @@ def decontaminate(source: Corpus, target: Corpus, out: Path | str, *, tokenizer:
             raise CorpusError(f"{source.name}: {f.name} is {fmt}; decontaminate writes sources of one unit a line "
                               "(plain text or JSONL, compressed or not): convert it to one of those first")
     if chars is None:
-        from .corpora.lang import NO_SPACE_SCRIPTS, is_char_tokenized
+        from ..corpora.lang import NO_SPACE_SCRIPTS, is_char_tokenized
 
         chars = (target.language_guess().script in NO_SPACE_SCRIPTS
                  and is_char_tokenized(t for t, _ in target_sentences(target, tokenizer)))
@@ -151,14 +151,9 @@ def _write(batch: list[tuple[bytes, Any]], sink: IO[bytes], scanner: Scanner, re
     """Test a batch of lines at once (the cheap test, then the exact one), write those that do not overlap."""
     units = [(i, u) for i, (_, u) in enumerate(batch) if u is not None]
     dropped: set[int] = set()
-    for k in scanner.candidates([u for _, u in units]):
-        i, unit = units[k]
-        tokens = scanner.tokens_of(unit)
-        scanner.hits = set()
-        scanner.check(tokens)
-        if scanner.hits:
-            dropped.add(i)
-            report.tokens_dropped += len(tokens)
+    for k, tokens in scanner.scan([u for _, u in units]).items():
+        dropped.add(units[k][0])
+        report.tokens_dropped += tokens
     report.units += len(units)
     report.units_dropped += len(dropped)
     sink.write(b"".join(line for i, (line, _) in enumerate(batch) if i not in dropped))

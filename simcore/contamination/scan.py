@@ -15,12 +15,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .corpora.corpus import unit_tokenizer
-from .corpora.sampling import remembered_pass, sample_source
-from .corpus import Corpus
-from .errors import SimcoreError, StoreError
-from .matrix.corpus_cache import STREAM_SIZES
-from .overlap import (
+from ..corpora.corpus import unit_tokenizer
+from ..corpora.sampling import remembered_pass, sample_source
+from ..corpus import Corpus
+from ..matrix.corpus_cache import STREAM_SIZES
+from ..errors import SimcoreError, StoreError
+from ..store import digest
+from .ngrams import (
     MIN_CHARS_CUT,
     MIN_WORDS,
     OVERLAP_CHAR_NGRAM,
@@ -30,7 +31,6 @@ from .overlap import (
     TargetIndex,
     target_sentences,
 )
-from .store import digest
 
 Progress = Callable[[str, float], None]
 

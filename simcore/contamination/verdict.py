@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from .errors import InvalidArgument
+from ..errors import InvalidArgument
 
 OVERLAP_THRESHOLD = 0.01  # share of the test sentences a source may hold before the answer warns
 HELD = "⚑ holds test text"  # the mark on a contaminated cell (heatmaps, report)
