@@ -18,8 +18,8 @@ from typing import Any
 from ..corpora.corpus import unit_tokenizer
 from ..corpora.sampling import remembered_pass, sample_source
 from ..corpus import Corpus
-from ..matrix.corpus_cache import STREAM_SIZES
 from ..errors import SimcoreError, StoreError
+from ..matrix.corpus_cache import STREAM_SIZES
 from ..store import digest
 from .ngrams import (
     MIN_CHARS_CUT,

@@ -15,12 +15,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..contamination.scan import Overlap
 from ..corpora.lang.cut import cut_of_tokenizer, describe_cut
 from ..corpus import Corpus
 from ..errors import SimcoreError, StoreError
 from ..ladder import size_bias
 from ..measures import MeasureOptions, PreparedTarget, get_measure
-from ..contamination.scan import Overlap
 from ..tokenize import TokenizerOptions
 from .corpus_cache import UnitResult
 from .plan import Plan

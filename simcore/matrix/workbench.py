@@ -15,11 +15,11 @@ from typing import Any
 
 import pandas as pd
 
+from ..contamination.scan import Overlap, OverlapOptions, source_overlaps
 from ..corpora.lang.cut import CHARACTERS, CHARS, WORDS, tokenizer_for_cut
 from ..corpus import Corpus, TokenizedCorpus
 from ..errors import InvalidArgument, SimcoreError, StoreError
 from ..measures import MeasureOptions, PreparedSource, PreparedTarget
-from ..contamination.scan import Overlap, OverlapOptions, source_overlaps
 from ..store import ArtefactStore
 from ..tokenize import TokenizerOptions
 from .corpus_cache import CellResult, CorpusCache, Progress, quiet
