@@ -111,6 +111,18 @@ def anchor_hash(data: bytes) -> int:
     return int(_windows(_prefix(_codes(data)), len(data))[0])
 
 
+def anchor_hashes(anchors: Sequence[bytes], length: int) -> np.ndarray:
+    """:func:`anchor_hash` of many anchors of one ``length`` at once (the same numbers: the same sum of
+    code * P^j, wrapping modulo 2^64 as numpy's uint64 does), sorted; a Scanner for a new target built
+    them one call each, about 1 s of CPU per source for a 100k-token target."""
+    if not anchors:
+        return np.zeros(0, dtype=np.uint64)
+    codes = np.frombuffer(b"".join(anchors), dtype=np.uint8).astype(np.uint64).reshape(len(anchors), length)
+    up, _ = _power_table(length)
+    with np.errstate(over="ignore"):
+        return np.unique(np.sum(codes * up, axis=1, dtype=np.uint64))
+
+
 _ASCII_KEEP = np.array([chr(b).isalnum() or chr(b) in "_\n" for b in range(128)] + [True] * 128)
 
 
@@ -226,11 +238,11 @@ class Scanner:
         self.short = sorted(set().union(*(i.short_lengths for i in self.indexes))) if self.indexes else []
         anchors = set().union(*(i.anchors for i in self.indexes)) if self.indexes else set()
         # anchors of each length (see _anchor)
-        by_length: dict[int, set[int]] = {}
+        by_length: dict[int, list[bytes]] = {}
         for a in anchors:
             if a:
-                by_length.setdefault(len(a), set()).add(anchor_hash(a))
-        self.anchor_hashes = {n: np.array(sorted(h), dtype=np.uint64) for n, h in sorted(by_length.items())}
+                by_length.setdefault(len(a), []).append(a)
+        self.anchor_hashes = {n: anchor_hashes(found, n) for n, found in sorted(by_length.items())}
         # per length, a table of bits indexed by a hash's top bits, about 32 bits an anchor (1 in 32 full),
         # small enough to stay in the processor's cache (2 MB for 500,000 anchors)
         self.tables: dict[int, tuple[np.ndarray, np.uint64]] = {}

@@ -21,7 +21,15 @@ from simcore.corpus import Corpus
 from simcore.errors import InvalidArgument
 from simcore.matrix import Workbench, encode_replicates
 from simcore.measures import get_measure
-from simcore.overlap import Scanner, TargetIndex, gram_hash, target_sentences, words_of
+from simcore.overlap import (
+    Scanner,
+    TargetIndex,
+    anchor_hash,
+    anchor_hashes,
+    gram_hash,
+    target_sentences,
+    words_of,
+)
 from simcore.overlap_pass import OverlapOptions, source_overlaps
 from simcore.store import ArtefactStore
 from simcore.tokenize import TokenizerOptions
@@ -138,6 +146,21 @@ def test_the_cheap_test_never_loses_an_overlap(injected, shared_data):
         pass
     assert brute and scanner.result() == brute
     assert scanner.tested < len(lines) / 5  # and it tokenized few of the units
+
+
+def test_anchors_hashed_at_once_equal_one_at_a_time(shared_data):
+    """The Scanner's anchors hashed in one numpy sum per length: the numbers :func:`anchor_hash` gives
+    each one (the rolling hash of a window holding it), on conll2003's test anchors."""
+    target = Corpus.from_path(shared_data / "targets" / "conll2003" / "test.conll")
+    index = TargetIndex.build("conll2003", target_sentences(target, TokenizerOptions()))
+    by_length: dict[int, list[bytes]] = {}
+    for anchor in index.anchors:
+        by_length.setdefault(len(anchor), []).append(anchor)
+    assert len(by_length) >= 2
+    for length, anchors in by_length.items():
+        expected = sorted({anchor_hash(a) for a in anchors})
+        assert anchor_hashes(anchors, length).tolist() == expected
+    assert Scanner([index], str.split).anchor_hashes.keys() == by_length.keys()
 
 
 def test_near_duplicates_in_case_punctuation_and_spacing(tmp_path):
