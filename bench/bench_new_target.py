@@ -11,7 +11,7 @@ main checkout, /work/main), so the table compares the two on the same machine in
 command runs --repeat times (the median wall time and the median CPU seconds, user + sys of the command
 and all its processes, are printed); the machine's load average is printed beside it.
 
-Usage: .venv/bin/python bench/bench_new_target.py [--jobs 2] [--repeat 3] [--each] [--baseline /work/main]
+Usage: .venv/bin/python bench/bench_new_target.py [--jobs 2] [--repeat 3] [--each | --alone tvcc,tvc] [--baseline /work/main]
        [--work DIR]
 """
 
@@ -76,6 +76,7 @@ def main() -> None:
     parser.add_argument("--source-tokens", type=int, default=1_000_000)
     parser.add_argument("--target-tokens", type=int, default=100_000)
     parser.add_argument("--each", action="store_true", help="also each default measure alone")
+    parser.add_argument("--alone", default="", help="also these measures alone (comma-separated)")
     parser.add_argument("--baseline", type=Path, help="another checkout to time the same way")
     parser.add_argument("--work", type=Path, help="keep the sources and stores here (prepared once, reused)")
     args = parser.parse_args()
@@ -95,7 +96,8 @@ def main() -> None:
                    "--cache", str(work / f"store-{name}")], path)
         print(f"# 5 sources x {args.source_tokens:,} tokens prepared; new target {args.target_tokens:,} tokens "
               f"(prep target {first:,}); --jobs {args.jobs}; cores {os.cpu_count()}")
-        cases = [("every default measure", ",".join(DEFAULT))] + ([(m, m) for m in DEFAULT] if args.each else [])
+        alone = list(DEFAULT) if args.each else [m for m in args.alone.split(",") if m]
+        cases = [("every default measure", ",".join(DEFAULT))] + [(m, m) for m in alone]
         print(f"{'checkout':9} {'case':24} {'median s':>9} {'x --help':>9} {'cpu s':>6} {'runs':>24}  load")
         seed = int(time.time()) % 100_000 if args.work else 1  # a reused store must not hold the new targets
         for name, path in checkouts:
