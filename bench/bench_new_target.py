@@ -8,10 +8,11 @@ the conll2003 train split, cut anew for each repeat (a new fingerprint: nothing 
 
 With --baseline DIR, each timed command also runs with DIR's simcore first on PYTHONPATH (for example the
 main checkout, /work/main), so the table compares the two on the same machine in the same run. Each
-command runs --repeat times (the median wall time and the median CPU seconds, user + sys of the command
-and all its processes, are printed); the machine's load average is printed beside it.
+command runs --repeat times (the median wall time and the median CPU seconds, user + sys of the
+command and all its processes, are printed); the machine's load average is printed beside it.
 
-Usage: .venv/bin/python bench/bench_new_target.py [--jobs 2] [--repeat 3] [--each | --alone tvcc,tvc] [--baseline /work/main]
+Usage: .venv/bin/python bench/bench_new_target.py [--jobs 2] [--repeat 3] [--each | --alone M,M]
+       [--baseline /work/main]
        [--work DIR]
 """
 
@@ -51,11 +52,11 @@ def target_sample(out: Path, tokens: int, seed: int) -> int:
     return written
 
 
-CPU: list[float] = []  # CPU seconds (user + sys, the command and its processes) of each timed command
+CPU: list[float] = []  # CPU seconds (user + sys, the command and its processes) of each command
 
 
 def timed(args: list[str], path: Path) -> float:
-    """Wall seconds of ``python -m simcore ARGS`` with ``path`` first on PYTHONPATH (its CPU to ``CPU``)."""
+    """Wall seconds of ``python -m simcore ARGS`` run from ``path`` (its CPU added to ``CPU``)."""
     env = {**os.environ, "PYTHONPATH": str(path)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
@@ -78,7 +79,8 @@ def main() -> None:
     parser.add_argument("--each", action="store_true", help="also each default measure alone")
     parser.add_argument("--alone", default="", help="also these measures alone (comma-separated)")
     parser.add_argument("--baseline", type=Path, help="another checkout to time the same way")
-    parser.add_argument("--work", type=Path, help="keep the sources and stores here (prepared once, reused)")
+    parser.add_argument("--work", type=Path,
+                        help="keep the sources and stores here (prepared once, reused)")
     args = parser.parse_args()
     if not (SHARED / "sources").is_dir():
         raise SystemExit(f"{SHARED} is not present")
@@ -98,13 +100,16 @@ def main() -> None:
               f"(prep target {first:,}); --jobs {args.jobs}; cores {os.cpu_count()}")
         alone = list(DEFAULT) if args.each else [m for m in args.alone.split(",") if m]
         cases = [("every default measure", ",".join(DEFAULT))] + [(m, m) for m in alone]
-        print(f"{'checkout':9} {'case':24} {'median s':>9} {'x --help':>9} {'cpu s':>6} {'runs':>24}  load")
-        seed = int(time.time()) % 100_000 if args.work else 1  # a reused store must not hold the new targets
+        print(f"{'checkout':9} {'case':24} {'median s':>9} {'x --help':>9} {'cpu s':>6} "
+              f"{'runs':>24}  load")
+        # a reused store must not hold the new targets
+        seed = int(time.time()) % 100_000 if args.work else 1
         for name, path in checkouts:
             CPU.clear()
             helps = [timed(["--help"], path) for _ in range(args.repeat)]
             help_s = statistics.median(helps)
-            print(f"{name:9} {'simcore --help':24} {help_s:9.2f} {1.0:9.1f} {statistics.median(CPU):6.2f} "
+            print(f"{name:9} {'simcore --help':24} {help_s:9.2f} {1.0:9.1f} "
+                  f"{statistics.median(CPU):6.2f} "
                   f"{' '.join(f'{h:.2f}' for h in helps):>24}  {os.getloadavg()[0]:.1f}")
             for label, measures in cases:
                 runs = []
@@ -116,7 +121,8 @@ def main() -> None:
                     runs.append(timed(["matrix", *common, "--targets", str(target), "--measures", measures,
                                        "--out", str(work / "m.csv"), "--cache", str(work / f"store-{name}")], path))
                 median = statistics.median(runs)
-                print(f"{name:9} {label:24} {median:9.2f} {median / help_s:9.1f} {statistics.median(CPU):6.2f} "
+                print(f"{name:9} {label:24} {median:9.2f} {median / help_s:9.1f} "
+                      f"{statistics.median(CPU):6.2f} "
                       f"{' '.join(f'{r:.1f}' for r in runs):>24}  {os.getloadavg()[0]:.1f}", flush=True)
 
 

@@ -62,7 +62,7 @@ def estimate(text: Path, model: Path, order: int, memory: str = "1G", name: str 
 
 def _run(command: list[str], name: str) -> subprocess.CompletedProcess[str]:
     try:
-        # lmplz ends with the process that started it (a matrix worker killed mid-build left it running)
+        # lmplz ends with the process that started it (a worker killed mid-build left it running)
         return subprocess.run(command, capture_output=True, text=True, errors="replace",
                               preexec_fn=program_ends_with_me())
     except OSError as exc:

@@ -10,8 +10,8 @@ then ran beside them. Three layers, each enough on its own where it applies:
   elsewhere a watchdog thread polls the parent's id and ends the child once it changes.
 - :func:`stop_pool`: a parent that stops on an exception (KeyboardInterrupt, SystemExit from SIGTERM)
   cancels its pool's queue and terminates its workers instead of waiting for their tasks.
-- :func:`program_ends_with_me`: a program a worker runs (KenLM's ``lmplz``) gets the same kernel signal
-  when the worker ends.
+- :func:`program_ends_with_me`: a program a worker runs (KenLM's ``lmplz``) gets the same kernel
+  signal when the worker ends.
 - :func:`end_group`: the dashboard's job process leads a process group of its own, so the job and all
   its workers are ended by one signal (on Cancel, on the server's exit, before a Resume).
 
@@ -49,15 +49,15 @@ def _prctl() -> Callable[..., int] | None:
 
 
 def _set_parent_death_signal(sig: int) -> bool:
-    """Ask the Linux kernel to send ``sig`` to this process when its parent ends; False where it cannot."""
+    """Ask the Linux kernel to send ``sig`` here when the parent ends; False where it cannot."""
     prctl = _prctl()
     return prctl is not None and prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0
 
 
 def program_ends_with_me() -> Callable[[], None] | None:
-    """A ``preexec_fn`` for :mod:`subprocess`: the program started (KenLM's ``lmplz``) gets SIGKILL from
-    the kernel when this process ends, however it ends (a worker killed with SIGKILL cannot end its own
-    children, and ``lmplz`` went on running re-parented to PID 1). None where prctl is missing."""
+    """A ``preexec_fn`` for :mod:`subprocess`: the program started (KenLM's ``lmplz``) gets SIGKILL
+    from the kernel when this process ends, however it ends (a worker killed with SIGKILL cannot end
+    its own children, and ``lmplz`` went on running re-parented to PID 1). None without prctl."""
     prctl = _prctl()  # looked up here: after the fork only this call runs (no import, no dlopen)
     if prctl is None:
         return None

@@ -112,12 +112,13 @@ def anchor_hash(data: bytes) -> int:
 
 
 def anchor_hashes(anchors: Sequence[bytes], length: int) -> np.ndarray:
-    """:func:`anchor_hash` of many anchors of one ``length`` at once (the same numbers: the same sum of
-    code * P^j, wrapping modulo 2^64 as numpy's uint64 does), sorted; a Scanner for a new target built
-    them one call each, about 1 s of CPU per source for a 100k-token target."""
+    """:func:`anchor_hash` of many anchors of one ``length`` at once (the same numbers: the same sum
+    of code * P^j, wrapping modulo 2^64 as numpy's uint64 does), sorted; a Scanner for a new target
+    built them one call each, about 1 s of CPU per source for a 100k-token target."""
     if not anchors:
         return np.zeros(0, dtype=np.uint64)
-    codes = np.frombuffer(b"".join(anchors), dtype=np.uint8).astype(np.uint64).reshape(len(anchors), length)
+    codes = np.frombuffer(b"".join(anchors), dtype=np.uint8).astype(np.uint64)
+    codes = codes.reshape(len(anchors), length)
     up, _ = _power_table(length)
     with np.errstate(over="ignore"):
         return np.unique(np.sum(codes * up, axis=1, dtype=np.uint64))

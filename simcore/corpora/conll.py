@@ -26,8 +26,8 @@ _UNICODE_SPACE = re.compile(r"[^\S\t\n\v\f\r ]")
 _PAD = " \v\f\r"
 _NUMBER = re.compile(r"^\d+$")
 SPACE = " "  # the token a space row gives when space rows are kept
-# The common line: a token and a tag of visible ASCII characters around one tab, for which every check
-# below passes; read at once (a 100k-token target is read in about half the time), with the same columns.
+# The common line: a token and a tag of visible ASCII characters around one tab, for which every
+# check below passes; read at once (a 100k-token target in about half the time), the same columns.
 PLAIN_LINE = re.compile(r"[!-~]+\t[!-~]+")
 SPACE_ROW = "space row"
 
