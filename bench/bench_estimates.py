@@ -7,7 +7,8 @@ and later ones use the paces recorded meanwhile and find vectors already stored.
 "2 training runs of at most 5 s: at most 10 s" for a probe that took 178 s.
 
 Usage: nice .venv/bin/python bench/bench_estimates.py [--cache DIR] [--tokens 300000]
-Prints one row per case: estimate (vectors + runs), measured, ratio. Within a factor of 2 is the aim.
+Prints one row per case: estimate (vectors + runs), measured wall time, ratio, CPU seconds
+(user + sys) and the load average. Within a factor of 2 is the aim.
 On a shared 2-core machine the figures are indicative.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -30,6 +32,14 @@ from simcore.probe import ProbeCaps, TargetSplits, probe  # noqa: E402
 from simcore.store import ArtefactStore  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
+
+
+def _cpu() -> float:
+    """CPU seconds (user + sys) of this process and its finished children: on a loaded machine the
+    wall time also counts the waits for a core, which no estimate can know."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def main() -> int:
@@ -57,7 +67,8 @@ def main() -> int:
                                                                                      epochs=10, seconds=15), 1),
     ]
     print(f"machine: {os.cpu_count()} CPU cores (shared: figures are indicative); store {root}")
-    print(f"{'case':<38} {'vectors':>8} {'runs':>6} {'estimate':>9} {'measured':>9} {'ratio':>6}  paces")
+    print(f"{'case':<38} {'vectors':>8} {'runs':>6} {'estimate':>9} {'measured':>9} {'ratio':>6} "
+          f"{'cpu':>7}  paces")
     for label, names, caps, seeds in cases:
         bench = Workbench(store)
         chosen = [sources[n] for n in names]
@@ -65,12 +76,16 @@ def main() -> int:
             bench.tokenize(corpus)  # the dashboard reads a corpus when it is added, before any job
         est = probe_seconds(bench, chosen, seeds=seeds, epochs=caps.epochs, seconds_cap=caps.seconds,
                             train_sentences=caps.train_sentences, source_tokens=args.tokens)
+        before = _cpu()
         start = time.perf_counter()
         probe(chosen, [target], workbench=Workbench(store), caps=caps, seeds=list(range(seeds)),
               source_tokens=args.tokens)
         took = time.perf_counter() - start
+        cpu = _cpu() - before
         print(f"{label:<38} {est.vectors:>7.0f}s {est.runs:>5.0f}s {est.seconds:>8.0f}s {took:>8.0f}s "
-              f"{est.seconds / took:>6.2f}  {'this machine' if est.measured else 'defaults'}", flush=True)
+              f"{est.seconds / took:>6.2f} {cpu:>6.0f}s  "
+              f"{'this machine' if est.measured else 'defaults'}  load {os.getloadavg()[0]:.1f}",
+              flush=True)
     return 0
 
 

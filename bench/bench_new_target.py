@@ -8,15 +8,19 @@ the conll2003 train split, cut anew for each repeat (a new fingerprint: nothing 
 
 With --baseline DIR, each timed command also runs with DIR's simcore first on PYTHONPATH (for example the
 main checkout, /work/main), so the table compares the two on the same machine in the same run. Each
-command runs --repeat times (the median is printed); the machine's load average is printed beside it.
+command runs --repeat times (the median wall time and the median CPU seconds, user + sys of the
+command and all its processes, are printed); the machine's load average is printed beside it.
 
-Usage: .venv/bin/python bench/bench_new_target.py [--jobs 2] [--repeat 3] [--each] [--baseline /work/main]
+Usage: .venv/bin/python bench/bench_new_target.py [--jobs 2] [--repeat 3] [--each | --alone M,M]
+       [--baseline /work/main]
+       [--work DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -48,14 +52,22 @@ def target_sample(out: Path, tokens: int, seed: int) -> int:
     return written
 
 
+CPU: list[float] = []  # CPU seconds (user + sys, the command and its processes) of each command
+
+
 def timed(args: list[str], path: Path) -> float:
+    """Wall seconds of ``python -m simcore ARGS`` run from ``path`` (its CPU added to ``CPU``)."""
     env = {**os.environ, "PYTHONPATH": str(path)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     result = subprocess.run([PYTHON, "-m", "simcore", *args], cwd=path, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
+    took = time.perf_counter() - start
     if result.returncode != 0:
         raise SystemExit(f"simcore {' '.join(args[:3])} failed: {result.stderr.strip()[-300:]}")
-    return time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return took
 
 
 def main() -> None:
@@ -65,16 +77,20 @@ def main() -> None:
     parser.add_argument("--source-tokens", type=int, default=1_000_000)
     parser.add_argument("--target-tokens", type=int, default=100_000)
     parser.add_argument("--each", action="store_true", help="also each default measure alone")
+    parser.add_argument("--alone", default="", help="also these measures alone (comma-separated)")
     parser.add_argument("--baseline", type=Path, help="another checkout to time the same way")
+    parser.add_argument("--work", type=Path,
+                        help="keep the sources and stores here (prepared once, reused)")
     args = parser.parse_args()
     if not (SHARED / "sources").is_dir():
         raise SystemExit(f"{SHARED} is not present")
     checkouts = [("this", ROOT)] + ([("baseline", args.baseline.resolve())] if args.baseline else [])
     with tempfile.TemporaryDirectory(prefix="bench-new-target-") as tmp:
-        work = Path(tmp)
-        (work / "sources").mkdir()
+        work = args.work or Path(tmp)
+        (work / "sources").mkdir(parents=True, exist_ok=True)
         for source in sorted((SHARED / "sources").glob("*.txt.gz")):
-            resample(source, args.source_tokens, work / "sources" / (source.name[:-7] + ".txt"))
+            if not (work / "sources" / (source.name[:-7] + ".txt")).exists():
+                resample(source, args.source_tokens, work / "sources" / (source.name[:-7] + ".txt"))
         common = ["--sources", str(work / "sources"), "--jobs", str(args.jobs), "--quiet"]
         first = target_sample(work / "t0", 2_000, 0)
         for name, path in checkouts:  # the sources prepared (samples, models, counts, vectors) in each store
@@ -82,16 +98,22 @@ def main() -> None:
                    "--cache", str(work / f"store-{name}")], path)
         print(f"# 5 sources x {args.source_tokens:,} tokens prepared; new target {args.target_tokens:,} tokens "
               f"(prep target {first:,}); --jobs {args.jobs}; cores {os.cpu_count()}")
-        cases = [("every default measure", ",".join(DEFAULT))] + ([(m, m) for m in DEFAULT] if args.each else [])
-        print(f"{'checkout':9} {'case':24} {'median s':>9} {'x --help':>9} {'runs':>24}  load")
-        seed = 1
+        alone = list(DEFAULT) if args.each else [m for m in args.alone.split(",") if m]
+        cases = [("every default measure", ",".join(DEFAULT))] + [(m, m) for m in alone]
+        print(f"{'checkout':9} {'case':24} {'median s':>9} {'x --help':>9} {'cpu s':>6} "
+              f"{'runs':>24}  load")
+        # a reused store must not hold the new targets
+        seed = int(time.time()) % 100_000 if args.work else 1
         for name, path in checkouts:
+            CPU.clear()
             helps = [timed(["--help"], path) for _ in range(args.repeat)]
             help_s = statistics.median(helps)
             print(f"{name:9} {'simcore --help':24} {help_s:9.2f} {1.0:9.1f} "
+                  f"{statistics.median(CPU):6.2f} "
                   f"{' '.join(f'{h:.2f}' for h in helps):>24}  {os.getloadavg()[0]:.1f}")
             for label, measures in cases:
                 runs = []
+                CPU.clear()
                 for _ in range(args.repeat):
                     seed += 1
                     target = work / f"t{seed}"
@@ -100,6 +122,7 @@ def main() -> None:
                                        "--out", str(work / "m.csv"), "--cache", str(work / f"store-{name}")], path))
                 median = statistics.median(runs)
                 print(f"{name:9} {label:24} {median:9.2f} {median / help_s:9.1f} "
+                      f"{statistics.median(CPU):6.2f} "
                       f"{' '.join(f'{r:.1f}' for r in runs):>24}  {os.getloadavg()[0]:.1f}", flush=True)
 
 

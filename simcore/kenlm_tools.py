@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 from .errors import DiskFull, MeasureUnavailable, SimcoreError
+from .lifecycle import program_ends_with_me
 
 _PROJECT_BIN = Path(__file__).resolve().parent.parent / ".tools" / "kenlm" / "bin"
 
@@ -61,7 +62,9 @@ def estimate(text: Path, model: Path, order: int, memory: str = "1G", name: str 
 
 def _run(command: list[str], name: str) -> subprocess.CompletedProcess[str]:
     try:
-        return subprocess.run(command, capture_output=True, text=True, errors="replace")
+        # lmplz ends with the process that started it (a worker killed mid-build left it running)
+        return subprocess.run(command, capture_output=True, text=True, errors="replace",
+                              preexec_fn=program_ends_with_me())
     except OSError as exc:
         raise MeasureUnavailable(f"{name}: cannot run KenLM's {Path(command[0]).name} ({exc.strerror or exc}); "
                                  "run scripts/install.sh") from exc

@@ -10,6 +10,8 @@ then ran beside them. Three layers, each enough on its own where it applies:
   elsewhere a watchdog thread polls the parent's id and ends the child once it changes.
 - :func:`stop_pool`: a parent that stops on an exception (KeyboardInterrupt, SystemExit from SIGTERM)
   cancels its pool's queue and terminates its workers instead of waiting for their tasks.
+- :func:`program_ends_with_me`: a program a worker runs (KenLM's ``lmplz``) gets the same kernel
+  signal when the worker ends.
 - :func:`end_group`: the dashboard's job process leads a process group of its own, so the job and all
   its workers are ended by one signal (on Cancel, on the server's exit, before a Resume).
 
@@ -20,12 +22,14 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import multiprocessing
 import os
 import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any
 
@@ -33,15 +37,38 @@ PR_SET_PDEATHSIG = 1
 WATCH_EVERY = 0.5  # seconds between two looks at the parent's id (the watchdog, where prctl is missing)
 
 
-def _set_parent_death_signal(sig: int) -> bool:
-    """Ask the Linux kernel to send ``sig`` to this process when its parent ends; False where it cannot."""
+@functools.lru_cache(maxsize=1)
+def _prctl() -> Callable[..., int] | None:
+    """libc's ``prctl`` (Linux only), looked up once; None where there is none."""
     if not sys.platform.startswith("linux"):
-        return False
+        return None
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        return libc.prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).prctl
     except (OSError, AttributeError):
-        return False
+        return None
+
+
+def _set_parent_death_signal(sig: int) -> bool:
+    """Ask the Linux kernel to send ``sig`` here when the parent ends; False where it cannot."""
+    prctl = _prctl()
+    return prctl is not None and prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0
+
+
+def program_ends_with_me() -> Callable[[], None] | None:
+    """A ``preexec_fn`` for :mod:`subprocess`: the program started (KenLM's ``lmplz``) gets SIGKILL
+    from the kernel when this process ends, however it ends (a worker killed with SIGKILL cannot end
+    its own children, and ``lmplz`` went on running re-parented to PID 1). None without prctl."""
+    prctl = _prctl()  # looked up here: after the fork only this call runs (no import, no dlopen)
+    if prctl is None:
+        return None
+    parent = os.getpid()
+
+    def arm() -> None:
+        prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != parent:  # this process ended before the kernel was asked to watch it
+            os._exit(1)
+
+    return arm
 
 
 def _watch_parent(parent: int, sig: int) -> None:

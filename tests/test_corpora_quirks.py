@@ -133,3 +133,40 @@ def test_an_ascii_space_inside_a_tab_separated_token_keeps_the_token_whole_and_i
     spaced = tmp_path / "s.conll"  # without a tab, spaces separate the columns as in CoNLL-2003
     spaced.write_text("New NNP B-LOC\nYork NNP I-LOC\n")
     assert read(spaced, store)[0] == [["new", "york"]]
+
+
+QUIRKY_LINES = ["New York\tB-LOC", "tok\tNN B-LOC", "\xa0\tO", " \tO", "a\tb\tc", "tok\t O",
+                "tok\tO ", "Müller\tB-PER", "x y", "only", "O", "tok\t\tO", "\tO", "tok\u200b\tO",
+                "#\tO", "1\tThe\tthe", "-DOCSTART-\tO"]
+
+
+def test_plain_conll_lines_read_at_once_give_what_every_check_gives(tmp_path, monkeypatch,
+                                                                   shared_data):
+    """The fast path for a plain ``token<TAB>tag`` line (conll.PLAIN_LINE) changes nothing: every
+    real
+    target and quirky hand-made lines read with it give the same sentences, tags and notes as with
+    every line going through all the checks."""
+    import re
+
+    from simcore.corpora import conll
+
+    quirky = tmp_path / "quirky.conll"
+    quirky.write_text("\n".join(f"w{k}\tO\n{line}\nv{k}\tB-X\n"
+                                for k, line in enumerate(QUIRKY_LINES * 2)))
+    files = [quirky, *sorted((shared_data / "targets").glob("*/*.conll"))]
+
+    def read_all() -> list:
+        out = []
+        for path in files:
+            notes = ReadNotes()
+            corpus = Corpus.from_path(path)
+            with open(path, encoding="utf-8") as f:
+                read = conll.conll_sentences(f, path.name, with_tags=True, corpus=corpus,
+                                             notes=notes)
+                out.append((list(read), notes.reasons))
+        return out
+
+    fast = read_all()
+    assert any(reasons for _, reasons in fast)  # the quirky lines were noted
+    monkeypatch.setattr(conll, "PLAIN_LINE", re.compile(r"(?!)"))  # no line takes the fast path
+    assert read_all() == fast

@@ -231,3 +231,44 @@ def test_end_group_ends_a_stale_job_group(tmp_path):
         assert lifecycle.group_members(leader.pid) == []
     finally:
         _cleanup([proc, *proc.children()] if proc.is_running() else [])
+
+
+# A worker that builds a KenLM model (as simcore.kenlm_tools does in a matrix part); its text is a
+# FIFO that nobody writes, so lmplz waits on it and surely still runs when the worker is killed.
+LMPLZ_WORKER = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    from simcore import kenlm_tools
+    kenlm_tools.estimate(Path(sys.argv[1]), Path(sys.argv[2]), 3)
+""")
+
+
+def test_lmplz_ends_with_the_worker_that_started_it(tmp_path):
+    """A worker killed while lmplz builds its model leaves no lmplz behind (SIGKILL: the worker
+    cannot end its children itself; the kernel does, asked by lifecycle.program_ends_with_me)."""
+    from simcore.errors import MeasureUnavailable
+    from simcore.kenlm_tools import find_program
+
+    try:
+        find_program("lmplz")
+    except MeasureUnavailable:
+        pytest.skip("KenLM's lmplz is not installed")
+    text = tmp_path / "text"
+    os.mkfifo(text)
+    worker = subprocess.Popen([sys.executable, "-c", LMPLZ_WORKER, str(text),
+                               str(tmp_path / "m.bin")], cwd=ROOT,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+    parent = psutil.Process(worker.pid)
+    lmplz = []
+    try:
+        deadline = time.monotonic() + 300
+        while not lmplz:  # the child is named lmplz once it has exec'd the program
+            assert time.monotonic() < deadline and worker.poll() is None, "lmplz never started"
+            lmplz = [p for p in _descendants_when(parent, 1, "the worker") if p.name() == "lmplz"]
+            time.sleep(0.1)
+        worker.kill()
+        worker.wait()
+        left = _all_gone(lmplz)
+        assert not left, f"lmplz still runs after its worker was killed: {left}"
+    finally:
+        _cleanup([parent, *lmplz])

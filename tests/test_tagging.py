@@ -99,3 +99,68 @@ def test_sample_tags_unchanged(tmp_path):
         raw = Corpus.from_path(path)
         sentences = list(_cased_sentences(raw))
         assert list(tagging.pos_tags(sentences)) == _old_tags(sentences)
+
+
+def _sentences(path) -> list[list[str]]:
+    return list(_cased_sentences(Corpus.from_path(path)))
+
+
+def test_a_sentence_gets_the_same_tags_alone_in_another_batch_and_order(shared_data):
+    """What tagging each distinct sentence once rests on: a sentence's tags do not depend on the
+    sentences batched with it. Real targets with repeated sentences, tagged in their order in
+    batches of BATCH, then each distinct sentence once, in reverse order, in batches of 1,000 and
+    one at a time."""
+    for name in ("conll2003", "wetlab_wlp"):
+        sentences = _sentences(shared_data / "targets" / name / "train.conll")[:3000]
+        batched = list(tagging.pos_tags(sentences))
+        distinct = list(dict.fromkeys(tuple(s) for s in sentences))[::-1]
+        assert len(distinct) < 0.95 * len(sentences), name  # the data does repeat sentences
+        other = dict(zip(distinct, tagging.pos_tags([list(s) for s in distinct], batch_size=1000)))
+        assert [other[tuple(s)] for s in sentences] == batched, name
+        alone = {s: next(iter(tagging.pos_tags([list(s)], batch_size=1))) for s in distinct[:300]}
+        assert all(alone[s] == other[s] for s in alone), name
+
+
+def test_content_words_tagged_once_per_distinct_sentence_equal_every_sentence_tagged(shared_data,
+                                                                                    tmp_path):
+    """A real target whose sentences repeat across parts: the stored content words (each sentence
+    tagged where it first occurs, the parts tagged by two processes' worth of calls) are those of
+    the pipeline run on every sentence."""
+    from simcore.store import ArtefactStore
+
+    raw = Corpus.from_path(shared_data / "targets" / "wetlab_wlp" / "dev.conll")
+    sentences = list(_cased_sentences(raw))
+    parts = tagging.parts_of(len(sentences))
+    assert parts >= 2 and len({tuple(s) for s in sentences}) < 0.9 * len(sentences)
+    store = ArtefactStore(tmp_path / "store")
+    half = parts // 2
+    for low, high in ((half, parts), (0, half)):  # the later parts first, as another process may
+        tag_in_background(raw, "wetlab-dev", str(store.root), POS, {}, range(low, high))
+    words = tagging.content_words(lambda: _cased_sentences(raw), "wetlab-dev", store, POS)
+    assert words == _whole(raw)
+
+
+TORCH_FREE = """
+import json, sys
+from simcore import tagging
+tagging.import_spacy_without_torch()
+sentences = json.load(sys.stdin)
+print(json.dumps({"torch": "torch" in sys.modules, "tags": list(tagging.pos_tags(sentences))}))
+"""
+
+
+def test_a_tagging_process_without_torch_gives_the_same_tags(shared_data):
+    """The background taggers import spaCy without PyTorch (thinc then never imports it): the tags
+    are those of this process's spaCy, on real sentences."""
+    import json
+    import subprocess
+    import sys
+
+    from .conftest import ROOT
+
+    sentences = _sentences(shared_data / "targets" / "jnlpba" / "test.conll")[:800]
+    result = subprocess.run([sys.executable, "-c", TORCH_FREE], input=json.dumps(sentences),
+                            text=True, capture_output=True, cwd=ROOT, check=True)
+    out = json.loads(result.stdout)
+    assert out["torch"] is False
+    assert out["tags"] == list(tagging.pos_tags(sentences))

@@ -19,7 +19,14 @@ import numpy as np
 from ..corpus import Corpus
 from ..errors import MeasureUnavailable, SimcoreError
 from ..store import ArtefactStore
-from ..tagging import content_words, content_words_parts, method_for, parts_of, stop_word_content_words
+from ..tagging import (
+    content_words,
+    content_words_parts,
+    import_spacy_without_torch,
+    method_for,
+    parts_of,
+    stop_word_content_words,
+)
 from ..tokenize import TokenizerOptions, split_text
 from ..uncertainty import coverage_replicates
 from .prepared import PreparedSource, PreparedTarget, Score
@@ -43,6 +50,7 @@ def tag_in_background(raw: Corpus, fingerprint: str, store_root: str, pos: tuple
                       options: dict[str, Any], parts: range | None = None) -> int:
     """Tag a target (or some of its parts) in another process; the result lands in the store, where
     scoring finds it."""
+    import_spacy_without_torch()  # this process only tags
     store = ArtefactStore(store_root)
     if parts is None:
         return len(_content_words(raw, fingerprint, store, pos, options))
