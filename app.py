@@ -6,7 +6,7 @@ import streamlit as st
 from dashboard import common as c
 from dashboard import compute, jobs
 from dashboard.loading import load_sample
-from simcore.errors import SimcoreError
+from simcore.utils.errors import SimcoreError
 
 c.setup_page("Which corpus should I pretrain on?")
 state = c.get_state()
@@ -15,8 +15,8 @@ state = c.get_state()
 @st.cache_data(show_spinner=False, max_entries=32)
 def answer_rows(fingerprint: str, _long: pd.DataFrame) -> list[dict]:
     """The recommendation for language models, per target (cached by the matrix's content fingerprint)."""
-    from dashboard.tables import recommendation_frame  # not imported before there is a matrix: a faster first page
-    from simcore.recommendation import recommend
+    from dashboard.page_tables import recommendation_frame  # not imported before there is a matrix: a faster first page
+    from simcore.answer.recommendation import recommend
 
     frame = recommendation_frame(recommend(_long, "lm"))
     return [{"target": r["target"], "pick": r["pretrain on"], "confidence": r["confidence"], "level": r["level"],

@@ -134,15 +134,15 @@ _READ = """
 import resource, sys, time
 from pathlib import Path
 sys.path.insert(0, {root!r})
-from simcore.errors import SimcoreError
+from simcore.utils.errors import SimcoreError
 PATH = Path({path!r})
 started = time.perf_counter()
 outcome = "read"
 try:
     if {method!r}:
-        from simcore.corpus import Corpus
+        from simcore.corpora.corpus import Corpus
         from simcore.selection import SelectionOptions, select
-        from simcore.store import ArtefactStore
+        from simcore.utils.store import ArtefactStore
         target = Corpus.from_path(Path({root!r}) / "sample_data" / "targets" / "news_ner.conll")
         options = SelectionOptions(method={method!r}, ner_processes=1, tagger="generic")
         result = select(Corpus.from_path(PATH), target, options, ArtefactStore(PATH.parent / "store"), fraction=0.1,
@@ -152,7 +152,7 @@ try:
         from simcore.analysis import read_matrix
         read_matrix(PATH)
     else:
-        from simcore.corpus import Corpus
+        from simcore.corpora.corpus import Corpus
         sum(1 for _ in Corpus.from_path(PATH).units())
 except SimcoreError as exc:
     outcome = "refused: " + str(exc)[:90]

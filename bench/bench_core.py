@@ -30,9 +30,9 @@ PYTHON = sys.executable
 
 STAGE = r"""
 import json, resource, sys, time
-from simcore.corpus import Corpus
+from simcore.corpora.corpus import Corpus
 from simcore.matrix.workbench import Workbench
-from simcore.store import ArtefactStore
+from simcore.utils.store import ArtefactStore
 from simcore.measures import get_measure
 stage, path, store_root = sys.argv[1:4]
 bench = Workbench(ArtefactStore(store_root))

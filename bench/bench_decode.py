@@ -95,10 +95,9 @@ def main() -> None:
     import pyarrow.json as pj
 
     from simcore.corpora import jsonl as jsonl_module
-    from simcore.corpora.corpus import unit_tokenizer
+    from simcore.corpora.corpus import Corpus, unit_tokenizer
     from simcore.corpora.sampling import read_candidates
-    from simcore.corpus import Corpus
-    from simcore.tokenize import TokenizerOptions
+    from simcore.corpora.tokenize import TokenizerOptions
 
     jsonl, text, words = build(args.mb, OUT / f"decode_{args.mb}MB")
     mb = jsonl.stat().st_size / 1e6

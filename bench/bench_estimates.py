@@ -25,11 +25,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from simcore.corpus import Corpus  # noqa: E402
+from simcore.corpora.corpus import Corpus  # noqa: E402
 from simcore.estimates import probe_seconds  # noqa: E402
 from simcore.matrix.workbench import Workbench  # noqa: E402
-from simcore.probe import ProbeCaps, TargetSplits, probe  # noqa: E402
-from simcore.store import ArtefactStore  # noqa: E402
+from simcore.probe.config import ProbeCaps  # noqa: E402
+from simcore.probe.data import TargetSplits  # noqa: E402
+from simcore.probe.run import probe  # noqa: E402
+from simcore.utils.store import ArtefactStore  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 

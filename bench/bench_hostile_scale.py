@@ -24,11 +24,12 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from simcore import cli  # noqa: E402
-from simcore.analysis import rank_sources, read_matrix  # noqa: E402
-from simcore.export import write_ranking, write_recommendations  # noqa: E402
+from simcore.analysis.ranking import rank_sources  # noqa: E402
+from simcore.analysis.tables import read_matrix  # noqa: E402
+from simcore.answer.recommendation import recommend  # noqa: E402
+from simcore.cli import main as cli  # noqa: E402
 from simcore.matrix.rows import COLUMNS  # noqa: E402
-from simcore.recommendation import recommend  # noqa: E402
+from simcore.reporting.export import write_ranking, write_recommendations  # noqa: E402
 
 
 def make_matrix(path: Path, targets: int, sources: int, replicates: int, seed: int = 7) -> int:
@@ -70,7 +71,7 @@ def main() -> None:
     parser.add_argument("--sources", type=int, default=20)
     parser.add_argument("--replicates", type=int, default=20)
     parser.add_argument("--skip-recommend", action="store_true",
-                        help="leave out simcore.recommendation.recommend (timed on its own in bench_recommendation)")
+                        help="leave out simcore.answer.recommendation.recommend (timed on its own in bench_recommendation)")
     args = parser.parse_args()
     kind = ["--pretraining", "vectors"] if args.skip_recommend else []  # a ppl/jsd matrix: no vectors recommendation
     results: list[tuple[str, float]] = []

@@ -18,7 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from simcore.corpora.lang import char_tokens, detect_language, segmenter_for  # noqa: E402
+from simcore.corpora.lang.detect import detect_language  # noqa: E402
+from simcore.corpora.lang.segment import char_tokens, segmenter_for  # noqa: E402
 
 SENTENCES = {
     ("en", "Latin"): "Angela Merkel visited Paris on Monday and met the French president at 3.30 p.m.",

@@ -89,15 +89,15 @@ STAGES = [  # (stage, file suffix, function name): a stage's time is its functio
     ("matrix, in all", "simcore/matrix/workbench.py", "matrix"),
     ("reading and tokenizing", "simcore/corpora/corpus.py", "tokenize_corpus"),
     ("drawing samples", "simcore/corpora/corpus.py", "sample_corpus"),
-    ("KenLM estimation (lmplz, build_binary)", "simcore/kenlm_tools.py", "estimate"),
-    ("source n-gram counts", "simcore/counts.py", "prepare_counts"),
+    ("KenLM estimation (lmplz, build_binary)", "simcore/models/kenlm_tools.py", "estimate"),
+    ("source n-gram counts", "simcore/measures/counts.py", "prepare_counts"),
     ("skip-gram on the sources", "simcore/measures/wvv.py", "source_vectors_path"),
     ("scoring the cells (all measures)", "simcore/matrix/corpus_cache.py", "cell"),
     ("  PPL scoring", "simcore/measures/ppl.py", "score"),
     ("  JSD scoring", "simcore/measures/jsd.py", "score"),
     ("  TVC scoring", "simcore/measures/tvc.py", "score"),
     ("  TVcC scoring (waits for the target's tagging)", "simcore/measures/tvcc.py", "score"),
-    ("    tagging the targets (spaCy)", "simcore/tagging.py", "content_words"),
+    ("    tagging the targets (spaCy)", "simcore/models/tagging.py", "content_words"),
     ("  WVV scoring (training on the target per cell)", "simcore/measures/wvv.py", "score"),
     ("  TTR", "simcore/measures/ttr.py", "score"),
     ("n-gram counts, sources' and targets'", "simcore/measures/prepared.py", "counts"),
@@ -112,10 +112,10 @@ def profile(sources: Path, targets: Path, store: Path) -> tuple[Any, str]:
 
     import pandas as pd
 
-    from simcore.corpus import Corpus  # noqa: F401
+    from simcore.corpora.corpus import Corpus  # noqa: F401
     from simcore.matrix.corpus_cache import corpora_in
     from simcore.matrix.workbench import Workbench
-    from simcore.store import ArtefactStore
+    from simcore.utils.store import ArtefactStore
 
     profiler = cProfile.Profile()
     start = time.perf_counter()
@@ -143,7 +143,7 @@ def estimate_then_run(sources: Path, targets: Path, store: Path, out: Path, jobs
     from simcore.matrix.corpus_cache import corpora_in
     from simcore.matrix.plan import DEFAULT_MEASURES
     from simcore.matrix.workbench import Workbench
-    from simcore.store import ArtefactStore
+    from simcore.utils.store import ArtefactStore
 
     bench = Workbench(ArtefactStore(store))
     made = time.perf_counter()
@@ -170,7 +170,7 @@ def estimates(work: Path, jobs: int) -> None:
     rows = [{"case": "sample, fresh store", **estimate_then_run(sample / "sources", sample / "targets", work / "a",
                                                                   work / "a.csv", jobs)},
             {"case": "2 shared sources x 2 targets", **estimate_then_run(small, targets, work / "a", work / "b.csv", jobs)}]
-    from simcore.store import ArtefactStore
+    from simcore.utils.store import ArtefactStore
 
     fresh = work / "c"
     ArtefactStore(fresh)  # made a store first: it refuses a folder of other files

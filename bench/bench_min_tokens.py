@@ -26,9 +26,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from simcore.corpus import Corpus  # noqa: E402
-from simcore.selection import SelectionOptions, choose, kept_indices, score_pool  # noqa: E402
-from simcore.store import ArtefactStore  # noqa: E402
+from simcore.corpora.corpus import Corpus  # noqa: E402
+from simcore.selection.choosing import choose, kept_indices  # noqa: E402
+from simcore.selection.driver import score_pool  # noqa: E402
+from simcore.selection.options import SelectionOptions  # noqa: E402
+from simcore.utils.store import ArtefactStore  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 SOURCES = ("biomed_ohsumed_medline", "clinical_mtsamples", "encyclopedia_wikitext2", "news_1bwb", "reviews_yelp")

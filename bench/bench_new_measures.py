@@ -43,13 +43,14 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_recommendation import SHARED, TABLE3, firsts, held_out_split  # noqa: E402
 
-from simcore import recommendation  # noqa: E402
-from simcore.corpus import Corpus  # noqa: E402
+from simcore.answer import recommendation  # noqa: E402
+from simcore.answer.recommendation import recommend  # noqa: E402
+from simcore.corpora.corpus import Corpus  # noqa: E402
 from simcore.matrix.workbench import Workbench  # noqa: E402
-from simcore.measures import MeasureOptions, get_measure  # noqa: E402
 from simcore.measures import kl as kl_module  # noqa: E402
-from simcore.recommendation import recommend  # noqa: E402
-from simcore.store import ArtefactStore  # noqa: E402
+from simcore.measures.lookup import get_measure  # noqa: E402
+from simcore.measures.options import MeasureOptions  # noqa: E402
+from simcore.utils.store import ArtefactStore  # noqa: E402
 
 SEED_MEASURES = ["ppl", "jsd", "tvc", "tvcc", "wvv"]
 NEW_MEASURES = ["kl", "emb"]

@@ -83,11 +83,10 @@ def one(path: str, overlap: bool) -> dict[str, float]:
     """One pass in this process (run in a fresh one per measurement)."""
     sys.path.insert(0, str(ROOT))
     from simcore.contamination.ngrams import Scanner, TargetIndex, target_sentences
-    from simcore.corpora.corpus import unit_tokenizer
+    from simcore.corpora.corpus import Corpus, unit_tokenizer
     from simcore.corpora.sampling import read_candidates
-    from simcore.corpus import Corpus
+    from simcore.corpora.tokenize import TokenizerOptions
     from simcore.matrix.corpus_cache import STREAM_SIZES
-    from simcore.tokenize import TokenizerOptions
 
     source = Corpus.from_path(path)
     source.language_guess()

@@ -28,14 +28,20 @@ from scipy import stats
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from simcore.analysis import correlate, read_matrix, regret, to_long  # noqa: E402
-from simcore.analysis.correlation import results_frame  # noqa: E402
-from simcore.corpus import Corpus  # noqa: E402
+from simcore.analysis.correlation import (  # noqa: E402
+    correlate,
+    results_frame,
+)
+from simcore.analysis.regret import regret  # noqa: E402
+from simcore.analysis.tables import read_matrix, to_long  # noqa: E402
+from simcore.corpora.corpus import Corpus  # noqa: E402
 from simcore.estimates import probe_seconds  # noqa: E402
 from simcore.matrix.corpus_cache import corpora_in  # noqa: E402
 from simcore.matrix.workbench import Workbench  # noqa: E402
-from simcore.probe import BASELINE, ProbeCaps, TargetSplits, probe  # noqa: E402
-from simcore.store import ArtefactStore  # noqa: E402
+from simcore.probe.config import ProbeCaps  # noqa: E402
+from simcore.probe.data import TargetSplits  # noqa: E402
+from simcore.probe.run import BASELINE, probe  # noqa: E402
+from simcore.utils.store import ArtefactStore  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 TARGETS = {"conll2003": "CoNLL2003", "craft": "CRAFT", "scienceie": "ScienceIE", "wetlab_wlp": "WetLab"}

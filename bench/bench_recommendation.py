@@ -50,11 +50,12 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from simcore.corpus import Corpus  # noqa: E402
+from simcore.answer.recommendation import recommend  # noqa: E402
+from simcore.corpora.corpus import Corpus  # noqa: E402
 from simcore.matrix.workbench import Workbench  # noqa: E402
-from simcore.measures import MeasureOptions, get_measure  # noqa: E402
-from simcore.recommendation import recommend  # noqa: E402
-from simcore.store import ArtefactStore  # noqa: E402
+from simcore.measures.lookup import get_measure  # noqa: E402
+from simcore.measures.options import MeasureOptions  # noqa: E402
+from simcore.utils.store import ArtefactStore  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 MEASURES = ["ppl", "jsd", "tvc", "tvcc", "wvv"]
@@ -146,7 +147,7 @@ def old_recommend():
     import importlib.util
     import subprocess
 
-    text = subprocess.run(["git", "-C", str(ROOT), "show", "336cfc9:simcore/recommendation.py"], check=True,
+    text = subprocess.run(["git", "-C", str(ROOT), "show", "336cfc9:simcore/answer/recommendation.py"], check=True,
                           capture_output=True, text=True).stdout
     spec = importlib.util.spec_from_loader("simcore._recommendation_before", loader=None)
     module = importlib.util.module_from_spec(spec)
@@ -192,7 +193,7 @@ def size_directions(table: pd.DataFrame) -> pd.DataFrame:
 
 def rank_of(long: pd.DataFrame, target: str, measure: str, source: str) -> int:
     """The source's place under one measure, counted pairwise at common sizes (1 + sources that beat it)."""
-    from simcore.recommendation import pairwise_table
+    from simcore.answer.recommendation import pairwise_table
 
     pairs = pairwise_table(long, target)
     pairs = pairs[pairs["measure"] == measure]
@@ -280,7 +281,7 @@ sys.path.insert(0, {root!r})
 import numpy as np, pandas as pd
 from simcore.analysis import rank_sources
 from simcore.matrix.rows import encode_replicates
-from simcore.recommendation import recommend
+from simcore.answer.recommendation import recommend
 rng = np.random.default_rng(0)
 rows = []
 for t in range({targets}):

@@ -51,9 +51,9 @@ MEASURES = "tvc,jsd,ppl,wvv"
 COMMON = r"""
 import json, os, resource, sys, time
 from pathlib import Path
-from simcore.corpus import Corpus
+from simcore.corpora.corpus import Corpus
 from simcore.matrix.workbench import Workbench
-from simcore.store import ArtefactStore
+from simcore.utils.store import ArtefactStore
 mode, source_dir, target_path, store_root, n_sample, measures = sys.argv[1:7]
 n_sample, measures = int(n_sample), measures.split(",")
 source = Corpus.from_path(source_dir, name="source")
@@ -233,9 +233,9 @@ FORMATS = {"gz": ".txt.gz", "zst": ".txt.zst", "parquet": ".parquet"}
 ONE_PASS = r"""
 import json, os, resource, sys, time
 from pathlib import Path
-from simcore.corpus import Corpus
+from simcore.corpora.corpus import Corpus
 from simcore.corpora.sampling import draw_samples, read_candidates
-from simcore.store import ArtefactStore
+from simcore.utils.store import ArtefactStore
 fmt, source_dir, store_root, sizes, samples, seed = sys.argv[1:7]
 sizes, samples, seed = [int(x) for x in sizes.split(",")], int(samples), int(seed)
 def cpu():
@@ -293,11 +293,11 @@ print(json.dumps({"stages": stages, "words": words, "pass_words": found.words, "
 
 ONE_PASS_CLUSTER = r"""
 import json, resource, sys, time
-from simcore.corpus import Corpus
+from simcore.corpora.corpus import Corpus
 from simcore.distributed.cluster import open_client
 from simcore.distributed.shards import Settings, sample_source_on_cluster
 from simcore.measures import MeasureOptions
-from simcore.store import ArtefactStore
+from simcore.utils.store import ArtefactStore
 source_dir, store_root, sizes, samples, seed, workers = sys.argv[1:7]
 sizes, samples, workers = [int(x) for x in sizes.split(",")], int(samples), int(workers)
 corpus = Corpus.from_path(source_dir, name="source")
@@ -410,12 +410,12 @@ FULL_MEASURES = "tvc,jsd,kl,ttr,ppl,wvv,tvcc"
 FULL = r"""
 import json, os, resource, sys, time
 from pathlib import Path
-from simcore.corpus import Corpus
+from simcore.corpora.corpus import Corpus
 from simcore.matrix.corpus_cache import STREAM_SIZES
 from simcore.corpora.sampling import Candidates, draw_samples, pieces, remember_pass, shard_candidates
 from simcore.matrix.workbench import Workbench
 from simcore.measures import get_measure
-from simcore.store import ArtefactStore
+from simcore.utils.store import ArtefactStore
 source_at, targets_at, store_root, n_sample, measures, options = sys.argv[1:7]
 n_sample, measures, targets_at = int(n_sample), measures.split(","), targets_at.split(",")
 options = json.loads(options) or None

@@ -30,14 +30,14 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_core import SHARED, draw_source, table  # noqa: E402
 
-from simcore.store import file_sha256  # noqa: E402
+from simcore.utils.store import file_sha256  # noqa: E402
 
 BUILD = r"""
 import sys, time
-from simcore.corpus import Corpus
+from simcore.corpora.corpus import Corpus
 from simcore.matrix.workbench import Workbench
 from simcore.measures import get_measure
-from simcore.store import ArtefactStore
+from simcore.utils.store import ArtefactStore
 path, root, measures = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
 bench = Workbench(ArtefactStore(root))
 source = bench.source(Corpus.from_path(path), 10**12, 1)[0]
@@ -48,7 +48,7 @@ for name in measures:
 VERIFY = r"""
 import json, sys, time
 from pathlib import Path
-from simcore.store import ArtefactStore, MANIFEST, file_sha256
+from simcore.utils.store import ArtefactStore, MANIFEST, file_sha256
 root, mode = Path(sys.argv[1]), sys.argv[2]
 store = ArtefactStore(root)
 found = [(d.parent.name, d.name) for d in sorted(root.glob("*/*")) if (d / MANIFEST).is_file()]

@@ -25,8 +25,8 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from simcore.analysis import read_matrix, to_long  # noqa: E402
 from simcore.analysis.outcome_audit import audit_by_kind  # noqa: E402
+from simcore.analysis.tables import read_matrix, to_long  # noqa: E402
 from simcore.outcomes import BASELINE, MEASURED, kind_outcome, margin, summarize  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"

@@ -42,12 +42,12 @@ from simcore.matrix.workbench import Workbench  # noqa: E402
 from simcore.probe.data import TargetSplits, cap_sentences, read_split  # noqa: E402
 from simcore.probe.lm_train import blocks  # noqa: E402
 from simcore.probe.run import SAMPLE_SEED  # noqa: E402
-from simcore.store import ArtefactStore  # noqa: E402
+from simcore.utils.store import ArtefactStore  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 TARGETS = ["conll2003", "craft", "scienceie", "wetlab_wlp"]  # jnlpba has no train split here
 BLOCK = 128
-SHIM_LIBRARIES = '''"""torch and transformers, offline (the part of simcore.selection.encoder_model the LM probe uses)."""
+SHIM_LIBRARIES = '''"""torch and transformers, offline (the part of simcore.models.sentence_encoder the LM probe uses)."""
 import os
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from simcore.analysis import agreement, correlate, regret
-from simcore.analysis.agreement import AgreementResult
+from simcore.analysis.agreement import AgreementResult, agreement
 from simcore.analysis.audit import audit
+from simcore.analysis.correlation import correlate
+from simcore.analysis.regret import regret
 
 from .compare import Comparison, compare
 

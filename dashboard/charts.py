@@ -7,11 +7,11 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from simcore import flags
+from simcore.answer import flags
 from simcore.contamination.verdict import CONTAMINATED, HELD, OVERLAP_THRESHOLD, overlap_grid
-from simcore.corpora.lang import across_languages, language_name
-from simcore.measures import all_measures, get_measure
-from simcore.report import (
+from simcore.corpora.lang.detect import across_languages, language_name
+from simcore.measures.lookup import all_measures, get_measure
+from simcore.reporting.report import (
     MARK,
     OUT_OF_SCALE,
     OUTLINE,
@@ -55,7 +55,7 @@ def heatmap(long: pd.DataFrame, measure: str) -> go.Figure:
     Flagged cells (a source used whole, a value below the size at which the measure is reliable) are
     outlined and marked ⚠, and the hover says why. Where a column also holds unflagged values, its
     flagged cells are grey and left out of its colour scale, so a flagged extreme never becomes the
-    darkest cell (see simcore.flags.out_of_scale). Trace 0 holds the colour scale, trace 1 the grey cells.
+    darkest cell (see simcore.answer.flags.out_of_scale). Trace 0 holds the colour scale, trace 1 the grey cells.
     """
     part = long[long["measure"] == measure]
     sources = sorted(part["source"].unique())

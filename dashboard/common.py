@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from simcore.errors import SimcoreError
+from simcore.utils.errors import SimcoreError
 
 from . import compute, job_records, jobs, resume
 from . import workspace as ws

@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from simcore.analysis import rank_sources
-from simcore.errors import SimcoreError
+from simcore.analysis.ranking import rank_sources
+from simcore.utils.errors import SimcoreError
 
 
 @dataclass

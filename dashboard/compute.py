@@ -18,13 +18,14 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from simcore.errors import SimcoreError
+from simcore.corpora.tokenize import TokenizerOptions
 from simcore.matrix.plan import DEFAULT_MEASURES
 from simcore.matrix.rows import COLUMNS
-from simcore.measures import MeasureOptions, all_measures, get_measure
-from simcore.measures import cost as measure_cost
-from simcore.store import digest
-from simcore.tokenize import TokenizerOptions
+from simcore.measures.lookup import all_measures, get_measure
+from simcore.measures.lookup import cost as measure_cost
+from simcore.measures.options import MeasureOptions
+from simcore.utils.errors import SimcoreError
+from simcore.utils.store import digest
 
 from . import job_records, jobs, work
 from .resources import get_bench, get_store
@@ -188,7 +189,7 @@ def start_demo_answer(state: AppState) -> None:
     if table is None:
         stored = get_store().get("demo-answer", key)
         if stored is not None:
-            from .workspace import read_matrix_csv
+            from .workspace.format import read_matrix_csv
 
             table = read_matrix_csv((stored / "matrix.csv").read_bytes(), DEMO_NAME)
             with lock:
@@ -201,7 +202,7 @@ def start_demo_answer(state: AppState) -> None:
 
 
 def _demo_finished(state: AppState, task: jobs.BackgroundJob, key: str) -> None:
-    from .workspace import matrix_csv
+    from .workspace.format import matrix_csv
 
     answers, lock = _answers()
     with lock:
@@ -234,7 +235,7 @@ def early_lm_matrix(task: jobs.BackgroundJob) -> pd.DataFrame | None:
     """A running matrix's rows of the measures that carry the answer for language models (PPL, JSD), once
     every source and target has them: that answer is final then, while the slower measures (TVcC's
     tagging, WVV's training) are still computed. None before, or when the job computes neither."""
-    from simcore.recommendation import PRETRAINING
+    from simcore.answer.recommendation import PRETRAINING
 
     job = task.params
     if not isinstance(job, Job):

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import streamlit as st
 
+from simcore.corpora.corpus import Corpus
 from simcore.corpora.lang.cut import short_cut
-from simcore.corpus import Corpus
+from simcore.corpora.stats import CorpusStats, corpus_statistics, preview
 from simcore.matrix.workbench import Workbench
-from simcore.stats import CorpusStats, corpus_statistics, preview
 
 from .resources import get_store
 

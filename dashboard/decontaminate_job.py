@@ -6,8 +6,8 @@ from __future__ import annotations
 from functools import partial
 
 from simcore.contamination.decontaminate import Decontamination
-from simcore.corpus import Corpus
-from simcore.errors import SimcoreError
+from simcore.corpora.corpus import Corpus
+from simcore.utils.errors import SimcoreError
 
 from . import jobs, work
 from .loading import add_corpus

@@ -6,9 +6,9 @@ from typing import Any
 
 import pandas as pd
 
-from simcore import flags
-from simcore.errors import SimcoreError
-from simcore.measures import all_measures, get_measure
+from simcore.answer import flags
+from simcore.measures.lookup import all_measures, get_measure
+from simcore.utils.errors import SimcoreError
 
 from .compute import job_options
 from .resources import get_workbench, workbench_lock

@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from . import jobs
-from .workspace import Locator, Workspaces, valid_id
 from .workspace import records as rec
+from .workspace.folders import Workspaces
+from .workspace.format import valid_id
+from .workspace.opening import Locator
 
 INTERRUPTED = "interrupted_jobs"  # key in state.extra: kind -> checked JobRecord
 _LOCK = threading.Lock()  # record writes and removals of this server, one at a time (a late write never revives one)

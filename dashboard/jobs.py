@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
-from simcore.errors import SimcoreError
-from simcore.lifecycle import die_with_parent, start_time
+from simcore.utils.errors import SimcoreError
+from simcore.utils.lifecycle import die_with_parent, start_time
 
 from .state import AppState
 
@@ -53,7 +53,7 @@ def _stop_children() -> None:
 
 def _end(child: Any) -> None:
     """A job's process and its workers (the process group it leads) sent SIGTERM; the workers that outlive
-    it end with it anyway (simcore.lifecycle.die_with_parent)."""
+    it end with it anyway (simcore.utils.lifecycle.die_with_parent)."""
     try:
         os.killpg(child.pid, signal.SIGTERM)
     except (ProcessLookupError, PermissionError, TypeError):

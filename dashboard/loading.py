@@ -10,14 +10,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from simcore.corpora.lang import known_languages, language_name
+from simcore.corpora.corpus import Corpus, corpus_name, display_name, save_upload
+from simcore.corpora.formats import format_of
+from simcore.corpora.lang.detect import known_languages, language_name
 from simcore.corpora.listing import corpus_files
 from simcore.corpora.remote import is_url
-from simcore.corpus import Corpus, corpus_name, display_name, format_of, save_upload
-from simcore.errors import SimcoreError
-from simcore.export import unescape_formula
 from simcore.matrix.corpus_cache import corpora_in
-from simcore.measures import all_measures
+from simcore.measures.lookup import all_measures
+from simcore.reporting.export import unescape_formula
+from simcore.utils.errors import SimcoreError
 
 from .paths import SAMPLE_DATA, TABLE3, UPLOAD_DECOMPRESSED_LIMIT, resolve_server_path, resolve_server_url
 from .resources import get_store, get_workbench
@@ -262,7 +263,7 @@ def add_matrix_table(state: AppState, table: pd.DataFrame, label: str, origin: s
     if "recommended" in lower and "source" not in lower:
         raise SimcoreError(f"{label} is simcore's recommendation table (one row per target), not a similarity "
                            "matrix: open the matrix CSV (Open results: Download this matrix) or the ranking CSV")
-    from simcore.analysis import to_long  # scipy loads with it: not on every page's first import
+    from simcore.analysis.tables import to_long  # scipy loads with it: not on every page's first import
 
     long = to_long(table)
     if long.empty:

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from simcore.errors import SimcoreError
+from simcore.utils.errors import SimcoreError
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_DATA = REPO / "sample_data"

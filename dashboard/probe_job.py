@@ -14,11 +14,13 @@ from functools import partial
 import pandas as pd
 
 from simcore import pace
-from simcore.corpus import display_name, save_upload
-from simcore.errors import SimcoreError
-from simcore.probe import ProbeCaps, TargetSplits, seed_list
+from simcore.corpora.corpus import display_name, save_upload
+from simcore.probe.config import ProbeCaps
+from simcore.probe.data import TargetSplits
 from simcore.probe.lm_train import LMCaps
-from simcore.store import ArtefactStore
+from simcore.probe.run import seed_list
+from simcore.utils.errors import SimcoreError
+from simcore.utils.store import ArtefactStore
 
 from . import job_records, jobs, work
 from .paths import SAMPLE_DATA, resolve_server_path
@@ -126,7 +128,7 @@ def estimate(state: AppState, caps: ProbeCaps, sources: list[str], seeds: int,
     """The probe's time with its skip-gram training on each source (the sample the vectors train on: the
     form's size, else the matrix's), from this machine's stored paces."""
     from simcore.matrix.plan import comparison_size
-    from simcore.measures import MeasureOptions
+    from simcore.measures.options import MeasureOptions
 
     from .corpus_view import corpus_stats
 

@@ -9,17 +9,19 @@ from dataclasses import dataclass, field
 import pandas as pd
 import streamlit as st
 
-from simcore.analysis import agreement, correlate, rank_sources, regret
-from simcore.analysis.correlation import join
-from simcore.errors import SimcoreError
-from simcore.evidence import pairs_evidence
-from simcore.export import pairs_csv, ranking_csv, ranking_json, recommendations_csv
-from simcore.recommendation import Recommendation, recommend
-from simcore.report import build_report
+from simcore.analysis.agreement import agreement
+from simcore.analysis.correlation import correlate, join
+from simcore.analysis.ranking import rank_sources
+from simcore.analysis.regret import regret
+from simcore.answer.evidence import pairs_evidence
+from simcore.answer.recommendation import Recommendation, recommend
+from simcore.reporting.export import pairs_csv, ranking_csv, ranking_json, recommendations_csv
+from simcore.reporting.report import build_report
+from simcore.utils.errors import SimcoreError
 
-from .common import AppState
 from .name_map import apply_mapping
-from .tables import normalised_results
+from .page_tables import normalised_results
+from .state import AppState
 
 
 @dataclass
@@ -27,7 +29,7 @@ class ReportParts:
     ranking: pd.DataFrame | None = None
     recommendations: list[Recommendation] = field(default_factory=list)
     recommendations_csv: str = ""
-    pairs: pd.DataFrame | None = None  # simcore.evidence.pairs_evidence: how each pair of sources was compared
+    pairs: pd.DataFrame | None = None  # simcore.answer.evidence.pairs_evidence: how each pair of sources was compared
     pairs_csv: str = ""
     csv: str = ""
     json: str = ""

@@ -11,10 +11,10 @@ import threading
 
 import streamlit as st
 
+from simcore.corpora.tokenize import TokenizerOptions
 from simcore.matrix.workbench import Workbench
-from simcore.measures import MeasureOptions
-from simcore.store import ArtefactStore, default_root
-from simcore.tokenize import TokenizerOptions
+from simcore.measures.options import MeasureOptions
+from simcore.utils.store import ArtefactStore, default_root
 
 
 @st.cache_resource(show_spinner=False)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from functools import partial
 
-from simcore.errors import SimcoreError
-from simcore.lifecycle import end_group, group_members
+from simcore.utils.errors import SimcoreError
+from simcore.utils.lifecycle import end_group, group_members
 
 from . import compute, job_records, jobs, probe_job, selection_job
 from .resources import get_store

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from simcore.selection import Cutoff, ScoreSet, kept_mask
+from simcore.selection.choosing import Cutoff, ScoreSet, kept_mask
 
 _CHUNK = 1 << 20
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from simcore.corpus import Corpus
-from simcore.errors import SimcoreError
+from simcore.corpora.corpus import Corpus
+from simcore.utils.errors import SimcoreError
 
 from . import job_records, jobs, work
 from .paths import SAMPLE_DATA

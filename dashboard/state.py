@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from simcore.corpus import Corpus
+from simcore.corpora.corpus import Corpus
 
 
 @dataclass

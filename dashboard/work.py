@@ -13,17 +13,20 @@ from typing import Any
 
 import pandas as pd
 
-from simcore.corpus import Corpus
+from simcore.corpora.corpus import Corpus
+from simcore.corpora.tokenize import TokenizerOptions
 from simcore.distributed.cluster import scheduler_from_env
 from simcore.distributed.prepare import matrix_runner
 from simcore.estimates import probe_seconds
 from simcore.matrix.workbench import Workbench
-from simcore.measures import MeasureOptions
-from simcore.probe import ProbeCaps, TargetSplits
-from simcore.probe import probe as run_probe
-from simcore.selection import SelectionOptions, choose, score_pool
-from simcore.store import ArtefactStore
-from simcore.tokenize import TokenizerOptions
+from simcore.measures.options import MeasureOptions
+from simcore.probe.config import ProbeCaps
+from simcore.probe.data import TargetSplits
+from simcore.probe.run import probe as run_probe
+from simcore.selection.choosing import choose
+from simcore.selection.driver import score_pool
+from simcore.selection.options import SelectionOptions
+from simcore.utils.store import ArtefactStore
 
 
 def matrix(task: Any, root: str, options: dict[str, Any], tokenizer: dict[str, Any], sources: list[Corpus],

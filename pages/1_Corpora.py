@@ -28,9 +28,9 @@ from dashboard.loading import (
 )
 from dashboard.paths import data_roots, remote_roots
 from simcore.contamination.ngrams import OVERLAP_CHAR_NGRAM, OVERLAP_NGRAM
-from simcore.corpora.lang import language_name as language_label
-from simcore.corpus import ReadNotes
-from simcore.errors import SimcoreError
+from simcore.corpora.lang.detect import language_name as language_label
+from simcore.corpora.notes import ReadNotes
+from simcore.utils.errors import SimcoreError
 
 c.setup_page("Corpora", ":material/library_books:")
 state = c.get_state()

@@ -6,16 +6,17 @@ import streamlit as st
 from dashboard import common as c
 from dashboard import jobs
 from dashboard.charts import heatmap, label
-from dashboard.common import get_store
 from dashboard.compute import KIND, failures, matrix_estimate, partial_matrix, start_matrix
 from dashboard.drill import drill_down, pair_flags, views
-from dashboard.tables import flag_summary, flagged_cells, size_notes
-from simcore.errors import SimcoreError
+from dashboard.page_tables import flag_summary, flagged_cells, size_notes
+from dashboard.resources import get_store
 from simcore.matrix.plan import DEFAULT_MEASURES
-from simcore.measures import MeasureOptions, all_measures, get_measure
 from simcore.measures.emb import estimate as emb_estimate
-from simcore.option_checks import MAX_EMB_SENTENCES, MAX_KL_BUCKETS
-from simcore.report import values_with_intervals
+from simcore.measures.lookup import all_measures, get_measure
+from simcore.measures.options import MeasureOptions
+from simcore.reporting.report import values_with_intervals
+from simcore.utils.errors import SimcoreError
+from simcore.utils.option_checks import MAX_EMB_SENTENCES, MAX_KL_BUCKETS
 
 c.setup_page("Similarity", ":material/grid_on:")
 

@@ -8,10 +8,10 @@ from dashboard.analysis_cache import audits, correlations, regrets
 from dashboard.charts import label, scatter
 from dashboard.loading import TABLE3_NAME, load_table3, read_table, set_results, use_table3_results
 from dashboard.name_map import apply_mapping
-from dashboard.tables import NO_COLUMN, correlation_table, normalised_results
+from dashboard.page_tables import NO_COLUMN, correlation_table, normalised_results
 from simcore.analysis.audit import RULE, WRITERS, display_table
 from simcore.analysis.correlation import CAPPED, join, left_out_note, usable_results
-from simcore.errors import SimcoreError
+from simcore.utils.errors import SimcoreError
 
 c.setup_page("Predictiveness", ":material/insights:")
 state = c.get_state()

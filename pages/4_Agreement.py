@@ -7,8 +7,8 @@ from dashboard.agreement_view import flag_first_choice, kappa_reading
 from dashboard.analysis_cache import agreements
 from dashboard.charts import kappa_heatmap, label
 from dashboard.loading import load_table3
-from simcore import flags
-from simcore.errors import SimcoreError
+from simcore.answer import flags
+from simcore.utils.errors import SimcoreError
 
 c.setup_page("Agreement", ":material/handshake:")
 state = c.get_state()

@@ -5,11 +5,11 @@ import streamlit as st
 
 from dashboard import common as c
 from dashboard.charts import label
+from dashboard.page_tables import ranking_grid, recommendation_frame
 from dashboard.report_cache import report_parts
-from dashboard.tables import ranking_grid, recommendation_frame
+from simcore.answer.evidence import readable_pairs
 from simcore.contamination.verdict import OVERLAP_THRESHOLD, overlap_table
-from simcore.evidence import readable_pairs
-from simcore.measures import explained
+from simcore.measures.lookup import explained
 
 c.setup_page("Ranking and export", ":material/trophy:")
 state = c.get_state()

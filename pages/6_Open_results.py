@@ -12,7 +12,7 @@ from dashboard.compute import describe, failures
 from dashboard.loading import add_matrix_table, load_table3, read_table, set_results
 from dashboard.paths import SAMPLE_DATA, browse, data_roots, resolve_server_path
 from dashboard.state import unique_name
-from simcore.errors import SimcoreError
+from simcore.utils.errors import SimcoreError
 
 c.setup_page("Open results", ":material/folder_open:")
 state = c.get_state()

@@ -6,17 +6,18 @@ import streamlit as st
 
 from dashboard import common as c
 from dashboard import jobs
-from dashboard.common import get_state, get_store, setup_page
+from dashboard.common import get_state, setup_page
 from dashboard.corpus_view import corpus_stats
 from dashboard.paths import resolve_server_path
+from dashboard.resources import get_store
 from dashboard.selection_chart import clipped_histogram, method_note, short_selection_warning
 from dashboard.selection_job import KIND, start_selection
-from simcore.corpus import Corpus, display_name, save_upload
-from simcore.errors import SimcoreError
-from simcore.selection import DESCRIPTIONS, METHODS, SelectionOptions, jaccard, kept_indices
-from simcore.selection.choosing import MAX_MIN_TOKENS, PER_TOKEN_MIN_TOKENS, default_min_tokens
-from simcore.selection.encoder_model import INSTALL_HINT, encoder_installed
+from simcore.corpora.corpus import Corpus, display_name, save_upload
+from simcore.models.sentence_encoder import INSTALL_HINT, encoder_installed
+from simcore.selection.choosing import MAX_MIN_TOKENS, PER_TOKEN_MIN_TOKENS, default_min_tokens, jaccard, kept_indices
+from simcore.selection.options import DESCRIPTIONS, METHODS, SelectionOptions
 from simcore.selection.view import examples_table, selection_files
+from simcore.utils.errors import SimcoreError
 
 setup_page("Sentence selection", ":material/filter_alt:")
 state = get_state()

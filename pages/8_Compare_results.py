@@ -8,7 +8,7 @@ from dashboard.analysis_cache import comparison
 from dashboard.charts import label
 from dashboard.compare import comparable, default_pair, renamed, unmatched_names
 from dashboard.compute import describe, options_label
-from simcore.errors import SimcoreError
+from simcore.utils.errors import SimcoreError
 
 c.setup_page("Compare results", ":material/compare_arrows:")
 state = c.get_state()

@@ -6,9 +6,9 @@ from dashboard import common as c
 from dashboard import jobs
 from dashboard import probe_job as pj
 from dashboard.loading import set_results
-from simcore.errors import SimcoreError
-from simcore.export import escape_formulas
-from simcore.probe import ProbeCaps
+from simcore.probe.config import ProbeCaps
+from simcore.reporting.export import escape_formulas
+from simcore.utils.errors import SimcoreError
 
 c.setup_page("NER probe", ":material/science:")
 state = c.get_state()

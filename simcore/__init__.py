@@ -4,15 +4,21 @@ Cheap similarity measures between candidate source corpora and a target NER data
 al. 2019, 2020): target vocabulary covered (TVC, TVcC), KenLM perplexity (PPL), word vector
 variance (WVV), Jensen-Shannon divergence (JSD), and the source's type-token ratio (TTR).
 
-The public library is what ``__all__`` lists here, in simcore.analysis, simcore.export and
+The public library is what ``__all__`` lists here, in simcore.analysis, simcore.reporting.export and
 simcore.selection (the README's "Library" section); those functions raise only simcore's own errors.
 """
 
-from .answer import pairwise_table, recommend, recommendation_table
+from .answer.public import pairwise_table, recommend, recommendation_table
+from .answer.recommendation import Recommendation
 from .contamination.decontaminate import Decontamination, decontaminate
 from .contamination.scan import OverlapOptions
-from .corpus import Corpus, TokenizedCorpus
-from .errors import (
+from .corpora.corpus import Corpus, TokenizedCorpus
+from .corpora.tokenize import TokenizerOptions
+from .matrix.corpus_cache import corpora_in
+from .matrix.plan import DEFAULT_MEASURES
+from .matrix.workbench import Workbench
+from .measures.options import MeasureOptions
+from .utils.errors import (
     CorpusError,
     DiskFull,
     InvalidArgument,
@@ -22,13 +28,7 @@ from .errors import (
     StoreError,
     TableError,
 )
-from .matrix.corpus_cache import corpora_in
-from .matrix.plan import DEFAULT_MEASURES
-from .matrix.workbench import Workbench
-from .measures import MeasureOptions
-from .recommendation import Recommendation
-from .store import ArtefactStore
-from .tokenize import TokenizerOptions
+from .utils.store import ArtefactStore
 
 __version__ = "0.1.0"
 __all__ = [

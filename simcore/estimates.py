@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import pace
-from .corpus import Corpus
-from .errors import SimcoreError, StoreError
+from .corpora.corpus import Corpus
 from .matrix.plan import comparison_size, plan_matrix
 from .matrix.workbench import Workbench
 from .measures.wvv import vectors_stored
-from .store import digest
+from .utils.errors import SimcoreError, StoreError
+from .utils.store import digest
 
 
 def probe_seconds(bench: Workbench, sources: Sequence[Corpus], *, seeds: int, epochs: int, seconds_cap: float,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from simcore.store import ArtefactStore
+from simcore.utils.store import ArtefactStore
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DATA = ROOT / "sample_data"

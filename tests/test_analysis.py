@@ -9,9 +9,12 @@ from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
-from simcore.analysis import agreement, cohen_kappa, correlate, rank_sources, regret, to_long
-from simcore.analysis.correlation import correlation_row, results_frame, simulated_interval
-from simcore.errors import SimcoreError
+from simcore.analysis.agreement import agreement, cohen_kappa
+from simcore.analysis.correlation import correlate, correlation_row, results_frame, simulated_interval
+from simcore.analysis.ranking import rank_sources
+from simcore.analysis.regret import regret
+from simcore.analysis.tables import to_long
+from simcore.utils.errors import SimcoreError
 
 from .conftest import SAMPLE_DATA
 
@@ -243,7 +246,7 @@ def test_capped_probe_runs_are_left_out_by_default(capsys, tmp_path):
     with pytest.raises(SimcoreError, match="include_capped"):
         regret(long, _probe_results([(t, s, 0.0, 0.0, 1) for t, s, *_ in rows]), ["tvc"])
     # the command line says how many were left out and why
-    from simcore.cli import main
+    from simcore.cli.main import main
     matrix, probe = tmp_path / "m.csv", tmp_path / "probe.csv"
     long.to_csv(matrix, index=False)
     pd.DataFrame(rows, columns=["target", "source", "f1", "f1_std", "time_capped"]).assign(baseline=50.0).to_csv(

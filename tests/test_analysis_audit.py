@@ -12,12 +12,12 @@ import pandas as pd
 import pytest
 from sklearn.metrics import ndcg_score
 
-from simcore.analysis import read_matrix, read_results
 from simcore.analysis.audit import audit, audit_markdown, display_table, write_audit
-from simcore.analysis.correlation import results_frame
-from simcore.cli import main
-from simcore.errors import InvalidArgument, SimcoreError
-from simcore.recommendation import recommend
+from simcore.analysis.correlation import read_results, results_frame
+from simcore.analysis.tables import read_matrix
+from simcore.answer.recommendation import recommend
+from simcore.cli.main import main
+from simcore.utils.errors import InvalidArgument, SimcoreError
 
 from .conftest import SAMPLE_DATA, SHARED_DATA
 

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from simcore.analysis.outcome_audit import audit_by_kind
-from simcore.errors import TableError
+from simcore.utils.errors import TableError
 
 # One target T, sources A, B, C. PPL (lower is closer) orders A, B, C; TVC (higher is closer) orders B, C, A.
 MATRIX = pd.DataFrame(

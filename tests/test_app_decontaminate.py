@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from simcore.contamination.decontaminate import decontaminate
-from simcore.corpus import Corpus
+from simcore.corpora.corpus import Corpus
 
 from .app_helpers import finish_jobs, fresh, go, no_problems, state
 from .conftest import SAMPLE_DATA

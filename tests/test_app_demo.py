@@ -25,7 +25,7 @@ def _sample_matrix():
     for the forum posts, lab protocols for the protocols (lowest PPL and JSD)."""
     import pandas as pd
 
-    from simcore.analysis import to_long
+    from simcore.analysis.tables import to_long
 
     best = {"news_ner": "news", "med_forum_posts": "clinical_notes", "lab_protocol_ner": "lab_protocols"}
     sources = sorted(p.name.split(".")[0] for p in (SAMPLE_DATA / "sources").iterdir())
@@ -40,10 +40,10 @@ def test_demo_home_shows_the_answer_on_arrival_with_buttons(tmp_path, monkeypatc
     no link to find, no "Next: compute the similarity matrix" above it, and the next steps are buttons."""
     from dashboard import compute
     from dashboard.state import AppState, LoadedCorpus
-    from dashboard.workspace import matrix_csv
+    from dashboard.workspace.format import matrix_csv
     from simcore.matrix.corpus_cache import corpora_in
     from simcore.matrix.plan import DEFAULT_MEASURES
-    from simcore.store import ArtefactStore
+    from simcore.utils.store import ArtefactStore
 
     monkeypatch.setenv("SIMCORE_DEMO", "1")
     monkeypatch.setenv("SIMCORE_CACHE", str(tmp_path / "store"))

@@ -13,14 +13,15 @@ import pytest
 from scipy import stats
 from streamlit.testing.v1 import AppTest
 
-from simcore.analysis import rank_sources, to_long
-from simcore.corpus import Corpus
+from simcore.analysis.ranking import rank_sources
+from simcore.analysis.tables import to_long
+from simcore.answer.recommendation import recommend
+from simcore.corpora.corpus import Corpus
+from simcore.corpora.tokenize import tokenize
 from simcore.matrix.corpus_cache import corpora_in
 from simcore.matrix.workbench import Workbench
-from simcore.measures import MeasureOptions
-from simcore.recommendation import recommend
-from simcore.store import ArtefactStore
-from simcore.tokenize import tokenize
+from simcore.measures.options import MeasureOptions
+from simcore.utils.store import ArtefactStore
 
 from .app_helpers import charts, finish_jobs, fresh, go, no_problems, state
 from .conftest import SAMPLE_DATA
@@ -385,7 +386,7 @@ def test_server_paths_stay_inside_the_data_roots(tmp_path):
 
 def test_symlink_out_of_a_root_is_refused(tmp_path):
     from dashboard.paths import resolve_server_path
-    from simcore.errors import SimcoreError
+    from simcore.utils.errors import SimcoreError
 
     root = tmp_path / "root"
     root.mkdir()

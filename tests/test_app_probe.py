@@ -13,11 +13,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dashboard.state import LoadedCorpus
-from simcore.corpus import Corpus
+from simcore.corpora.corpus import Corpus
 from simcore.matrix.corpus_cache import corpora_in
 from simcore.matrix.workbench import Workbench
-from simcore.probe import ProbeCaps, TargetSplits, probe
-from simcore.store import ArtefactStore
+from simcore.probe.config import ProbeCaps
+from simcore.probe.data import TargetSplits
+from simcore.probe.run import probe
+from simcore.utils.store import ArtefactStore
 
 from .conftest import ROOT, SAMPLE_DATA
 from .test_probe import _sentence, _write_conll

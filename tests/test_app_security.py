@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dashboard.paths import resolve_server_path
-from simcore.errors import SimcoreError
+from simcore.utils.errors import SimcoreError
 
 from .conftest import ROOT
 
@@ -111,7 +111,7 @@ def test_a_symlink_loop_inside_a_data_root_is_no_crash(tmp_path):
     assert resolve_server_path("corpus", roots) == folder.resolve()
     with pytest.raises(SimcoreError, match="not found"):
         resolve_server_path("corpus/self", roots)
-    from simcore.corpus import Corpus
+    from simcore.corpora.corpus import Corpus
 
     assert [p.name for p in Corpus.from_path(folder).files] == ["a.txt"]
 

@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from simcore.corpus import Corpus
-from simcore.selection import SelectionOptions, choose, kept_indices, score_pool
-from simcore.selection.choosing import default_min_tokens
-from simcore.store import ArtefactStore
-from simcore.tokenize import tokenize
+from simcore.corpora.corpus import Corpus
+from simcore.corpora.tokenize import tokenize
+from simcore.selection.choosing import choose, default_min_tokens, kept_indices
+from simcore.selection.driver import score_pool
+from simcore.selection.options import SelectionOptions
+from simcore.utils.store import ArtefactStore
 
 from .app_helpers import finish_jobs, no_problems
 from .conftest import ROOT, SAMPLE_DATA
@@ -183,7 +184,7 @@ def test_short_selection_warning():
 
 def test_encoder_selection_on_the_page_says_which_encoder(cache):
     pytest.importorskip("torch", reason="the encoder is not installed (scripts/install.sh --encoder)")
-    from simcore.selection.encoder_model import encoder_installed
+    from simcore.models.sentence_encoder import encoder_installed
 
     if not encoder_installed():
         pytest.skip("the bundled encoder is not installed")

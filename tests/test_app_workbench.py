@@ -13,7 +13,8 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard.agreement_view import flag_first_choice
 from dashboard.loading import TABLE3_NAME
-from simcore.analysis import agreement, to_long
+from simcore.analysis.agreement import agreement
+from simcore.analysis.tables import to_long
 
 from .app_helpers import charts, fresh, go, no_problems, state
 from .conftest import SAMPLE_DATA

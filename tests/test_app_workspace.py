@@ -9,8 +9,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dashboard import workspace as ws
-from simcore.analysis import rank_sources, to_long
-from simcore.export import ranking_csv
+from simcore.analysis.ranking import rank_sources
+from simcore.analysis.tables import to_long
+from simcore.reporting.export import ranking_csv
 
 from .app_helpers import go, no_problems, state
 from .conftest import ROOT, SAMPLE_DATA

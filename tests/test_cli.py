@@ -5,12 +5,12 @@ import sys
 import pandas as pd
 import pytest
 
-from simcore.cli import main
+from simcore.cli.main import main
 from simcore.matrix.corpus_cache import corpora_in
 from simcore.matrix.workbench import Workbench
-from simcore.measures import MeasureOptions
-from simcore.selection.encoder_model import encoder_installed
-from simcore.store import ArtefactStore
+from simcore.measures.options import MeasureOptions
+from simcore.models.sentence_encoder import encoder_installed
+from simcore.utils.store import ArtefactStore
 
 from .conftest import ROOT, SAMPLE_DATA
 from .test_measures_kl import dsir_counts, dsir_kl
@@ -155,7 +155,7 @@ def test_emb_sentences_flag_reaches_the_value(tmp_path):
 
 def test_every_command_prints_its_help() -> None:
     """argparse formats each help text with %: a bare '%' in one breaks that command's --help."""
-    from simcore.cli import build_parser
+    from simcore.cli.main import build_parser
 
     parser = build_parser()
     commands = parser._subparsers._group_actions[0].choices  # noqa: SLF001 (argparse keeps them there)

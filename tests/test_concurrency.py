@@ -13,10 +13,10 @@ from collections import Counter
 
 import pytest
 
-from simcore.corpus import Corpus
+from simcore.corpora.corpus import Corpus
 from simcore.matrix.corpus_cache import corpora_in
 from simcore.matrix.workbench import Workbench
-from simcore.store import ArtefactStore
+from simcore.utils.store import ArtefactStore
 
 from .conftest import SAMPLE_DATA
 from .test_browser import Server, _page, browser, no_exception, settle, wait_for_jobs  # noqa: F401  (browser: a fixture)

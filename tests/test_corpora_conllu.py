@@ -4,11 +4,11 @@ tags from MISC's NER= key or a named column, comments, multiword ranges and empt
 
 import pytest
 
+from simcore.corpora.corpus import Corpus, tokenize_corpus
 from simcore.corpora.formats import format_of
 from simcore.corpora.notes import ReadNotes
-from simcore.corpus import Corpus, tokenize_corpus
-from simcore.errors import CorpusError
 from simcore.matrix.workbench import Workbench
+from simcore.utils.errors import CorpusError
 
 
 def conllu_line(index, form, misc="_", lemma="_", upos="X"):

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from simcore.cli import main
+from simcore.cli.main import main
+from simcore.corpora.corpus import Corpus
 from simcore.corpora.lang.cut import (
     CHARACTERS,
     REJOINED,
@@ -23,10 +24,9 @@ from simcore.corpora.lang.cut import (
     split_joined,
     tokenizer_for_cut,
 )
-from simcore.corpus import Corpus
-from simcore.errors import InvalidArgument
+from simcore.corpora.tokenize import TokenizerOptions
 from simcore.matrix.workbench import Workbench
-from simcore.tokenize import TokenizerOptions
+from simcore.utils.errors import InvalidArgument
 
 # -- the files ----------------------------------------------------------------------------------
 

@@ -9,8 +9,10 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
-from simcore.corpus import Corpus, ReadNotes, format_of, tokenize_corpus
-from simcore.errors import CorpusError, InvalidArgument
+from simcore.corpora.corpus import Corpus, tokenize_corpus
+from simcore.corpora.formats import format_of
+from simcore.corpora.notes import ReadNotes
+from simcore.utils.errors import CorpusError, InvalidArgument
 
 LINES = ["The cat sat on the mat.", "A dog ran, barking!", "Prices rose 3.5 % in the U.S. yesterday."]
 

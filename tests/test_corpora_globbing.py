@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from simcore.cli import main
+from simcore.cli.main import main
 from simcore.corpora import globbing
 from simcore.corpora.globbing import glob_files
 from simcore.distributed.shards import corpus_from_glob
-from simcore.errors import CorpusError
+from simcore.utils.errors import CorpusError
 
 from .conftest import SAMPLE_DATA
 

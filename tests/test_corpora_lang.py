@@ -13,26 +13,24 @@ import unicodedata
 
 import pytest
 
-from simcore.corpora.lang import (
-    LanguageGuess,
+from simcore.corpora.corpus import Corpus
+from simcore.corpora.lang import detect, scripts
+from simcore.corpora.lang.content import content_words_method
+from simcore.corpora.lang.detect import LanguageGuess, detect_language, validate_language
+from simcore.corpora.lang.scripts import script_of, script_of_tokens
+from simcore.corpora.lang.segment import (
     Segmenter,
     char_tokens,
-    content_words_method,
-    detect,
-    detect_language,
     is_char_tokenized,
-    script_of,
-    script_of_tokens,
-    scripts,
     segmentation_fingerprint,
     segmenter_for,
-    validate_language,
 )
-from simcore.corpus import Corpus
-from simcore.errors import InvalidArgument, SimcoreError
+from simcore.corpora.tokenize import split_text
 from simcore.matrix.workbench import Workbench
-from simcore.measures import MeasureOptions, PreparedSource, PreparedTarget, get_measure
-from simcore.tokenize import split_text
+from simcore.measures.lookup import get_measure
+from simcore.measures.options import MeasureOptions
+from simcore.measures.prepared import PreparedSource, PreparedTarget
+from simcore.utils.errors import InvalidArgument, SimcoreError
 
 ZH = "北京是中华人民共和国的首都。"
 JA = "東京都は日本の首都です。"
@@ -257,7 +255,7 @@ def test_tvcc_on_a_german_target_uses_the_german_stop_words_not_the_english_tagg
                                                                                     tag_source):
     def no_english_tagger(*args, **kwargs):
         raise AssertionError("the English tagger was used on German")
-    monkeypatch.setattr("simcore.tagging.load_pipeline", no_english_tagger)
+    monkeypatch.setattr("simcore.models.tagging.load_pipeline", no_english_tagger)
     source, target = _german(tmp_path, store, MeasureOptions(tvcc_tag_source=tag_source))
     measure = get_measure("tvcc")
     measure.prepare(source)

@@ -10,8 +10,8 @@ import pytest
 from simcore.corpora import listing
 from simcore.corpora.corpus import Corpus
 from simcore.corpora.listing import corpus_entries, corpus_files
-from simcore.errors import CorpusError, SimcoreError
 from simcore.matrix.corpus_cache import corpora_in
+from simcore.utils.errors import CorpusError, SimcoreError
 
 
 @pytest.fixture

@@ -9,8 +9,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from simcore.corpora import text as text_reader
-from simcore.corpus import Corpus, ReadNotes, tokenize_corpus
-from simcore.errors import CorpusError
+from simcore.corpora.corpus import Corpus, tokenize_corpus
+from simcore.corpora.notes import ReadNotes
+from simcore.utils.errors import CorpusError
 
 
 def read(path, store, **options):

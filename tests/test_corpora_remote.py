@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from simcore.cli import main
+from simcore.cli.main import main
 from simcore.corpora import remote
+from simcore.corpora.corpus import Corpus, tokenize_corpus
 from simcore.corpora.remote import RemoteFile, StorageOptions, display_url, scrub
 from simcore.corpora.sampling import sample_source
-from simcore.corpus import Corpus, tokenize_corpus
-from simcore.errors import CorpusError
+from simcore.corpora.tokenize import TokenizerOptions
 from simcore.matrix.corpus_cache import corpora_in
-from simcore.tokenize import TokenizerOptions
+from simcore.utils.errors import CorpusError
 
 from .conftest import SAMPLE_DATA
 
@@ -378,7 +378,7 @@ def web() -> Iterator[str]:
 
 def test_http_sources_and_their_faults_cost_only_their_own_cells(web, tmp_path, monkeypatch):
     from simcore.matrix.workbench import Workbench
-    from simcore.store import ArtefactStore
+    from simcore.utils.store import ArtefactStore
 
     monkeypatch.setattr(remote, "BLOCK_BYTES", 4096)  # several requests per object, as a large one makes
     text = "".join(f"the clinic saw patient {i} with a cough and fever today\n" for i in range(2000)).encode()
@@ -424,7 +424,7 @@ def client(s3):
 def test_dask_workers_open_the_objects_themselves_with_the_same_options(s3, tmp_path, client):
     """The worker processes have no credentials in their environment: the options travel with the corpus."""
     from simcore.distributed.shards import Settings, corpus_from_glob, sample_source_on_cluster
-    from simcore.store import ArtefactStore
+    from simcore.utils.store import ArtefactStore
 
     fs, options = s3
     lines = [f"document {i} says {i % 13} things about {i % 5} topics\n" for i in range(2400)]
@@ -444,7 +444,7 @@ def test_dask_workers_open_the_objects_themselves_with_the_same_options(s3, tmp_
 def test_the_dashboard_adds_urls_only_inside_the_remote_locations(memory, app_environment, monkeypatch):
     from dashboard.loading import add_server_path
     from dashboard.state import AppState
-    from simcore.errors import SimcoreError
+    from simcore.utils.errors import SimcoreError
 
     memory.pipe("/bkt/corpora/clinic/a.txt", b"the patient has a fever\n")
     memory.pipe("/bkt/corpora/clinic/b.txt", b"the patient has a cough\n")

@@ -10,10 +10,10 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
+from simcore.corpora.corpus import Corpus, tokenize_corpus
 from simcore.corpora.sampling import Candidates, read_candidates, sample_source, shard_candidates
-from simcore.corpus import Corpus, tokenize_corpus
-from simcore.errors import InvalidArgument
-from simcore.store import ArtefactStore
+from simcore.utils.errors import InvalidArgument
+from simcore.utils.store import ArtefactStore
 
 LINES = [f"Unit {i} says: {'word ' * (i % 7)}and {i * 13 % 101} more." for i in range(400)]
 

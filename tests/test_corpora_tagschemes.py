@@ -6,9 +6,9 @@ import pytest
 from seqeval.metrics.sequence_labeling import get_entities
 from seqeval.scheme import BILOU, IOB1, IOB2, IOBES, Entities
 
+from simcore.corpora.corpus import Corpus
 from simcore.corpora.notes import ReadNotes
 from simcore.corpora.tagschemes import SchemeTracker, to_iob2
-from simcore.corpus import Corpus
 
 WORDS = ["Peter", "Blackburn", "Anna", "met", "EU", "officials", "in", "Paris", "."]
 CASES = {
@@ -79,7 +79,7 @@ def test_a_type_change_inside_i_tags_starts_a_new_entity():
 
 def test_lowercase_o_tags_are_outside(tmp_path):
     """A file that writes outside as ``o`` reads as the same file with ``O``: no entity of type ``o``."""
-    from simcore.corpus import Corpus
+    from simcore.corpora.corpus import Corpus
 
     rows = [("EU", "B-ORG"), ("rejects", "o"), ("German", "B-MISC"), ("call", "o"), (".", "o")]
     lower = tmp_path / "lower.conll"

@@ -6,8 +6,8 @@ import lzma
 import numpy as np
 import pytest
 
-from simcore.corpus import Corpus, display_name, sample_corpus, save_upload, tokenize_corpus
-from simcore.errors import CorpusError
+from simcore.corpora.corpus import Corpus, display_name, sample_corpus, save_upload, tokenize_corpus
+from simcore.utils.errors import CorpusError
 
 
 def tokens_of(path, store, **options):

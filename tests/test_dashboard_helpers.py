@@ -18,11 +18,11 @@ from dashboard.agreement_view import first_choices, flag_first_choice, kappa_rea
 from dashboard.charts import TARGET_COLOURS, fitted_lines, scatter
 from dashboard.compare import compare
 from dashboard.name_map import apply_mapping, suggest
+from dashboard.page_tables import ranking_grid
 from dashboard.state import AppState, NamedMatrix
-from dashboard.tables import ranking_grid
-from simcore.analysis import agreement
-from simcore.errors import SimcoreError
-from simcore.stats import length_histogram
+from simcore.analysis.agreement import agreement
+from simcore.corpora.stats import length_histogram
+from simcore.utils.errors import SimcoreError
 
 
 def long_frame(values: dict[tuple[str, str, str], float], directions: dict[str, int]) -> pd.DataFrame:
@@ -122,7 +122,7 @@ def test_length_histogram_clips_the_long_tail():
 def test_length_chart_bars_have_both_ends():
     """The Corpora page's histograms were empty axes: binned bars without an end value."""
     from dashboard.corpus_view import length_chart
-    from simcore.stats import CorpusStats
+    from simcore.corpora.stats import CorpusStats
 
     edges, counts = length_histogram(np.array([3, 4, 4, 9, 200]), max_bins=5, clip_quantile=0.75)
     chart = length_chart(CorpusStats("c", 10, 5, 0.5, 5, 4.0, 4.0, 200, edges, counts)).to_dict()
@@ -348,7 +348,7 @@ def test_runs_are_named_by_what_sets_them_apart_and_compare_opens_on_a_comparabl
 
 def test_cached_correlations_follow_the_content_not_the_object():
     from dashboard.analysis_cache import correlations, fingerprint
-    from simcore.analysis import correlate
+    from simcore.analysis.correlation import correlate
 
     long = long_frame({("t", s, "tvc"): v for s, v in zip("abcd", [0.1, 0.4, 0.2, 0.3])}, {"tvc": 1})
     results = pd.DataFrame({"target": ["t"] * 4, "source": list("abcd"), "f1": [1.0, 4.0, 2.0, 3.5],
@@ -365,10 +365,10 @@ def test_the_answer_for_language_models_is_shown_once_ppl_and_jsd_are_in(tmp_pat
     the answer the whole matrix gives."""
     from dashboard.compute import early_lm_matrix
     from dashboard.state import Job
-    from simcore.corpus import Corpus
+    from simcore.answer.recommendation import recommend
+    from simcore.corpora.corpus import Corpus
     from simcore.matrix.workbench import Workbench
-    from simcore.recommendation import recommend
-    from simcore.store import ArtefactStore
+    from simcore.utils.store import ArtefactStore
 
     from .conftest import SAMPLE_DATA
 
@@ -461,7 +461,7 @@ def test_a_remote_root_is_a_prefix_of_the_decoded_url_and_no_link_leads_out(tmp_
     """``%2e%2e`` is ``..`` to the server that answers, so it is decoded before the prefix check; under a
     ``file://`` root a link to a file outside (``/etc/passwd``) or a folder holding one is refused."""
     from dashboard.paths import resolve_server_url
-    from simcore.errors import SimcoreError
+    from simcore.utils.errors import SimcoreError
 
     root = tmp_path / "root"
     (root / "sub").mkdir(parents=True)
@@ -515,7 +515,7 @@ def test_heatmap_titles_are_short_lines_with_room_above_the_chart():
     import re
 
     from dashboard.charts import heatmap
-    from simcore.measures import get_measure
+    from simcore.measures.lookup import get_measure
 
     rows = [
         {"source": s, "target": t, "measure": m, "value": v, "direction": get_measure(m).direction}

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from simcore.cli import main
+from simcore.cli.main import main
 from simcore.contamination.decontaminate import decontaminate
 from simcore.contamination.scan import source_overlaps
-from simcore.corpus import Corpus
-from simcore.errors import CorpusError, InvalidArgument, SimcoreError
+from simcore.corpora.corpus import Corpus
+from simcore.corpora.tokenize import tokenize
 from simcore.matrix.workbench import Workbench
-from simcore.store import ArtefactStore
-from simcore.tokenize import tokenize
+from simcore.utils.errors import CorpusError, InvalidArgument, SimcoreError
+from simcore.utils.store import ArtefactStore
 
 from .test_overlap import ALNUM, conll_sentences, news_lines
 
@@ -128,8 +128,9 @@ def test_an_upper_case_source_keeps_its_case_in_the_copy(tmp_path):
 def test_the_api_is_public(tmp_path):
     """``decontaminate`` and its options are importable from ``simcore`` and refuse what is not a corpus."""
     import simcore
-    from simcore import Decontamination, OverlapOptions
-    from simcore import decontaminate as public
+    from simcore.contamination.decontaminate import Decontamination
+    from simcore.contamination.decontaminate import decontaminate as public
+    from simcore.contamination.scan import OverlapOptions
 
     assert {"decontaminate", "Decontamination", "OverlapOptions"} <= set(simcore.__all__)
     assert public is decontaminate and Decontamination().units_dropped == 0 and OverlapOptions().ngram == 13

@@ -15,10 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simcore.cli import main
+from simcore.cli.main import main
 from simcore.corpora import sampling as sampling_module
-from simcore.corpora.sampling import sample_source
-from simcore.corpus import (
+from simcore.corpora.corpus import (
     Corpus,
     join_parts,
     join_sample,
@@ -28,13 +27,14 @@ from simcore.corpus import (
     tokenize_corpus,
     tokenize_part,
 )
+from simcore.corpora.sampling import sample_source
 from simcore.distributed import cluster as cluster_module
 from simcore.distributed.prepare import cluster_matrix
 from simcore.distributed.shards import Settings, corpus_from_glob, sample_source_on_cluster
-from simcore.errors import CorpusError
 from simcore.matrix.corpus_cache import corpora_in
 from simcore.matrix.workbench import Workbench
-from simcore.store import ArtefactStore, digest
+from simcore.utils.errors import CorpusError
+from simcore.utils.store import ArtefactStore, digest
 
 from .conftest import SAMPLE_DATA
 
@@ -307,7 +307,7 @@ def test_cli_runs_on_a_scheduler_and_says_when_it_cannot(client, tmp_path, monke
 
 
 def test_workers_that_cannot_reach_the_store_are_named(client, tmp_path):
-    from simcore.errors import SimcoreError
+    from simcore.utils.errors import SimcoreError
 
     with pytest.raises(SimcoreError, match="2 of 2 Dask workers cannot run simcore.*artefact store"):
         cluster_module.check_workers(client, tmp_path / "not-a-store")
@@ -362,7 +362,7 @@ def test_cli_source_glob_adds_a_sharded_source(tmp_path, capsys):
 
 def test_an_unreadable_source_is_reported_as_without_a_cluster(client, tmp_path):
     """Whatever the one-process path does with a corpus it cannot read, the cluster path does too."""
-    from simcore.errors import SimcoreError
+    from simcore.utils.errors import SimcoreError
 
     folder = tmp_path / "sources"
     folder.mkdir()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from simcore.measures import all_measures, family, get_measure
+from simcore.measures.lookup import all_measures, family, get_measure
 
 from .conftest import ROOT
 

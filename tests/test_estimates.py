@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from simcore import pace
-from simcore.corpus import Corpus
+from simcore.corpora.corpus import Corpus
 from simcore.estimates import probe_seconds
 from simcore.matrix.workbench import Workbench
-from simcore.measures import get_measure
+from simcore.measures.lookup import get_measure
 
 from .conftest import SAMPLE_DATA
 
@@ -35,7 +35,7 @@ def test_vectors_already_trained_take_no_time_and_every_run_counts(store):
 def test_a_matrix_estimate_counts_each_slow_step_once_and_nothing_stored(tmp_path):
     """Issue 29 item 3: the matrix's estimate from this machine's paces; what is stored takes no time."""
     from simcore.estimates import BYTES_PER_TOKEN, matrix_seconds
-    from simcore.store import ArtefactStore
+    from simcore.utils.store import ArtefactStore
 
     store = ArtefactStore(tmp_path / "store")
     bench = Workbench(store)

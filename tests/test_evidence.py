@@ -1,13 +1,13 @@
-"""simcore.evidence: the pairwise comparisons behind the answer, labelled for a reader and for the downloads."""
+"""simcore.answer.evidence: the pairwise comparisons behind the answer, labelled for a reader and for the downloads."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from simcore.evidence import EVIDENCE_COLUMNS, pairs_evidence, readable_pairs
+from simcore.answer.evidence import EVIDENCE_COLUMNS, pairs_evidence, readable_pairs
+from simcore.answer.recommendation import recommend
 from simcore.matrix.rows import encode_replicates
-from simcore.recommendation import recommend
 
 
 def table(tokens: int = 8_419) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:

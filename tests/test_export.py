@@ -1,12 +1,13 @@
-"""simcore.export: what a reader of each export sees."""
+"""simcore.reporting.export: what a reader of each export sees."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from simcore.analysis import rank_sources, to_long
-from simcore.export import ranking_markdown
-from simcore.measures import get_measure
+from simcore.analysis.ranking import rank_sources
+from simcore.analysis.tables import to_long
+from simcore.measures.lookup import get_measure
+from simcore.reporting.export import ranking_markdown
 
 from .conftest import SAMPLE_DATA
 
@@ -25,9 +26,9 @@ def test_the_pairwise_comparisons_go_into_the_csv_and_json_downloads():
     import io
     import json
 
-    from simcore.evidence import pairs_evidence
-    from simcore.export import pairs_csv, ranking_json
-    from simcore.recommendation import pairwise_table, recommend
+    from simcore.answer.evidence import pairs_evidence
+    from simcore.answer.recommendation import pairwise_table, recommend
+    from simcore.reporting.export import pairs_csv, ranking_json
 
     from .test_evidence import table
 
@@ -50,7 +51,7 @@ def test_a_measure_not_computed_gets_no_rank_in_the_csv():
 
     import numpy as np
 
-    from simcore.export import ranking_csv
+    from simcore.reporting.export import ranking_csv
 
     long = pd.DataFrame({"source": ["a", "b", "a", "b"], "target": "t", "measure": ["ppl", "ppl", "wvv", "wvv"],
                          "value": [100.0, 200.0, np.nan, np.nan], "direction": [-1, -1, -1, -1]})
@@ -59,7 +60,7 @@ def test_a_measure_not_computed_gets_no_rank_in_the_csv():
     assert back[back.measure == "wvv"]["rank"].isna().all() and len(back[back.measure == "wvv"]) == 2
     import json
 
-    from simcore.export import ranking_json
+    from simcore.reporting.export import ranking_json
 
     targets = json.loads(ranking_json(rank_sources(long, ["ppl", "wvv"], pretraining=None)))["targets"]
     assert [r["rank"] for r in targets["t"]["wvv"]] == [None, None] and targets["t"]["ppl"][0]["rank"] == 1

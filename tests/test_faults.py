@@ -12,16 +12,16 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from simcore.corpus import Corpus
-from simcore.errors import StoreError
+from simcore.corpora.corpus import Corpus
 from simcore.matrix.workbench import Workbench
-from simcore.store import ArtefactStore
+from simcore.utils.errors import StoreError
+from simcore.utils.store import ArtefactStore
 
 from .conftest import ROOT, SAMPLE_DATA
 
 SLOW_WRITER = r"""
 import sys, time
-from simcore.store import ArtefactStore
+from simcore.utils.store import ArtefactStore
 def build(out):
     with open(out / "big.bin", "wb") as f:
         for _ in range(1000):
@@ -77,9 +77,9 @@ def test_a_matrix_run_killed_mid_way_then_rerun_gives_the_clean_result(tmp_path)
 
 PREPARE = r"""
 import sys
-from simcore.corpus import Corpus
+from simcore.corpora.corpus import Corpus
 from simcore.matrix.workbench import Workbench
-from simcore.store import ArtefactStore
+from simcore.utils.store import ArtefactStore
 from simcore.measures.ppl import model_path
 bench = Workbench(ArtefactStore(sys.argv[1]))
 source = bench.source(Corpus.from_path(sys.argv[2]), 10**9, 1)[0]
@@ -135,8 +135,8 @@ def tiny_disk(tmp_path):
 
 
 def test_lmplz_running_out_of_disk_is_reported_as_disk_full(tmp_path, tiny_disk):
-    from simcore.errors import DiskFull
-    from simcore.kenlm_tools import estimate
+    from simcore.models.kenlm_tools import estimate
+    from simcore.utils.errors import DiskFull
 
     text = tmp_path / "text.txt"
     words = (SAMPLE_DATA / "sources" / "news.txt").read_text().split()

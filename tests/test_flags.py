@@ -1,11 +1,11 @@
-"""simcore.flags: which cells are marked and why, read the same from a fresh matrix and from its CSV."""
+"""simcore.answer.flags: which cells are marked and why, read the same from a fresh matrix and from its CSV."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from simcore import flags
+from simcore.answer import flags
 
 
 def test_marks_read_from_booleans_and_from_csv_text(tmp_path):

@@ -134,9 +134,9 @@ def test_a_large_dictionary_batch_shares_its_strings():
 
 def test_a_dashboard_upload_goes_through_the_same_check(tmp_path):
     """An uploaded file is stored by its hash and read by the same readers: the bomb is refused."""
-    from simcore.corpus import Corpus, save_upload
-    from simcore.errors import CorpusError
-    from simcore.store import ArtefactStore
+    from simcore.corpora.corpus import Corpus, save_upload
+    from simcore.utils.errors import CorpusError
+    from simcore.utils.store import ArtefactStore
 
     (tmp_path / "in").mkdir()
     for make in (_parquet_text, _arrow_stream):

@@ -31,8 +31,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simcore import cli, cli_options
-from simcore.errors import SimcoreError
+from simcore.cli import arguments as cli_options
+from simcore.cli import main as cli
+from simcore.utils.errors import SimcoreError
 
 from .conftest import ROOT, SAMPLE_DATA
 
@@ -266,7 +267,7 @@ class _Fault:
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
             self.mp.setattr(cli_options.os, "replace", full)
         elif self.kind == "disk_full_store":
-            from simcore.store import ArtefactStore
+            from simcore.utils.store import ArtefactStore
 
             def full_manifest(*args: Any, **kwargs: Any) -> None:
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
@@ -368,7 +369,8 @@ def test_inputs_that_could_hang_are_refused_or_bounded(world, argv):
 
 
 def _values(world: dict[str, Any], store: Any, corpora: dict[str, Any]) -> list[Any]:
-    from simcore.analysis import read_matrix, read_results
+    from simcore.analysis.correlation import read_results
+    from simcore.analysis.tables import read_matrix
 
     long = read_matrix(SAMPLE_DATA / "results" / "dai2019_table3.csv")
     results = read_results(SAMPLE_DATA / "results" / "dai2019_table3.csv", f1="lm_f1", improvement="lm_delta")
@@ -466,8 +468,8 @@ def _deep(rng: random.Random) -> str:
 
 
 def _deep_json_case(rng: random.Random, d: Path) -> Any:
-    from simcore.analysis import read_matrix
-    from simcore.corpus import Corpus
+    from simcore.analysis.tables import read_matrix
+    from simcore.corpora.corpus import Corpus
 
     where = rng.choice(["ladder", "jsonl", "dataset_info"])
     if where == "ladder":
@@ -487,9 +489,9 @@ def _deep_json_case(rng: random.Random, d: Path) -> Any:
 
 
 def _long_lines_case(rng: random.Random, d: Path) -> None:
-    from simcore.corpus import Corpus
+    from simcore.corpora.corpus import Corpus
+    from simcore.corpora.tokenize import TokenizerOptions
     from simcore.selection import pool as pool_module
-    from simcore.tokenize import TokenizerOptions
 
     lines = []
     for _ in range(rng.randint(1, 6)):
@@ -511,7 +513,7 @@ def _parquet_case(rng: random.Random, d: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from simcore.corpus import Corpus
+    from simcore.corpora.corpus import Corpus
 
     texts = [" ".join([f"w{i}"] * rng.choice([1, 50, 20_000])) for i in range(rng.randint(1, 40))]
     if rng.random() < 0.4:  # fourth round: one value repeated through a dictionary (a bomb in small)
@@ -540,8 +542,8 @@ def _secret_url_case(rng: random.Random, d: Path) -> None:
     """A URL with a secret in its user-info (any printable character) or in a secret-named query value,
     inside a message: the redacted message holds no secret, and the host and path are still there."""
     from simcore.corpora.remote import RemoteFile
-    from simcore.errors import CorpusError
-    from simcore.redact import redact
+    from simcore.utils.errors import CorpusError
+    from simcore.utils.redact import redact
 
     secret = "ZQ" + "".join(rng.choice(_USER_CHARS) for _ in range(rng.randint(4, 30)))
     scheme = rng.choice(["s3", "http", "https", "gs", "az"])
@@ -576,8 +578,8 @@ def _workspace_case(rng: random.Random, d: Path) -> tuple[Any, Any]:
     from dashboard import workspace as ws
     from dashboard.paths import resolve_server_path
     from dashboard.state import AppState, NamedMatrix
-    from simcore.analysis import to_long
-    from simcore.store import ArtefactStore
+    from simcore.analysis.tables import to_long
+    from simcore.utils.store import ArtefactStore
 
     store = ArtefactStore(d / "store")
     state = AppState()

@@ -13,11 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simcore.corpus import Corpus, tokenize_corpus
-from simcore.errors import CorpusError, SimcoreError
+from simcore.corpora.corpus import Corpus, tokenize_corpus
+from simcore.corpora.tokenize import tokenize
 from simcore.matrix.workbench import Workbench
-from simcore.store import ArtefactStore
-from simcore.tokenize import tokenize
+from simcore.utils.errors import CorpusError, SimcoreError
+from simcore.utils.store import ArtefactStore
 
 from .conftest import ROOT, SAMPLE_DATA
 
@@ -199,7 +199,7 @@ def test_two_targets_with_equal_bytes_stay_two(tmp_path, store):
 
 
 def test_one_unreadable_target_costs_only_its_own_cells(tmp_path, capsys):
-    from simcore.cli import main
+    from simcore.cli.main import main
 
     sources, targets = _dirs(tmp_path, {"good.conll": NEWS_NER, "empty.conll": b"",
                                         "binary.conll": b"\x00\x01\x02" * 100,
@@ -231,7 +231,7 @@ def _hostile_matrix(tmp_path):
                 rows.append({"source": source, "target": target, "measure": measure,
                              "value": (i + 1) * (j + 2) + (0.5 if measure == "ppl" else 0), "direction": direction,
                              "error": None, "options": '{"seed": 13}'})
-    from simcore.export import escape_formulas
+    from simcore.reporting.export import escape_formulas
 
     path = tmp_path / "m.csv"
     escape_formulas(pd.DataFrame(rows)).to_csv(path, index=False)
@@ -239,8 +239,9 @@ def _hostile_matrix(tmp_path):
 
 
 def test_names_that_look_missing_or_like_formulas_stay_names(tmp_path, capsys):
-    from simcore.analysis import rank_sources, read_matrix
-    from simcore.cli import main
+    from simcore.analysis.ranking import rank_sources
+    from simcore.analysis.tables import read_matrix
+    from simcore.cli.main import main
 
     path, original = _hostile_matrix(tmp_path)
     long = read_matrix(path)
@@ -266,7 +267,7 @@ def test_names_that_look_missing_or_like_formulas_stay_names(tmp_path, capsys):
         code = main([command, "--matrix", str(path), "--results", str(tmp_path / "res.csv"), "--out", str(out), *extra])
         assert code == 0, capsys.readouterr().err
     corr = pd.read_csv(tmp_path / "correlate.csv", keep_default_na=False, dtype=str)
-    from simcore.export import escape_formula
+    from simcore.reporting.export import escape_formula
 
     assert set(corr["scope"]) == {"all", *map(escape_formula, MISSING_LOOKING)}
     assert "'-2+3" in set(corr["scope"]) and "''+1+1" in set(corr["scope"])

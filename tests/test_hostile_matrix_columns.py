@@ -20,11 +20,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from simcore import cli
-from simcore.analysis import read_matrix
-from simcore.analysis.tables import BOOLEAN_COLUMNS, NUMBER_COLUMNS, TEXT_COLUMNS
-from simcore.errors import TableError
+from simcore.analysis.tables import BOOLEAN_COLUMNS, NUMBER_COLUMNS, TEXT_COLUMNS, read_matrix
+from simcore.cli import main as cli
 from simcore.matrix.rows import COLUMNS
+from simcore.utils.errors import TableError
 
 SOURCES, TARGETS = ["news", "wiki", "tweets"], ["conll", "wetlab"]
 MEASURES = {"tvc": 1, "ppl": -1, "jsd": -1, "ttr": 0}
@@ -221,7 +220,8 @@ def test_a_matrix_with_one_ladder_cell_in_many_rows_reads_without_a_warning(tmp_
 
 def test_a_bad_ladder_cell_among_many_good_ones_is_named_by_its_row():
     """The ladder's replicates are checked in one parse for the whole column; a bad one still names its row."""
-    from simcore.analysis.tables import TableError, _check_ladder
+    from simcore.analysis.tables import _check_ladder
+    from simcore.utils.errors import TableError
 
     good = json.dumps({"10000": {"value": 1.5, "replicates": "1.4 1.6"}, "20000": {"value": 1.2, "replicates": None}})
     cells = [good] * 40

@@ -19,11 +19,18 @@ from html.parser import HTMLParser
 import pandas as pd
 import pytest
 
-from simcore import cli
-from simcore.analysis import rank_sources, read_matrix
-from simcore.export import csv_text, ranking_html, ranking_json, ranking_markdown, write_recommendations
-from simcore.recommendation import recommend
-from simcore.terminal import has_control, terminal_text, visible_controls
+from simcore.analysis.ranking import rank_sources
+from simcore.analysis.tables import read_matrix
+from simcore.answer.recommendation import recommend
+from simcore.cli import main as cli
+from simcore.reporting.export import (
+    csv_text,
+    ranking_html,
+    ranking_json,
+    ranking_markdown,
+    write_recommendations,
+)
+from simcore.utils.terminal import has_control, terminal_text, visible_controls
 
 from .conftest import SAMPLE_DATA
 
@@ -94,7 +101,7 @@ def test_generated_names_round_trip_through_every_writer(tmp_path, seed):
     assert len(back) == len(long)
     ranking = rank_sources(back)
     csv_back = pd.read_csv(io.StringIO(csv_text(ranking)), dtype=str, keep_default_na=False)
-    from simcore.export import unescape_formula
+    from simcore.reporting.export import unescape_formula
     assert set(csv_back["source"].map(unescape_formula)) == set(sources)
     data = json.loads(ranking_json(ranking))
     assert set(data["targets"]) == set(targets)

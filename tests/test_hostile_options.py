@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
-from simcore import cli
-from simcore.errors import SimcoreError
-from simcore.measures import MeasureOptions
+from simcore.cli import main as cli
+from simcore.measures.options import MeasureOptions
 from simcore.selection.options import SelectionOptions
+from simcore.utils.errors import SimcoreError
 
 from .conftest import ROOT, SAMPLE_DATA
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from simcore import cli
-from simcore.errors import OutputError
-from simcore.output_paths import refuse_overwriting_inputs, write_text_atomic
+from simcore.cli import main as cli
+from simcore.utils.errors import OutputError
+from simcore.utils.output_paths import refuse_overwriting_inputs, write_text_atomic
 
 from .conftest import SAMPLE_DATA
 

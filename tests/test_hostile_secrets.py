@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from simcore.redact import redact
+from simcore.utils.redact import redact
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRETS = ["AKIAXQZEXAMPLE", "rtSlash/Secret9", "pa/ss@w0rdQZ", "hunter2QZ", "sigvalueQZ", "amzsigQZ",

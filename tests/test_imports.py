@@ -100,4 +100,4 @@ def test_graph_reads_this_repository():
     """The real tree is parsed: all its modules, and a known edge between two of them."""
     graph = import_graph()
     assert len(graph) == len(list((ROOT / "simcore").rglob("*.py")))
-    assert "simcore.kenlm_tools" in graph["simcore.measures.ppl"]
+    assert "simcore.models.kenlm_tools" in graph["simcore.measures.ppl"]

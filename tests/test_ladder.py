@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from simcore.corpus import Corpus
+from simcore.corpora.corpus import Corpus
 from simcore.ladder import LADDER, pair_size, pair_sizes, rungs, table_size
 from simcore.matrix.corpus_cache import corpora_in
 from simcore.matrix.rows import decode_replicates

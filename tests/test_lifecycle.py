@@ -1,4 +1,4 @@
-"""Workers end with whoever started them (simcore.lifecycle): a real ``simcore matrix --jobs 2`` run and a
+"""Workers end with whoever started them (simcore.utils.lifecycle): a real ``simcore matrix --jobs 2`` run and a
 dashboard job process (dashboard.jobs, as the server starts it) are stopped by SIGTERM, SIGINT and
 SIGKILL of their parent, and no process of theirs is left. The tests wait (with a generous deadline)
 for the processes to go; they never assert how fast."""
@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from simcore import lifecycle
+from simcore.utils import lifecycle
 
 ROOT = Path(__file__).resolve().parent.parent
 DEADLINE = 90.0  # seconds for every process to be gone (the machine is shared and loaded)
@@ -118,7 +118,7 @@ SERVER = textwrap.dedent("""
     from functools import partial
     from pathlib import Path
     from dashboard import jobs, work
-    from simcore.corpus import Corpus
+    from simcore.corpora.corpus import Corpus
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     root = Path(sys.argv[1])
@@ -233,7 +233,7 @@ def test_end_group_ends_a_stale_job_group(tmp_path):
         _cleanup([proc, *proc.children()] if proc.is_running() else [])
 
 
-# A worker that builds a KenLM model (as simcore.kenlm_tools does in a matrix part); its text is a
+# A worker that builds a KenLM model (as simcore.models.kenlm_tools does in a matrix part); its text is a
 # FIFO that nobody writes, so lmplz waits on it and surely still runs when the worker is killed.
 LMPLZ_WORKER = textwrap.dedent("""
     import sys
@@ -246,8 +246,8 @@ LMPLZ_WORKER = textwrap.dedent("""
 def test_lmplz_ends_with_the_worker_that_started_it(tmp_path):
     """A worker killed while lmplz builds its model leaves no lmplz behind (SIGKILL: the worker
     cannot end its children itself; the kernel does, asked by lifecycle.program_ends_with_me)."""
-    from simcore.errors import MeasureUnavailable
-    from simcore.kenlm_tools import find_program
+    from simcore.models.kenlm_tools import find_program
+    from simcore.utils.errors import MeasureUnavailable
 
     try:
         find_program("lmplz")

@@ -3,10 +3,10 @@ import math
 import pandas as pd
 import pytest
 
-from simcore.corpus import Corpus
-from simcore.errors import SimcoreError
+from simcore.corpora.corpus import Corpus
 from simcore.matrix.corpus_cache import corpora_in
 from simcore.matrix.workbench import Workbench
+from simcore.utils.errors import SimcoreError
 
 from .conftest import SAMPLE_DATA
 
@@ -53,7 +53,7 @@ def test_samples_give_a_standard_deviation(store):
 
 def test_a_failing_measure_is_reported_and_the_others_still_run(tmp_path, store, monkeypatch):
     monkeypatch.setenv("SIMCORE_KENLM_BIN", str(tmp_path / "nowhere"))
-    monkeypatch.setattr("simcore.kenlm_tools._PROJECT_BIN", tmp_path / "nowhere")
+    monkeypatch.setattr("simcore.models.kenlm_tools._PROJECT_BIN", tmp_path / "nowhere")
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     bench = Workbench(store)
     source = Corpus.from_path(SAMPLE_DATA / "sources" / "news.txt")
@@ -74,9 +74,9 @@ def test_bad_requests(tmp_path, store):
 def test_target_tagging_runs_in_another_process_and_gives_the_same_tvcc(tmp_path, monkeypatch):
     import os
 
-    from simcore.measures import get_measure
+    from simcore.measures.lookup import get_measure
     from simcore.measures.tvcc import BACKGROUND_MIN_TOKENS
-    from simcore.store import ArtefactStore
+    from simcore.utils.store import ArtefactStore
 
     text = "".join((SAMPLE_DATA / "targets" / name).read_text()
                    for name in ("news_ner.conll", "lab_protocol_ner.conll", "med_forum_posts.conll"))
@@ -101,8 +101,8 @@ def test_a_large_target_is_tagged_by_two_processes_with_the_same_tvcc(tmp_path, 
     import os
 
     from simcore.matrix.schedule import BACKGROUND_SPLIT_TOKENS
-    from simcore.measures import get_measure
-    from simcore.store import ArtefactStore
+    from simcore.measures.lookup import get_measure
+    from simcore.utils.store import ArtefactStore
 
     if (os.cpu_count() or 1) < 2:
         pytest.skip("one core: the tagging runs in this process")
@@ -138,7 +138,7 @@ def test_memory_held_by_a_workbench_is_bounded(tmp_path, store, monkeypatch):
 
 
 def test_parts_in_parallel_processes_give_the_same_table_as_one_process(tmp_path, monkeypatch):
-    from simcore.store import ArtefactStore
+    from simcore.utils.store import ArtefactStore
 
     sources = [Corpus.from_path(SAMPLE_DATA / "sources" / f"{n}") for n in ("news.txt", "tweets.jsonl", "lab_protocols.txt")]
     targets = [Corpus.from_path(SAMPLE_DATA / "targets" / f"{n}.conll") for n in ("news_ner", "med_forum_posts")]
@@ -164,7 +164,7 @@ def test_parts_in_parallel_processes_give_the_same_table_as_one_process(tmp_path
 def test_groups_of_targets_scored_in_processes_of_their_own_give_the_same_table(tmp_path, monkeypatch):
     """Four targets and two processes: each process scores one group of targets against every source."""
     from simcore.matrix import schedule
-    from simcore.store import ArtefactStore
+    from simcore.utils.store import ArtefactStore
 
     sources = [Corpus.from_path(SAMPLE_DATA / "sources" / n) for n in ("news.txt", "biomed_abstracts.txt")]
     targets = [Corpus.from_path(p) for p in sorted((SAMPLE_DATA / "targets").glob("*.conll"))]
@@ -176,8 +176,8 @@ def test_groups_of_targets_scored_in_processes_of_their_own_give_the_same_table(
     measures = ["tvc", "tvcc", "ppl", "wvv", "jsd"]
     # the targets tagged in parts by the processes (as a large target is), in both runs
     monkeypatch.setattr("simcore.measures.tvcc.BACKGROUND_MIN_TOKENS", 0)
-    monkeypatch.setattr("simcore.tagging.BATCH", 32)
-    monkeypatch.setattr("simcore.tagging.PART_SENTENCES", 64)
+    monkeypatch.setattr("simcore.models.tagging.BATCH", 32)
+    monkeypatch.setattr("simcore.models.tagging.PART_SENTENCES", 64)
     serial = Workbench(ArtefactStore(tmp_path / "one")).matrix(sources, targets, measures, compute_noise=True)
     monkeypatch.setattr(schedule, "PARALLEL_MIN_TOKENS", 0)
     monkeypatch.setattr(schedule, "PARALLEL_MIN_BYTES", 0)  # and read the corpora in the processes too
@@ -212,7 +212,7 @@ def test_a_large_source_is_sampled_in_one_pass_the_same_from_every_format(tmp_pa
     import pyarrow.parquet as pq
     import zstandard
 
-    from simcore.store import ArtefactStore
+    from simcore.utils.store import ArtefactStore
 
     monkeypatch.setattr("simcore.matrix.corpus_cache.STREAM_MIN_BYTES", 0)  # every source counts as large here
     lines = [line for line in (SAMPLE_DATA / "sources" / "news.txt").read_text().splitlines() if line.strip()]
@@ -248,7 +248,7 @@ def test_a_large_sources_pass_is_read_in_pieces_by_the_processes_with_the_same_t
     """With several processes, a large source's streaming pass is split into its shards (each a task, merged
     in the parent, its samples drawn in a process): every value and replicate as in one process."""
     from simcore.matrix import schedule
-    from simcore.store import ArtefactStore
+    from simcore.utils.store import ArtefactStore
 
     monkeypatch.setattr("simcore.matrix.corpus_cache.STREAM_MIN_BYTES", 0)  # every source counts as large here
     lines = [line for line in (SAMPLE_DATA / "sources" / "news.txt").read_text().splitlines() if line.strip()]

@@ -8,12 +8,12 @@ import unicodedata
 
 import pytest
 
-from simcore.cli import main
-from simcore.corpus import Corpus, tokenize_corpus
+from simcore.answer.recommendation import recommend
+from simcore.cli.main import main
+from simcore.corpora.corpus import Corpus, tokenize_corpus
+from simcore.corpora.tokenize import TokenizerOptions
 from simcore.matrix.workbench import Workbench
-from simcore.recommendation import recommend
-from simcore.store import ArtefactStore, digest
-from simcore.tokenize import TokenizerOptions
+from simcore.utils.store import ArtefactStore, digest
 
 CAPITAL = "北京是中华人民共和国的首都。"
 THAI = "ภาษาไทยเป็นภาษาที่สวยงาม"
@@ -186,8 +186,8 @@ def test_emb_is_left_empty_for_a_language_its_encoder_does_not_read(tmp_path, st
 
 
 def test_the_html_report_lists_each_corpus_language_when_one_is_not_english(tmp_path, store):
-    from simcore.analysis import rank_sources
-    from simcore.report import build_report
+    from simcore.analysis.ranking import rank_sources
+    from simcore.reporting.report import build_report
 
     table = german_and_english_tvc(tmp_path, store)
     page = build_report(table, rank_sources(table))

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from simcore.corpus import Corpus
-from simcore.errors import SimcoreError
+from simcore.corpora.corpus import Corpus
 from simcore.matrix.plan import checked_request, plan_matrix
+from simcore.utils.errors import SimcoreError
 
 from .conftest import SAMPLE_DATA
 

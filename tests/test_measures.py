@@ -10,15 +10,16 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import jensenshannon
 
-from simcore.corpus import Corpus
-from simcore.errors import SimcoreError
-from simcore.kenlm_tools import find_program
+from simcore.corpora.corpus import Corpus
 from simcore.matrix.workbench import Workbench
-from simcore.measures import MeasureOptions, get_measure
 from simcore.measures.jsd import divergent_ngrams
+from simcore.measures.lookup import get_measure
+from simcore.measures.options import MeasureOptions
 from simcore.measures.ppl import least_likely_sentences
 from simcore.measures.tvc import uncovered_words
 from simcore.measures.wvv import moved_words
+from simcore.models.kenlm_tools import find_program
+from simcore.utils.errors import SimcoreError
 
 from .conftest import SAMPLE_DATA
 

@@ -4,12 +4,13 @@ and its one-line reason when the encoder is not installed."""
 import numpy as np
 import pytest
 
-from simcore.corpus import Corpus
-from simcore.errors import MeasureUnavailable
+from simcore.corpora.corpus import Corpus
 from simcore.matrix.workbench import Workbench
-from simcore.measures import MeasureOptions, get_measure
-from simcore.selection import encoder_model
-from simcore.uncertainty import sentence_weights
+from simcore.measures.lookup import get_measure
+from simcore.measures.options import MeasureOptions
+from simcore.measures.uncertainty import sentence_weights
+from simcore.models import sentence_encoder as encoder_model
+from simcore.utils.errors import MeasureUnavailable
 
 SOURCE = ["expression of tp53 was increased in hela cells .", "the protein binds dna in the nucleus .",
           "mice were treated with il-2 for three days ."]

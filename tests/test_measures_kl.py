@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from simcore.corpus import Corpus
+from simcore.corpora.corpus import Corpus
 from simcore.matrix.workbench import Workbench
-from simcore.measures import MeasureOptions, get_measure
 from simcore.measures.kl import Featurizer, contributing_buckets, kl_reduction, source_counts
-from simcore.uncertainty import sentence_weights
+from simcore.measures.lookup import get_measure
+from simcore.measures.options import MeasureOptions
+from simcore.measures.uncertainty import sentence_weights
 
 
 def dsir_counts(lines: list[str], buckets: int = 10_000) -> np.ndarray:

@@ -12,26 +12,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from simcore.analysis import rank_sources
+from simcore.analysis.ranking import rank_sources
 from simcore.analysis.tables import measure_range, validate_columns
-from simcore.cli import build_parser, main
-from simcore.errors import TableError
-from simcore.measures import (
-    LM,
-    LOWER,
-    REGISTRY,
-    VECTORS,
-    Measure,
-    PreparedSource,
-    PreparedTarget,
-    Score,
-    all_measures,
-    default_measures,
-    family,
-    get_measure,
-    register,
-)
-from simcore.report import build_report, unit_label
+from simcore.cli.main import build_parser, main
+from simcore.measures.lookup import all_measures, default_measures, family, get_measure
+from simcore.measures.prepared import PreparedSource, PreparedTarget, Score
+from simcore.measures.registry import LM, LOWER, REGISTRY, VECTORS, Measure, register
+from simcore.reporting.report import build_report, unit_label
+from simcore.utils.errors import TableError
 
 from .app_helpers import go, no_problems
 from .conftest import SAMPLE_DATA

@@ -8,6 +8,7 @@ import statistics
 
 import pandas as pd
 
+from simcore.answer.recommendation import recommend
 from simcore.outcomes import (
     BASELINE,
     MEASURED,
@@ -18,7 +19,6 @@ from simcore.outcomes import (
     summarize,
     with_outcomes,
 )
-from simcore.recommendation import recommend
 
 from .test_recommendation import constructed
 

@@ -15,17 +15,16 @@ import pandas as pd
 import pytest
 
 import simcore.matrix.corpus_cache as corpus_cache
-from simcore.answer import recommend
+from simcore.answer.public import recommend
 from simcore.contamination.ngrams import Scanner, TargetIndex, gram_hash, target_sentences, words_of
 from simcore.contamination.scan import OverlapOptions, source_overlaps
-from simcore.corpora.corpus import unit_tokenizer
-from simcore.corpus import Corpus
-from simcore.errors import InvalidArgument
+from simcore.corpora.corpus import Corpus, unit_tokenizer
+from simcore.corpora.tokenize import TokenizerOptions
 from simcore.matrix.rows import encode_replicates
 from simcore.matrix.workbench import Workbench
-from simcore.measures import get_measure
-from simcore.store import ArtefactStore
-from simcore.tokenize import TokenizerOptions
+from simcore.measures.lookup import get_measure
+from simcore.utils.errors import InvalidArgument
+from simcore.utils.store import ArtefactStore
 
 from .conftest import SHARED_DATA
 
@@ -282,7 +281,7 @@ def test_a_contaminated_source_that_is_not_chosen_is_flagged():
 
 
 def test_the_matrix_command_writes_the_columns_and_warns(tmp_path, capsys):
-    from simcore.cli import main
+    from simcore.cli.main import main
 
     from .conftest import SAMPLE_DATA
 

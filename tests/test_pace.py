@@ -7,9 +7,10 @@ import json
 import pytest
 
 from simcore import pace
-from simcore.corpus import Corpus
+from simcore.corpora.corpus import Corpus
 from simcore.matrix.workbench import Workbench
-from simcore.measures import MeasureOptions, get_measure
+from simcore.measures.lookup import get_measure
+from simcore.measures.options import MeasureOptions
 
 from .conftest import SAMPLE_DATA
 

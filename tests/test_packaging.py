@@ -25,8 +25,8 @@ def test_pyproject_lists_every_runtime_requirement_and_the_command():
     pinned = [line for line in (ROOT / "requirements.txt").read_text().splitlines()
               if line.strip() and not line.startswith("#")]
     assert {_name(r) for r in pinned} == {_name(d) for d in project["dependencies"]}
-    assert project["scripts"] == {"simcore": "simcore.cli:main"}
-    from simcore.cli import main
+    assert project["scripts"] == {"simcore": "simcore.cli.main:main"}
+    from simcore.cli.main import main
 
     assert callable(main)
 

@@ -13,18 +13,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcore.analysis import correlate, read_matrix, read_results, regret
-from simcore.cli import main
-from simcore.corpus import Corpus
-from simcore.errors import SimcoreError
+from simcore.analysis.correlation import correlate, read_results
+from simcore.analysis.regret import regret
+from simcore.analysis.tables import read_matrix
+from simcore.cli.main import main
+from simcore.corpora.corpus import Corpus
 from simcore.matrix.corpus_cache import corpora_in
 from simcore.matrix.workbench import Workbench
-from simcore.measures import MeasureOptions
+from simcore.measures.options import MeasureOptions
 from simcore.measures.wvv import source_vectors_path
-from simcore.probe import BASELINE, COLUMNS, ProbeCaps, TargetSplits, entity_score, probe, spans
-from simcore.probe.data import cap_sentences, read_split, stored_split
+from simcore.probe.config import ProbeCaps
+from simcore.probe.data import TargetSplits, cap_sentences, read_split, stored_split
+from simcore.probe.run import BASELINE, COLUMNS, probe
+from simcore.probe.scoring import entity_score, spans
 from simcore.probe.vectors import spacy_vectors
-from simcore.store import ArtefactStore
+from simcore.utils.errors import SimcoreError
+from simcore.utils.store import ArtefactStore
 
 seqeval_metrics = pytest.importorskip("seqeval.metrics")
 

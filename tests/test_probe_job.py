@@ -8,9 +8,9 @@ import pytest
 
 from dashboard.probe_job import LOADED, SERVER, UPLOAD, ProbeRequest, resolve_target, start_probe
 from dashboard.state import AppState
-from simcore.errors import SimcoreError
-from simcore.probe import ProbeCaps, TargetSplits
-from simcore.probe.data import read_split
+from simcore.probe.config import ProbeCaps
+from simcore.probe.data import TargetSplits, read_split
+from simcore.utils.errors import SimcoreError
 
 TRAIN = b"John\tB-PER\nlives\tO\nin\tO\nOslo\tB-LOC\n\nMary\tB-PER\nleft\tO\n"
 TEST = b"Anna\tB-PER\nsaw\tO\nRome\tB-LOC\n"

@@ -16,15 +16,17 @@ transformers = pytest.importorskip("transformers")
 seqeval_metrics = pytest.importorskip("seqeval.metrics")
 
 from dashboard.work import FORM_NAMES  # noqa: E402
-from simcore.cli import main  # noqa: E402
+from simcore.cli.main import main  # noqa: E402
 from simcore.matrix.corpus_cache import corpora_in  # noqa: E402
 from simcore.matrix.workbench import Workbench  # noqa: E402
-from simcore.probe import BASELINE, COLUMNS, TargetSplits, entity_score  # noqa: E402
+from simcore.probe.data import TargetSplits  # noqa: E402
 from simcore.probe.lm import plan_lm_probe, probe_lm  # noqa: E402
 from simcore.probe.lm_plan import Adaptation, LMPlan, PlanTooLong, Tagging  # noqa: E402
 from simcore.probe.lm_train import LMCaps, adapt, blocks, encode, label_names, load_tokenizer, mask_batch, predict  # noqa: E402
+from simcore.probe.run import BASELINE, COLUMNS  # noqa: E402
+from simcore.probe.scoring import entity_score  # noqa: E402
 from simcore.probe.summary import tie_summary  # noqa: E402
-from simcore.store import ArtefactStore  # noqa: E402
+from simcore.utils.store import ArtefactStore  # noqa: E402
 
 PEOPLE = ["anna", "boris", "carla", "hugo"]
 PLACES = ["lisbon", "oslo", "quito", "perth"]

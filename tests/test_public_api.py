@@ -1,5 +1,5 @@
 """The public library, fuzzed: every function listed in ``__all__`` of simcore, simcore.analysis,
-simcore.export and simcore.selection (what docs/library.md shows) either returns or
+simcore.reporting.export and simcore.selection (what docs/library.md shows) either returns or
 raises one of simcore's own errors, whatever it is given. Generated calls, fixed seed, kept fast (only
 tiny corpora are scored here; test_hostile_generated fuzzes the Workbench and corpora with real files).
 """
@@ -15,15 +15,17 @@ import numpy as np
 import pandas as pd
 
 import simcore
-from simcore import analysis, corpus, export, report, selection
-from simcore.errors import SimcoreError
-from simcore.recommendation import recommend
-from simcore.store import ArtefactStore
-from simcore.tokenize import TokenizerOptions
+from simcore import analysis, selection
+from simcore.answer.recommendation import recommend
+from simcore.corpora import corpus
+from simcore.corpora.tokenize import TokenizerOptions
+from simcore.reporting import export, report
+from simcore.utils.errors import SimcoreError
+from simcore.utils.store import ArtefactStore
 
 from .conftest import SAMPLE_DATA
 
-PUBLIC = {"simcore": simcore, "simcore.analysis": analysis, "simcore.export": export, "simcore.selection": selection}
+PUBLIC = {"simcore": simcore, "simcore.analysis": analysis, "simcore.reporting.export": export, "simcore.selection": selection}
 # These touch disk or corpora. simcore.selection's score_pool, select and write_selection stay: given
 # no Corpus they stop at their first check, and the tests below give them real ones.
 SKIP = {"simcore.Workbench", "simcore.corpora_in", "simcore.ArtefactStore", "simcore.Corpus"}
@@ -105,8 +107,8 @@ def test_public_functions_raise_only_simcores_errors(tmp_path):
 # --- given values of about the right kind, so calls get past the first checks -------------------
 
 BEYOND = {"simcore.selection.select": selection.select, "simcore.selection.score_pool": selection.score_pool,
-          "simcore.corpus.sample_corpus": corpus.sample_corpus, "simcore.corpus.save_upload": corpus.save_upload,
-          "simcore.report.build_report": report.build_report}
+          "simcore.corpora.corpus.sample_corpus": corpus.sample_corpus, "simcore.corpora.corpus.save_upload": corpus.save_upload,
+          "simcore.reporting.report.build_report": report.build_report}
 N_BEYOND_CALLS = 1000
 CHOOSING = {f"simcore.selection.{name}": getattr(selection, name)
             for name in ("choose", "count_to_keep", "kept_indices", "kept_mask", "jaccard", "write_selection",
@@ -207,8 +209,8 @@ N_ANSWER_CALLS = 300
 
 def test_the_answer_raises_only_simcores_errors_and_is_recommendations_own(tmp_path):
     """recommend, recommendation_table and pairwise_table in the public library: generated calls with
-    values of about the right kind; on good input they give what simcore.recommendation gives."""
-    from simcore import recommendation
+    values of about the right kind; on good input they give what simcore.answer.recommendation gives."""
+    from simcore.answer import recommendation
 
     long = analysis.to_long(pd.read_csv(SAMPLE_DATA / "results" / "dai2019_table3.csv"))
     target = sorted(long["target"].unique())[0]

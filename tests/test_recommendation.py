@@ -13,16 +13,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simcore.analysis import read_matrix
-from simcore.corpus import Corpus, sample_corpus
-from simcore.errors import SimcoreError
+from simcore.analysis.tables import read_matrix
+from simcore.answer.recommendation import pairwise_table, recommend, recommendation_table
+from simcore.corpora.corpus import Corpus, sample_corpus
 from simcore.ladder import size_bias
 from simcore.matrix.corpus_cache import corpora_in
 from simcore.matrix.rows import encode_replicates
 from simcore.matrix.workbench import Workbench
-from simcore.measures import explained, get_measure
-from simcore.recommendation import pairwise_table, recommend, recommendation_table
-from simcore.store import ArtefactStore
+from simcore.measures.lookup import explained, get_measure
+from simcore.utils.errors import SimcoreError
+from simcore.utils.store import ArtefactStore
 
 from .conftest import SAMPLE_DATA
 
@@ -241,7 +241,7 @@ def test_the_size_bias_is_worded_the_way_it_was_measured(shared_data, shared_sto
     target = bench.target(Corpus.from_path(shared_data / "targets" / "conll2003" / "test.conll", name="conll2003"))
     small = [sample_corpus(tokenized, 10_000, 0, shared_store)]
     large = [sample_corpus(tokenized, 100_000, 0, shared_store)]
-    from simcore.measures import PreparedSource
+    from simcore.measures.prepared import PreparedSource
 
     for name in ("ppl", "jsd", "tvc"):
         value = {label: bench.cell([PreparedSource(s, shared_store, bench.options) for s in samples], target,
@@ -325,7 +325,7 @@ FAR_APART = {"ppl": {"news": 900.0, "news_1bwb": 1300.0, "biomed": 3000.0, "yelp
 
 
 def test_the_readme_numbers_are_the_codes():
-    from simcore import recommendation as module
+    from simcore.answer import recommendation as module
 
     rules = readme_rules()
     assert (module.HIGH_SHARE, module.SEPARATED, module.WINNER_SHARE) == (
@@ -375,8 +375,8 @@ def test_the_issues_table_deciding_pairs_at_8419_tokens_is_not_high():
 
 
 def test_many_targets_at_a_small_size_are_not_high_on_the_batched_path_either():
-    from simcore import recommendation as module
-    from simcore.pairwise import TargetRows
+    from simcore.answer import recommendation as module
+    from simcore.answer.pairwise import TargetRows
 
     table = pd.concat([sized(FAR_APART, 8_419, f"t{t:02d}") for t in range(module.BATCH_MIN)])
     batch = module._recommend_batch(TargetRows.split(table), "lm")
@@ -406,8 +406,8 @@ def _spread_table(seed: int, targets: int = 60, measures=(("ppl", 500, 8), ("jsd
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_a_table_with_std_and_no_replicates_is_batched_with_the_same_answers(seed):
-    from simcore import recommendation as module
-    from simcore.pairwise import TargetRows
+    from simcore.answer import recommendation as module
+    from simcore.answer.pairwise import TargetRows
 
     for pretraining, measures in (("lm", (("ppl", 500, 8), ("jsd", 0.5, 0.004))),
                                   ("vectors", (("tvcc", 0.2, 0.01), ("tvc", 0.3, 0.01), ("wvv", 1e-4, 3e-6)))):
@@ -424,8 +424,8 @@ def test_a_table_with_std_and_no_replicates_is_batched_with_the_same_answers(see
 
 def test_the_fast_replicate_statistics_are_the_outcome_tensors_to_the_bit():
     """Signs in int8 and first places by value give the floats of compare, by_majority and first_shares."""
-    from simcore.pairwise import by_majority, compare, first_shares
-    from simcore.recommendation import _replicate_statistics
+    from simcore.answer.pairwise import by_majority, compare, first_shares
+    from simcore.answer.recommendation import _replicate_statistics
 
     rng = np.random.default_rng(8)
     for measures in (2, 3):
@@ -459,8 +459,8 @@ def test_a_close_call_below_the_settled_size_is_not_high():
 
 
 def test_many_targets_at_once_give_the_answers_of_one_target_at_a_time():
-    from simcore import recommendation as module
-    from simcore.pairwise import TargetRows
+    from simcore.answer import recommendation as module
+    from simcore.answer.pairwise import TargetRows
 
     rng = np.random.default_rng(4)
     rows = []
@@ -486,7 +486,7 @@ def test_many_targets_at_once_give_the_answers_of_one_target_at_a_time():
 
 def test_the_reason_says_tvc_in_the_tables_unit():
     """Issue 37: TVC was a fraction in the answer's reason (0.9) and a percentage in the tables (90)."""
-    from simcore.report import display_scale
+    from simcore.reporting.report import display_scale
 
     table = constructed({"tvcc": [0.9, 0.6, 0.5], "tvc": [0.85, 0.6, 0.5]}, noise={"tvcc": 0.005, "tvc": 0.005})
     rec = recommend(table, "vectors")[0]
@@ -505,7 +505,7 @@ def test_replicate_cells_are_read_as_float_reads_each_word():
     """The one-pass reading of replicate cells gives, to the bit, what float() gives word by word
     (the numbers encode_replicates writes, nan and inf, signs, exponents), and refuses what float
     refuses."""
-    from simcore.recommendation import _parse_replicates
+    from simcore.answer.recommendation import _parse_replicates
 
     rng = np.random.default_rng(3)
     values = np.concatenate(

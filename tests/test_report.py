@@ -1,4 +1,4 @@
-"""simcore.report: colour orientation, escaping, and a report that needs nothing outside itself."""
+"""simcore.reporting.report: colour orientation, escaping, and a report that needs nothing outside itself."""
 
 from __future__ import annotations
 
@@ -7,9 +7,11 @@ import re
 import numpy as np
 import pandas as pd
 
-from simcore.analysis import agreement, rank_sources, to_long
-from simcore.recommendation import recommend
-from simcore.report import (
+from simcore.analysis.agreement import agreement
+from simcore.analysis.ranking import rank_sources
+from simcore.analysis.tables import to_long
+from simcore.answer.recommendation import recommend
+from simcore.reporting.report import (
     DARK,
     LIGHT,
     build_report,
@@ -141,7 +143,7 @@ def test_rank_tables_and_flag_table_of_the_report_mark_flagged_cells():
 def test_report_reads_as_a_reader_expects_labels_units_wide_tables_and_ties():
     """Issue 19: ids (`tvc`) for measures, tables wider than the page, legends cut, seven tied sources in one cell,
     TVC a fraction in one matrix and a percentage in Table 3."""
-    from simcore.recommendation import Recommendation
+    from simcore.answer.recommendation import Recommendation
 
     table3 = to_long(_table3())
     long = table3.assign(value=np.where(table3["measure"] == "tvc", table3["value"] / 100, table3["value"]))
@@ -174,8 +176,8 @@ def test_report_reads_as_a_reader_expects_labels_units_wide_tables_and_ties():
 
 
 def test_the_report_names_measures_by_label_explains_them_and_lists_the_answers_pairs():
-    from simcore.evidence import pairs_evidence
-    from simcore.measures import explained
+    from simcore.answer.evidence import pairs_evidence
+    from simcore.measures.lookup import explained
 
     long = to_long(_table3())
     measures = ["ppl", "wvv", "tvc"]

@@ -3,7 +3,7 @@ leads us to expect of PPL, TVC and JSD."""
 
 import pytest
 
-from simcore.corpus import Corpus
+from simcore.corpora.corpus import Corpus
 from simcore.matrix.corpus_cache import corpora_in
 from simcore.matrix.workbench import Workbench
 
@@ -16,7 +16,7 @@ def real_matrix(tmp_path_factory):
 
     if not (SHARED_DATA / "sources").is_dir():
         pytest.skip("../shared/data is not present")
-    from simcore.store import ArtefactStore
+    from simcore.utils.store import ArtefactStore
 
     store = ArtefactStore(tmp_path_factory.mktemp("store"))
     sources = corpora_in(SHARED_DATA / "sources")

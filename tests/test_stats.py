@@ -1,4 +1,4 @@
-"""simcore.stats: corpus statistics checked against counts made by hand or by another route."""
+"""simcore.corpora.stats: corpus statistics checked against counts made by hand or by another route."""
 
 from __future__ import annotations
 
@@ -7,9 +7,16 @@ from pathlib import Path
 
 import numpy as np
 
-from simcore.corpus import Corpus, ReadNotes, tokenize_corpus
-from simcore.stats import corpus_statistics, entity_spans, length_histogram, preview, sentence_stats
-from simcore.tokenize import tokenize
+from simcore.corpora.corpus import Corpus, tokenize_corpus
+from simcore.corpora.notes import ReadNotes
+from simcore.corpora.stats import (
+    corpus_statistics,
+    entity_spans,
+    length_histogram,
+    preview,
+    sentence_stats,
+)
+from simcore.corpora.tokenize import tokenize
 
 from .conftest import SAMPLE_DATA
 

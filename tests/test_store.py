@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from simcore.errors import StoreError
-from simcore.store import MANIFEST, ArtefactStore
+from simcore.utils.errors import StoreError
+from simcore.utils.store import MANIFEST, ArtefactStore
 
 from .conftest import ROOT
 
@@ -113,7 +113,7 @@ def test_a_directory_that_is_not_a_store_is_refused(tmp_path):
 
 KILLED_BUILDER = r"""
 import sys, time
-from simcore.store import ArtefactStore, digest
+from simcore.utils.store import ArtefactStore, digest
 def build(out):
     (out / "part.bin").write_bytes(b"x" * 1000)
     print("building", flush=True)

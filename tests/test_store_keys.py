@@ -14,12 +14,13 @@ import math
 import numpy as np
 import pytest
 
-from simcore.corpus import Corpus
-from simcore.errors import SimcoreError
+from simcore.corpora.corpus import Corpus
 from simcore.matrix.workbench import Workbench
-from simcore.measures import MeasureOptions
-from simcore.selection import SelectionOptions, score_pool
-from simcore.store import ArtefactStore
+from simcore.measures.options import MeasureOptions
+from simcore.selection.driver import score_pool
+from simcore.selection.options import SelectionOptions
+from simcore.utils.errors import SimcoreError
+from simcore.utils.store import ArtefactStore
 
 from .selection.conftest import DRUGS, GENES, biology, football, mixed_pool
 
@@ -149,10 +150,10 @@ def test_each_selection_option_enters_the_scores_key(tmp_path, option, first, se
 
 def test_the_models_versions_enter_the_keys_of_what_they_decide(tmp_path, monkeypatch):
     """An upgraded spaCy (or its English pipeline, or gensim) must not read back results it did not make."""
-    from simcore import versions
+    from simcore.corpora.tokenize import TokenizerOptions
+    from simcore.models.tagging import _part_key
     from simcore.selection.methods.factory import input_identity
-    from simcore.tagging import _part_key
-    from simcore.tokenize import TokenizerOptions
+    from simcore.utils import versions
 
     store = ArtefactStore(tmp_path / "s")
     bench = Workbench(store)
@@ -165,7 +166,7 @@ def test_the_models_versions_enter_the_keys_of_what_they_decide(tmp_path, monkey
               _part_key("f", ("NOUN",), TokenizerOptions(), 0))
     real = versions.package_versions.__wrapped__
     monkeypatch.setattr(versions, "package_versions", lambda *names: tuple(v + ".1" for v in real(*names)))
-    for module in ("simcore.matrix.corpus_cache", "simcore.tagging", "simcore.selection.methods.factory"):
+    for module in ("simcore.matrix.corpus_cache", "simcore.models.tagging", "simcore.selection.methods.factory"):
         monkeypatch.setattr(f"{module}.package_versions", versions.package_versions, raising=False)
     after = ([bench.cell_key(source, target, m) for m in ("tvcc", "wvv", "tvc")], input_identity(options),
              _part_key("f", ("NOUN",), TokenizerOptions(), 0))

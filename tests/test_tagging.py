@@ -1,13 +1,13 @@
-"""simcore.tagging: a target tagged in parts (by several processes) gives what tagging it whole gives."""
+"""simcore.models.tagging: a target tagged in parts (by several processes) gives what tagging it whole gives."""
 
 from __future__ import annotations
 
 import pytest
 
-from simcore import tagging
-from simcore.corpus import Corpus
+from simcore.corpora.corpus import Corpus
+from simcore.corpora.tokenize import TokenizerOptions, normalise
 from simcore.measures.tvcc import _cased_sentences, tag_in_background
-from simcore.tokenize import TokenizerOptions, normalise
+from simcore.models import tagging
 
 from .conftest import SAMPLE_DATA
 
@@ -51,7 +51,7 @@ def test_content_words_from_parts_equal_one_run_over_the_whole_target(store, sma
 def test_a_targets_parts_are_shared_out_to_the_processes_without_gaps_or_overlaps(store, small_parts, monkeypatch):
     monkeypatch.setattr("simcore.measures.tvcc.BACKGROUND_MIN_TOKENS", 0)
     from simcore.matrix.workbench import Workbench
-    from simcore.measures import get_measure
+    from simcore.measures.lookup import get_measure
 
     target = Workbench(store).target(Corpus.from_path(SAMPLE_DATA / "targets" / "med_forum_posts.conll"))
     parts = tagging.parts_of(target.tokenized.n_units)
@@ -126,7 +126,7 @@ def test_content_words_tagged_once_per_distinct_sentence_equal_every_sentence_ta
     """A real target whose sentences repeat across parts: the stored content words (each sentence
     tagged where it first occurs, the parts tagged by two processes' worth of calls) are those of
     the pipeline run on every sentence."""
-    from simcore.store import ArtefactStore
+    from simcore.utils.store import ArtefactStore
 
     raw = Corpus.from_path(shared_data / "targets" / "wetlab_wlp" / "dev.conll")
     sentences = list(_cased_sentences(raw))

@@ -1,7 +1,13 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcore.tokenize import TokenizerOptions, normalise, normalise_all, split_text, tokenize
+from simcore.corpora.tokenize import (
+    TokenizerOptions,
+    normalise,
+    normalise_all,
+    split_text,
+    tokenize,
+)
 
 
 def test_abbreviations_numbers_and_clitics_stay_as_ner_data_sets_have_them():

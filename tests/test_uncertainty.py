@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import jensenshannon
 
-from simcore.corpus import Corpus
+from simcore.corpora.corpus import Corpus
 from simcore.matrix.workbench import Workbench
-from simcore.measures import get_measure
-from simcore.uncertainty import centred, interval, pool_samples, sentence_weights
+from simcore.measures.lookup import get_measure
+from simcore.measures.uncertainty import centred, interval, pool_samples, sentence_weights
 
 from .conftest import ROOT, SAMPLE_DATA
 from .test_measures import _ngrams
@@ -86,9 +86,9 @@ def test_centring_keeps_the_spread_and_pooling_alternates_samples():
 
 WVV_RUN = """
 import sys
-from simcore.corpus import Corpus
+from simcore.corpora.corpus import Corpus
 from simcore.matrix.workbench import Workbench
-from simcore.store import ArtefactStore
+from simcore.utils.store import ArtefactStore
 table = Workbench(ArtefactStore(sys.argv[1])).matrix([Corpus.from_path(sys.argv[2])], [Corpus.from_path(sys.argv[3])],
                                                     ["wvv"], compute_noise=True)
 print(repr(float(table["value"].iloc[0])))

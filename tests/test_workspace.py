@@ -13,10 +13,10 @@ import pytest
 from dashboard import workspace as ws
 from dashboard.paths import resolve_server_path
 from dashboard.state import AppState, Job, LoadedCorpus, NamedMatrix
-from simcore.analysis import read_matrix, to_long
-from simcore.corpus import Corpus, save_upload
-from simcore.errors import SimcoreError
-from simcore.store import ArtefactStore
+from simcore.analysis.tables import read_matrix, to_long
+from simcore.corpora.corpus import Corpus, save_upload
+from simcore.utils.errors import SimcoreError
+from simcore.utils.store import ArtefactStore
 
 from .conftest import SAMPLE_DATA
 
@@ -169,7 +169,9 @@ def test_a_matrix_download_is_the_csv_the_cli_reads(tmp_path: Path):
 
 
 def test_a_sentence_selection_comes_back_from_the_store(tmp_path: Path):
-    from simcore.selection import SelectionOptions, choose, kept_indices, score_pool
+    from simcore.selection.choosing import choose, kept_indices
+    from simcore.selection.driver import score_pool
+    from simcore.selection.options import SelectionOptions
 
     store = ArtefactStore(tmp_path / "store")
     pool = Corpus.from_path(SAMPLE_DATA / "sources" / "news.txt")
@@ -446,9 +448,10 @@ def _record_of(kind: str, params: dict) -> bytes:
 def test_job_records_round_trip_into_the_objects_a_form_makes(tmp_path: Path):
     from dashboard.probe_job import LMProbeRequest, ProbeRequest
     from dashboard.workspace import records
-    from simcore.probe import ProbeCaps, TargetSplits
+    from simcore.probe.config import ProbeCaps
+    from simcore.probe.data import TargetSplits
     from simcore.probe.lm_train import LMCaps
-    from simcore.selection import SelectionOptions
+    from simcore.selection.options import SelectionOptions
 
     store = ArtefactStore(tmp_path / "store")
     job = Job(sources=["news"], targets=["my forum"], measures=["tvc", "ppl"], options={"seed": 3, "ppl_order": 4},

@@ -23,11 +23,12 @@ from typing import Any
 
 import pandas as pd
 
+from simcore.corpora.compression import COMPRESSIONS
+from simcore.corpora.corpus import Corpus
 from simcore.corpora.formats import SUFFIX_FORMAT
 from simcore.corpora.remote import RemoteFile
-from simcore.corpus import COMPRESSIONS, Corpus
-from simcore.errors import SimcoreError
-from simcore.export import escape_formulas, unescape_formula
+from simcore.reporting.export import escape_formulas, unescape_formula
+from simcore.utils.errors import SimcoreError
 
 from ..state import AppState, LoadedCorpus
 
@@ -104,7 +105,7 @@ READ_KEPT = 32
 def read_matrix_csv(data: bytes, label: str) -> pd.DataFrame:
     """A long matrix from CSV bytes written by :func:`matrix_csv` or the CLI (checked by
     ``to_long``); the same bytes are read and checked once per server (a copy is returned)."""
-    from simcore.analysis import to_long  # scipy loads with it: not on every page's first import
+    from simcore.analysis.tables import to_long  # scipy loads with it: not on every page's first import
 
     key = hashlib.sha256(data).hexdigest()
     with _READ_LOCK:

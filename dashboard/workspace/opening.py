@@ -10,9 +10,10 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from simcore.corpus import FORMATS, Corpus, save_upload
-from simcore.errors import SimcoreError
-from simcore.store import ArtefactStore
+from simcore.corpora.corpus import Corpus, save_upload
+from simcore.corpora.formats import FORMATS
+from simcore.utils.errors import SimcoreError
+from simcore.utils.store import ArtefactStore
 
 from ..paths import UPLOAD_DECOMPRESSED_LIMIT, resolve_server_url
 from ..state import AppState, Job, LoadedCorpus, NamedMatrix

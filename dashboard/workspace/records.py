@@ -21,10 +21,11 @@ from dataclasses import MISSING, asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from simcore.errors import SimcoreError
-from simcore.measures import all_measures
-from simcore.probe import ProbeCaps, TargetSplits
+from simcore.measures.lookup import all_measures
+from simcore.probe.config import ProbeCaps
+from simcore.probe.data import TargetSplits
 from simcore.probe.lm_train import LMCaps
+from simcore.utils.errors import SimcoreError
 
 from ..state import Job, LoadedCorpus
 from .folders import Workspaces
@@ -283,8 +284,8 @@ def _matrix(params: dict[str, Any]) -> dict[str, Any]:
         raise RecordError(f"unknown measure {unknown[0][:40]!r}")
     _int(job.samples, "its number of sub-corpora", 1, 1000)
     _int(job.sample_tokens, "its tokens per sample", 1, 10**11, optional=True)
-    from simcore.measures import MeasureOptions
-    from simcore.tokenize import TokenizerOptions
+    from simcore.corpora.tokenize import TokenizerOptions
+    from simcore.measures.options import MeasureOptions
 
     try:
         MeasureOptions.from_dict(job.options)
@@ -295,7 +296,7 @@ def _matrix(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _selection(params: dict[str, Any], locator: Locator) -> dict[str, Any]:
-    from simcore.selection import SelectionOptions
+    from simcore.selection.options import SelectionOptions
 
     label = (checked_text(params.get("label"), "selection label") or "")[:MAX_NAME]
     chosen = _dict(params.get("options"), "its selection options")

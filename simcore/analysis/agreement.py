@@ -17,8 +17,8 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from ..errors import InvalidArgument, SimcoreError
-from ..flags import unreliable
+from ..answer.flags import unreliable
+from ..utils.errors import InvalidArgument, SimcoreError
 from .tables import checked_long, measures_in
 
 

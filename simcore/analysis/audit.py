@@ -38,11 +38,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InvalidArgument, SimcoreError, TableError
-from ..export import csv_text, html_text, markdown_cell, measure_label
+from ..answer.recommendation import PRETRAINING
 from ..outcomes import margin
-from ..output_paths import write_text_atomic
-from ..recommendation import PRETRAINING
+from ..reporting.export import csv_text, html_text, markdown_cell, measure_label
+from ..utils.errors import InvalidArgument, SimcoreError, TableError
+from ..utils.output_paths import write_text_atomic
 from .correlation import join, usable_results
 from .ranking import RECOMMENDED, rank_sources
 from .tables import checked_long, measures_in
@@ -222,7 +222,7 @@ def _pooled(stats: np.ndarray, bootstrap: int, seed: int) -> dict[str, float]:
     return {key: float(value) for key, value in out.items()}
 
 
-# ---- exports (CSV, JSON, Markdown, HTML), as simcore.export writes the ranking ----
+# ---- exports (CSV, JSON, Markdown, HTML), as simcore.reporting.export writes the ranking ----
 
 DEFINITIONS = {
     "accuracy": "share of source pairs ordered as their F1 orders them; pairs whose F1 differ by less than "

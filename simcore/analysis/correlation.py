@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..errors import InvalidArgument, SimcoreError, TableError
+from ..utils.errors import InvalidArgument, SimcoreError, TableError
 from .tables import as_frame, checked_long, measures_in, name_text, read_csv_table
 
 

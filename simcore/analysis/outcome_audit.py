@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..errors import TableError
+from ..utils.errors import TableError
 from .audit import audit
 from .correlation import results_frame
 

@@ -1,11 +1,11 @@
-"""Sources ranked per target by each measure, and by the recommendation (see simcore.recommendation)."""
+"""Sources ranked per target by each measure, and by the recommendation (see simcore.answer.recommendation)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from ..errors import InvalidArgument, TableError
-from ..recommendation import PRETRAINING, Recommendation, recommend
+from ..answer.recommendation import PRETRAINING, Recommendation, recommend
+from ..utils.errors import InvalidArgument, TableError
 from .tables import as_frame, checked_long, measures_in
 
 RECOMMENDED = "recommended"
@@ -18,7 +18,7 @@ def rank_sources(long: pd.DataFrame, measures: list[str] | None = None, pretrain
     Each measure ranks in its own direction; missing values and ties share the best rank of their
     group ("1, 1, 3"). With ``pretraining``, ``recommended`` rows rank the sources by the share of
     bootstrap replicates each wins (its ``value``); the recommended source, or the tied ones, rank 1.
-    ``recommendations`` already computed by simcore.recommendation.recommend are used as they are
+    ``recommendations`` already computed by simcore.answer.recommendation.recommend are used as they are
     (the command line computes them once for the ranking and its export).
     """
     if pretraining is not None and (not isinstance(pretraining, str) or pretraining not in PRETRAINING):

@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..errors import TableError
+from ..utils.errors import TableError
 from .correlation import join, usable_results
 from .ranking import rank_sources
 

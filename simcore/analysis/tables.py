@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InvalidArgument, SimcoreError, TableError
-from ..export import unescape_formula
-from ..measures import all_measures, get_measure
+from ..measures.lookup import all_measures, get_measure
+from ..reporting.export import unescape_formula
+from ..utils.errors import InvalidArgument, SimcoreError, TableError
 
 LONG = ["source", "target", "measure", "value"]
 NAME_COLUMNS = {"source", "target", "measure", "chosen", "best", "first", "second", "scope", "corpus", "name"}
@@ -90,7 +90,7 @@ NUMBER_COLUMNS: dict[str, tuple[float, float, bool, bool]] = {
     "direction": (-1, 1, True, False),
 }
 BOOLEAN_COLUMNS = ("used_whole", "reliable")
-# ladder: parsed by simcore.recommendation
+# ladder: parsed by simcore.answer.recommendation
 TEXT_COLUMNS = ("flag", "error", "options", "replicates", "ladder", "overlap_ngram")
 _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no"}

@@ -23,10 +23,10 @@ from typing import IO, Any
 from ..corpora.compression import open_binary
 from ..corpora.corpus import Corpus, unit_tokenizer
 from ..corpora.formats import split_suffixes
-from ..errors import CorpusError, InvalidArgument
-from ..output_paths import refuse_overwriting_inputs
-from ..store import ArtefactStore, digest
-from ..tokenize import TokenizerOptions
+from ..corpora.tokenize import TokenizerOptions
+from ..utils.errors import CorpusError, InvalidArgument
+from ..utils.output_paths import refuse_overwriting_inputs
+from ..utils.store import ArtefactStore, digest
 from .ngrams import BATCH_UNITS, Scanner, TargetIndex, target_sentences
 from .scan import OverlapOptions
 
@@ -73,7 +73,8 @@ def decontaminate(source: Corpus, target: Corpus, out: Path | str, *, tokenizer:
             raise CorpusError(f"{source.name}: {f.name} is {fmt}; decontaminate writes sources of one unit a line "
                               "(plain text or JSONL, compressed or not): convert it to one of those first")
     if chars is None:
-        from ..corpora.lang import NO_SPACE_SCRIPTS, is_char_tokenized
+        from ..corpora.lang.scripts import NO_SPACE_SCRIPTS
+        from ..corpora.lang.segment import is_char_tokenized
 
         chars = (target.language_guess().script in NO_SPACE_SCRIPTS
                  and is_char_tokenized(t for t, _ in target_sentences(target, tokenizer)))

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidArgument
+from ..utils.errors import InvalidArgument
 
 OVERLAP_NGRAM = 13       # words (GPT-3's report, datatrove)
 OVERLAP_CHAR_NGRAM = 25  # characters, for a target cut into characters (DESIGN.md: 20-50)

@@ -15,12 +15,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..corpora.corpus import unit_tokenizer
+from ..corpora.corpus import Corpus, unit_tokenizer
 from ..corpora.sampling import remembered_pass, sample_source
-from ..corpus import Corpus
-from ..errors import SimcoreError, StoreError
 from ..matrix.corpus_cache import STREAM_SIZES
-from ..store import digest
+from ..utils.errors import SimcoreError, StoreError
+from ..utils.store import digest
 from .ngrams import (
     MIN_CHARS_CUT,
     MIN_WORDS,

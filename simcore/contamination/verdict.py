@@ -5,7 +5,7 @@ tends to win; pretraining on it inflates the test F1 a practitioner reports. Abo
 of the test sentences by default; all sentences for a target without a test split) the answer's
 reason says so first, and a "high" level becomes "moderate": the level never reads high for a
 contaminated source without that sentence beside it. Kept apart from the levels' own wording
-(:mod:`simcore.recommendation`) so either can change alone.
+(:mod:`simcore.answer.recommendation`) so either can change alone.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import InvalidArgument
+from ..utils.errors import InvalidArgument
 
 OVERLAP_THRESHOLD = 0.01  # share of the test sentences a source may hold before the answer warns
 HELD = "⚑ holds test text"  # the mark on a contaminated cell (heatmaps, report)

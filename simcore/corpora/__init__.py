@@ -7,7 +7,7 @@
 - :mod:`.notes`: :class:`ReadNotes`, what a reader skipped or repaired, counted by reason.
 - :mod:`.options`: :class:`ReadOptions`, what a reader knows of the corpus it reads.
 - :mod:`.corpus`: :class:`Corpus` (files, formats, fingerprint, units), tokenizing into a
-  :class:`TokenizedCorpus`, sampling, sharded parts; :mod:`simcore.corpus` re-exports it.
+  :class:`TokenizedCorpus`, sampling, sharded parts; :mod:`simcore.corpora.corpus` re-exports it.
 - :mod:`.sampling`: one streaming pass that draws every sample of a source (bottom-k by a seeded hash).
 - :mod:`.globbing`: corpus paths given as glob patterns.
 """

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import CorpusError
+from ..utils.errors import CorpusError
 from . import text as _text
 from .compression import BOMB_FLOOR, BOMB_RATIO
 from .expansion import decoded_bytes, has_dictionary, python_values

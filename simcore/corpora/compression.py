@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from ..errors import CorpusError
+from ..utils.errors import CorpusError
 from .formats import split_suffixes
 from .remote import RemoteFile, open_raw
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from itertools import chain
 from typing import IO, TYPE_CHECKING
 
-from ..errors import CorpusError
+from ..utils.errors import CorpusError
 from . import text as _text
 from .columns import MAX_CONLL_SENTENCE, MAX_SKIPPED_FLOOR, MAX_SKIPPED_SHARE, invisible, looks_like_conllu
 from .conllu import conllu_lines

@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import IO, TYPE_CHECKING
 
-from ..errors import CorpusError
+from ..utils.errors import CorpusError
 from . import text as _text
 from .columns import ANY_ID, MAX_CONLL_SENTENCE, MAX_SKIPPED_FLOOR, MAX_SKIPPED_SHARE, invisible
 from .notes import ReadNotes

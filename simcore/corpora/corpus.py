@@ -7,7 +7,7 @@ that file, so a corpus of hundreds of millions of tokens is never held in memory
 
 The readers of each format are this package's other modules (one per format; they see a corpus
 through :class:`~simcore.corpora.options.ReadOptions`); the one-pass sample of a big source, which
-tokenizes only what it keeps, is :func:`simcore.corpora.sampling.sample_source`. :mod:`simcore.corpus`
+tokenizes only what it keeps, is :func:`simcore.corpora.sampling.sample_source`. :mod:`simcore.corpora.corpus`
 re-exports this module's names.
 """
 
@@ -26,9 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import CorpusError, InvalidArgument
-from ..store import ArtefactStore, digest
-from ..tokenize import TokenizerOptions, normalise_all, split_text
+from ..utils.errors import CorpusError, InvalidArgument
+from ..utils.store import ArtefactStore, digest
 from .columnar import MissingColumn, columnar_units
 from .compression import COMPRESSIONS  # noqa: F401
 from .conll import conll_sentences as _conll_sentences
@@ -37,16 +36,7 @@ from .csv import csv_units as _csv_units
 from .formats import COLUMNAR, FORMATS, SUFFIX_FORMAT, format_of, split_suffixes
 from .hub_ner import bad_label_name
 from .jsonl import jsonl_units as _jsonl_units
-from .lang import (
-    LanguageGuess,
-    Segmenter,
-    char_tokens,
-    content_words_method,
-    detect_language,
-    language_name,
-    segmenter_for,
-    validate_language,
-)
+from .lang.content import content_words_method
 from .lang.cut import (
     CHARACTERS,
     REJOINED,
@@ -58,7 +48,8 @@ from .lang.cut import (
     rejoin,
     split_joined,
 )
-from .lang.segment import REGEX
+from .lang.detect import LanguageGuess, detect_language, language_name, validate_language
+from .lang.segment import REGEX, Segmenter, char_tokens, segmenter_for
 from .listing import corpus_files, refuse_system_path
 from .notes import ReadNotes
 from .remote import RemoteFile, content_sha256, file_identity, location
@@ -67,6 +58,7 @@ from .text import guard as _guard
 from .text import open_text as _open_text
 from .text import sniff_format as _sniff_format
 from .text import text_units as _text_units
+from .tokenize import TokenizerOptions, normalise_all, split_text
 
 Progress = Callable[[str, float], None]
 

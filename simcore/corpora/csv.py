@@ -6,7 +6,7 @@ import csv
 from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING
 
-from ..errors import CorpusError
+from ..utils.errors import CorpusError
 from . import text as _text
 from .notes import ReadNotes
 from .text import whole_lines

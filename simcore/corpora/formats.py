@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..errors import CorpusError
+from ..utils.errors import CorpusError
 
 FORMATS = ("text", "jsonl", "csv", "conll", "conllu", "parquet", "arrow")
 COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".zstd")

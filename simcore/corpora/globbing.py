@@ -17,8 +17,8 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import CorpusError
-from .corpus import refuse_system_path
+from ..utils.errors import CorpusError
+from .listing import refuse_system_path
 
 MAX_FOLDERS = 100_000  # folders one pattern may walk before it is refused as too wide
 

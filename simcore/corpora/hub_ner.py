@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import CorpusError
+from ..utils.errors import CorpusError
 from .notes import ReadNotes
 
 if TYPE_CHECKING:

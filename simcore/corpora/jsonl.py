@@ -8,7 +8,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
-from ..errors import CorpusError
+from ..utils.errors import CorpusError
 from .notes import ReadNotes
 from .text import bounded_lines
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from ..errors import CorpusError
+from ..utils.errors import CorpusError
 from .formats import is_dataset_metadata
 from .remote import RemoteFile, check_objects, list_objects
 

@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
 
-from ..errors import CorpusError, InvalidArgument
-from ..redact import has_user_info, redact, redact_url
+from ..utils.errors import CorpusError, InvalidArgument
+from ..utils.redact import has_user_info, redact, redact_url
 from .formats import is_dataset_metadata
 
 _URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]{1,30})://")
@@ -133,7 +133,7 @@ def _known_secrets(options: StorageOptions | None = None) -> list[str]:
 
 def display_url(url: str) -> str:
     """A URL as it may be shown or stored: no user name or password, no secret query values
-    (:func:`simcore.redact.redact`)."""
+    (:func:`simcore.utils.redact.redact`)."""
     text = url.strip()
     found = _URL.match(text)
     return redact_url(found.group(0), text[found.end():]) if found else redact(text)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from ..errors import CorpusError
+from ..utils.errors import CorpusError
 from .corpus import Corpus, corpus_name
 from .listing import MAX_FILES
 from .remote import RemoteFile, check_objects, has_magic, list_objects, location

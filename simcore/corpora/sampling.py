@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import CorpusError, InvalidArgument
-from ..store import ArtefactStore, digest, file_sha256
-from ..tokenize import TokenizerOptions
+from ..utils.errors import CorpusError, InvalidArgument
+from ..utils.store import ArtefactStore, digest, file_sha256
 from .corpus import Corpus, TokenizedCorpus, from_artefact, part_corpus, unit_tokenizer, write_tokens
 from .notes import ReadNotes
 from .remote import RemoteFile, content_sha256, file_identity
 from .text import line_starts, range_text
+from .tokenize import TokenizerOptions
 
 Progress = Callable[[str, float], None]
 Unit = str | tuple[str, ...]
@@ -338,7 +338,7 @@ class StreamSamples:
     """A source's samples for every size (``samples[size][i]``), its fingerprint, size and reading notes.
 
     A size at or above the source's own is the whole source (``whole`` lists those sizes), as
-    :func:`simcore.corpus.sample_corpus` returns the corpus itself there.
+    :func:`simcore.corpora.corpus.sample_corpus` returns the corpus itself there.
     """
 
     name: str

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from ..errors import CorpusError
+from ..utils.errors import CorpusError
 from .columns import looks_like_conllu
 from .compression import DECOMPRESSION_ERRORS, open_binary
 from .notes import ReadNotes

@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..cli_options import whole_number
-from ..errors import SimcoreError
+from ..cli.arguments import whole_number
+from ..utils.errors import SimcoreError
 
 SCHEDULER_ENV = "SIMCORE_SCHEDULER"
 CONNECT_TIMEOUT_S = 20
@@ -78,7 +78,7 @@ def open_client(scheduler: str | None = None, local_workers: int | None = None) 
 
 def worker_report(store_root: str) -> str | None:
     """Run on a worker: None when it can work for simcore, else what is missing."""
-    from ..kenlm_tools import find_program
+    from ..models.kenlm_tools import find_program
 
     root = Path(store_root)
     if not (root / "signing.key").is_file() or not os.access(root, os.W_OK):

@@ -20,12 +20,13 @@ from typing import Any
 
 import pandas as pd
 
-from ..corpus import Corpus, TokenizedCorpus
-from ..errors import SimcoreError
+from ..corpora.corpus import Corpus, TokenizedCorpus
 from ..matrix.corpus_cache import STREAM_SIZES, CorpusCache
 from ..matrix.plan import DEFAULT_MEASURES, plan_matrix
 from ..matrix.workbench import Workbench
-from ..measures import PreparedSource, get_measure, parse_measures
+from ..measures.lookup import get_measure, parse_measures
+from ..measures.prepared import PreparedSource
+from ..utils.errors import SimcoreError
 from .cluster import check_workers, open_client
 from .shards import (
     Failed,

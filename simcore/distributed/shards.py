@@ -2,10 +2,10 @@
 
 A source given as a directory or a glob of many (plain or compressed) files is tokenized file by
 file on the workers; the parts are joined, in file order, into the same tokenized corpus (bytes,
-fingerprint, store key) that :func:`simcore.corpus.tokenize_corpus` makes in one process. A
-sample is chosen from the lengths of all units with the seed alone (:func:`simcore.corpus.sample_units`),
+fingerprint, store key) that :func:`simcore.corpora.corpus.tokenize_corpus` makes in one process. A
+sample is chosen from the lengths of all units with the seed alone (:func:`simcore.corpora.corpus.sample_units`),
 each shard writes its chosen units, and the pieces are joined into what
-:func:`simcore.corpus.sample_corpus` makes: the same sample however many workers run.
+:func:`simcore.corpora.corpus.sample_corpus` makes: the same sample however many workers run.
 """
 
 from __future__ import annotations
@@ -22,6 +22,15 @@ from typing import Any
 
 import numpy as np
 
+from ..corpora.corpus import (
+    Corpus,
+    TokenizedCorpus,
+    join_parts,
+    join_sample,
+    sample_part,
+    sample_units,
+    tokenize_part,
+)
 from ..corpora.globbing import glob_files
 from ..corpora.listing import MAX_FILES
 from ..corpora.remote import is_url, location
@@ -34,19 +43,10 @@ from ..corpora.sampling import (
     remember_pass,
     shard_candidates,
 )
-from ..corpus import (
-    Corpus,
-    TokenizedCorpus,
-    join_parts,
-    join_sample,
-    sample_part,
-    sample_units,
-    tokenize_part,
-)
-from ..errors import CorpusError, SimcoreError
-from ..measures import MeasureOptions
-from ..store import ArtefactStore, digest
-from ..tokenize import TokenizerOptions
+from ..corpora.tokenize import TokenizerOptions
+from ..measures.options import MeasureOptions
+from ..utils.errors import CorpusError, SimcoreError
+from ..utils.store import ArtefactStore, digest
 from .cluster import one_line
 
 Progress = Callable[[str, float], None]

@@ -22,20 +22,23 @@ from typing import Any
 import numpy as np
 
 from .. import pace
-from ..corpora.lang import NO_SPACE_SCRIPTS, is_char_tokenized
+from ..corpora.corpus import Corpus, TokenizedCorpus, corpus_name, sample_corpus, tokenize_corpus
 from ..corpora.lang.cut import CHARS, WORDS, detect_cut
+from ..corpora.lang.scripts import NO_SPACE_SCRIPTS
+from ..corpora.lang.segment import is_char_tokenized
 from ..corpora.listing import corpus_entries
 from ..corpora.remote import RemoteFile, is_url, location
 from ..corpora.remote_corpora import corpora_in_url
 from ..corpora.sampling import StreamSamples, sample_source
-from ..corpus import Corpus, TokenizedCorpus, corpus_name, sample_corpus, tokenize_corpus
-from ..errors import CorpusError, InvalidArgument, SimcoreError, StoreError
+from ..corpora.tokenize import TokenizerOptions
 from ..ladder import DEFAULT_SAMPLE_CAP, LADDER, table_size
-from ..measures import MeasureOptions, PreparedSource, PreparedTarget, get_measure
-from ..store import ArtefactStore, digest
-from ..tokenize import TokenizerOptions
-from ..uncertainty import centred, interval, pool_samples
-from ..versions import measure_versions
+from ..measures.lookup import get_measure
+from ..measures.options import MeasureOptions
+from ..measures.prepared import PreparedSource, PreparedTarget
+from ..measures.uncertainty import centred, interval, pool_samples
+from ..utils.errors import CorpusError, InvalidArgument, SimcoreError, StoreError
+from ..utils.store import ArtefactStore, digest
+from ..utils.versions import measure_versions
 
 MEMORY_SOURCES = 16  # prepared sources (their loaded models) kept in memory per workbench
 MEMORY_TARGETS = 32  # targets (their sentences) kept in memory per workbench

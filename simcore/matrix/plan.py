@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..corpus import Corpus
-from ..errors import InvalidArgument, SimcoreError
+from ..corpora.corpus import Corpus
 from ..ladder import DEFAULT_SAMPLE_CAP, pair_sizes, table_size
-from ..measures import default_measures, get_measure, parse_measures
+from ..measures.lookup import default_measures, get_measure, parse_measures
+from ..utils.errors import InvalidArgument, SimcoreError
 from .corpus_cache import corpus_list, whole
 
 DEFAULT_MEASURES = default_measures()  # tvc, tvcc, ppl, wvv, jsd, ttr: each measure's `default`

@@ -16,12 +16,14 @@ import numpy as np
 import pandas as pd
 
 from ..contamination.scan import Overlap
+from ..corpora.corpus import Corpus
 from ..corpora.lang.cut import cut_of_tokenizer, describe_cut
-from ..corpus import Corpus
-from ..errors import SimcoreError, StoreError
+from ..corpora.tokenize import TokenizerOptions
 from ..ladder import size_bias
-from ..measures import MeasureOptions, PreparedTarget, get_measure
-from ..tokenize import TokenizerOptions
+from ..measures.lookup import get_measure
+from ..measures.options import MeasureOptions
+from ..measures.prepared import PreparedTarget
+from ..utils.errors import SimcoreError, StoreError
 from .corpus_cache import UnitResult
 from .plan import Plan
 

@@ -18,13 +18,15 @@ from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from dataclasses import dataclass
 from typing import Any
 
+from ..corpora.corpus import Corpus
 from ..corpora.sampling import Candidates, Piece, draw_samples, pieces, remember_pass, remembered_pass, shard_candidates
-from ..corpus import Corpus
-from ..errors import SimcoreError
-from ..lifecycle import process_pool, stop_pool
-from ..measures import MeasureOptions, PreparedTarget, get_measure
-from ..store import ArtefactStore
-from ..tokenize import TokenizerOptions
+from ..corpora.tokenize import TokenizerOptions
+from ..measures.lookup import get_measure
+from ..measures.options import MeasureOptions
+from ..measures.prepared import PreparedTarget
+from ..utils.errors import SimcoreError
+from ..utils.lifecycle import process_pool, stop_pool
+from ..utils.store import ArtefactStore
 from .corpus_cache import STREAM_SIZES, CorpusCache, Progress, UnitResult
 from .plan import Part, Plan
 

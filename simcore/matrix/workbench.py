@@ -16,12 +16,13 @@ from typing import Any
 import pandas as pd
 
 from ..contamination.scan import Overlap, OverlapOptions, source_overlaps
+from ..corpora.corpus import Corpus, TokenizedCorpus
 from ..corpora.lang.cut import CHARACTERS, CHARS, WORDS, tokenizer_for_cut
-from ..corpus import Corpus, TokenizedCorpus
-from ..errors import InvalidArgument, SimcoreError, StoreError
-from ..measures import MeasureOptions, PreparedSource, PreparedTarget
-from ..store import ArtefactStore
-from ..tokenize import TokenizerOptions
+from ..corpora.tokenize import TokenizerOptions
+from ..measures.options import MeasureOptions
+from ..measures.prepared import PreparedSource, PreparedTarget
+from ..utils.errors import InvalidArgument, SimcoreError, StoreError
+from ..utils.store import ArtefactStore
 from .corpus_cache import CellResult, CorpusCache, Progress, quiet
 from .plan import DEFAULT_MEASURES, checked_request, plan_matrix
 from .rows import Rows

@@ -13,7 +13,7 @@ Modules, each importing only those listed before it:
 Adding a measure is one module (a :class:`Measure` subclass, then ``register(...)``) and one name in
 ``lookup.BUILTIN``; see CONTRIBUTING.md.
 
-:mod:`simcore.uncertainty` (the bootstrap over the target's sentences) sits between ``prepared``
+:mod:`simcore.measures.uncertainty` (the bootstrap over the target's sentences) sits between ``prepared``
 and the measure modules.
 """
 

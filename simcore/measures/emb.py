@@ -23,12 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from ..corpora.lang import language_name
-from ..errors import MeasureUnavailable, SimcoreError
-from ..store import ArtefactStore, digest
-from ..uncertainty import sentence_weights
+from ..corpora.lang.detect import language_name
+from ..utils.errors import MeasureUnavailable, SimcoreError
+from ..utils.store import ArtefactStore, digest
 from .prepared import PreparedSource, PreparedTarget, Score
 from .registry import HIGHER, Measure, register
+from .uncertainty import sentence_weights
 
 EMBEDDING_VERSION = 1
 # Sentences a second the encoder embeds on a CPU before this machine has a rate of its own: measured on
@@ -39,7 +39,7 @@ MODEL_LOAD_SECONDS = 5.0  # loading the encoder, once per computation
 
 def require_encoder() -> None:
     """MeasureUnavailable (one line, how to install) unless the encoder and its model are installed."""
-    from ..selection.encoder_model import BUNDLED_NAME, INSTALL_HINT, encoder_installed
+    from ..models.sentence_encoder import BUNDLED_NAME, INSTALL_HINT, encoder_installed
 
     if not encoder_installed():
         raise MeasureUnavailable(f"EMB needs the sentence encoder ({BUNDLED_NAME}), which is not installed: "
@@ -48,13 +48,13 @@ def require_encoder() -> None:
 
 @functools.lru_cache(maxsize=2)
 def _loaded_encoder(root: str) -> Any:
-    from ..selection.encoder_model import Encoder, bundled_encoder
+    from ..models.sentence_encoder import Encoder, bundled_encoder
 
     return Encoder(bundled_encoder(ArtefactStore(root)))
 
 
 def _identity(store: ArtefactStore) -> str:
-    from ..selection.encoder_model import MAX_LENGTH, bundled_encoder
+    from ..models.sentence_encoder import MAX_LENGTH, bundled_encoder
 
     return digest(bundled_encoder(store).identity, MAX_LENGTH)
 
@@ -211,7 +211,7 @@ class EncoderCentroidCosine(Measure):
     def score(self, source: PreparedSource, target: PreparedTarget) -> Score:
         for side, language in (("target", target.language), ("source", source.language)):
             if not _english(language):
-                from ..selection.encoder_model import BUNDLED_NAME
+                from ..models.sentence_encoder import BUNDLED_NAME
 
                 raise MeasureUnavailable(f"EMB not computed: its encoder ({BUNDLED_NAME}) was trained on English "
                                          f"text and the {side} is in {language_name(language)}")

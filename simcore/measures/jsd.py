@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from ..counts import ngram_keys_by_sentence, ngram_names, order_of
-from ..uncertainty import replicate_blocks, sentence_weights
+from .counts import ngram_keys_by_sentence, ngram_names, order_of
 from .prepared import PreparedSource, PreparedTarget, Score
 from .registry import LM, LOWER, Measure, register
+from .uncertainty import replicate_blocks, sentence_weights
 
 
 def _terms(p: np.ndarray, q: np.ndarray) -> np.ndarray:

@@ -29,10 +29,10 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from ..store import digest
-from ..uncertainty import replicate_blocks, sentence_weights
+from ..utils.store import digest
 from .prepared import PreparedSource, PreparedTarget, Score
 from .registry import LOWER, Measure, register
+from .uncertainty import replicate_blocks, sentence_weights
 
 WORDPUNCT = re.compile(r"\w+|[^\w\s]+")  # nltk.tokenize.WordPunctTokenizer's pattern
 EPSILON = 1e-10

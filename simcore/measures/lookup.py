@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-from ..errors import SimcoreError
+from ..utils.errors import SimcoreError
 from .registry import REGISTRY, Measure
 
 

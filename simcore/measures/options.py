@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..option_checks import check_dataclass_fields
+from ..utils.option_checks import check_dataclass_fields
 
-DEFAULT_REPLICATES = 200  # bootstrap replicates over the target's sentences (see simcore.uncertainty)
+DEFAULT_REPLICATES = 200  # bootstrap replicates over the target's sentences (see simcore.measures.uncertainty)
 
 
 @dataclass(frozen=True)

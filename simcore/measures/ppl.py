@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 
 from .. import pace
-from ..kenlm_tools import estimate
-from ..store import digest
-from ..uncertainty import sentence_weights
+from ..models.kenlm_tools import estimate
+from ..utils.store import digest
 from .prepared import PreparedSource, PreparedTarget, Score
 from .registry import LM, LOWER, Measure, register
+from .uncertainty import sentence_weights
 
 
 def model_path(source: PreparedSource) -> Path:

@@ -11,9 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..corpus import TokenizedCorpus
-from ..counts import NgramCounts, TokenHasher, count_sentences, prepare_counts
-from ..store import ArtefactStore
+from ..corpora.corpus import TokenizedCorpus
+from ..utils.store import ArtefactStore
+from .counts import NgramCounts, TokenHasher, count_sentences, prepare_counts
 from .options import MeasureOptions
 
 
@@ -23,7 +23,7 @@ class Score:
 
     value: float
     details: dict[str, Any] = field(default_factory=dict)
-    # The value on each bootstrap replicate of the target (see simcore.uncertainty); None when not resampled.
+    # The value on each bootstrap replicate of the target (see simcore.measures.uncertainty); None when not resampled.
     replicates: list[float] | None = None
 
 

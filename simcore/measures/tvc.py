@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..counts import unigram_keys_for
-from ..uncertainty import coverage_replicates
+from .counts import unigram_keys_for
 from .prepared import PreparedSource, PreparedTarget, Score
 from .registry import HIGHER, VECTORS, Measure, register
+from .uncertainty import coverage_replicates
 
 
 def coverage(source: PreparedSource, target_types: list[str], target: PreparedTarget) -> Score:

@@ -16,10 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from ..corpus import Corpus
-from ..errors import MeasureUnavailable, SimcoreError
-from ..store import ArtefactStore
-from ..tagging import (
+from ..corpora.corpus import Corpus
+from ..corpora.tokenize import TokenizerOptions, split_text
+from ..models.tagging import (
     content_words,
     content_words_parts,
     import_spacy_without_torch,
@@ -27,11 +26,12 @@ from ..tagging import (
     parts_of,
     stop_word_content_words,
 )
-from ..tokenize import TokenizerOptions, split_text
-from ..uncertainty import coverage_replicates
+from ..utils.errors import MeasureUnavailable, SimcoreError
+from ..utils.store import ArtefactStore
 from .prepared import PreparedSource, PreparedTarget, Score
 from .registry import HIGHER, VECTORS, Measure, register
 from .tvc import coverage
+from .uncertainty import coverage_replicates
 
 
 def _cased_sentences(raw: Corpus):
@@ -122,7 +122,7 @@ class TargetContentVocabularyCovered(Measure):
     def background_work(self, target: PreparedTarget, processes: int = 1) -> list[tuple[Callable[..., Any],
                                                                                       tuple[Any, ...]]]:
         """Tagging the target (the slow part) as jobs other processes can run while other cells are scored:
-        its parts (:func:`simcore.tagging.content_words_parts`) in up to ``processes`` jobs, so that several
+        its parts (:func:`simcore.models.tagging.content_words_parts`) in up to ``processes`` jobs, so that several
         processes can tag one large target at once (each loads the pipeline: one job where there is no
         spare process); none for a small target."""
         if (not isinstance(target.raw, Corpus) or target.tokenized.n_tokens < BACKGROUND_MIN_TOKENS

@@ -24,12 +24,12 @@ from typing import Any
 import numpy as np
 
 from .. import pace
-from ..errors import SimcoreError
-from ..store import digest
-from ..uncertainty import item_weights
-from ..versions import package_versions
+from ..utils.errors import SimcoreError
+from ..utils.store import digest
+from ..utils.versions import package_versions
 from .prepared import PreparedSource, PreparedTarget, Score
 from .registry import LOWER, VECTORS, Measure, register
+from .uncertainty import item_weights
 
 OPTION_NAMES = ("wvv_dims", "wvv_window", "wvv_negative", "wvv_min_count", "wvv_epochs", "wvv_words", "wvv_workers",
                 "seed")

@@ -247,7 +247,7 @@ def with_outcomes(
     measured: pd.DataFrame | None = None,
     probe_results: pd.DataFrame | None = None,
 ) -> list[Any]:
-    """The answers (:class:`simcore.recommendation.Recommendation`, which calls this: typed ``Any`` so
+    """The answers (:class:`simcore.answer.recommendation.Recommendation`, which calls this: typed ``Any`` so
     that this module does not import it back) with what measured outcomes say for their kind and the
     user's probe beside each."""
     table = load_measured() if measured is None else measured

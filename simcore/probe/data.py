@@ -11,12 +11,12 @@ from typing import Any
 
 import numpy as np
 
+from ..corpora.corpus import Corpus
 from ..corpora.formats import format_of, is_dataset_metadata
 from ..corpora.notes import ReadNotes
-from ..corpus import Corpus
-from ..errors import CorpusError, SimcoreError
-from ..store import ArtefactStore, digest
-from ..tokenize import TokenizerOptions
+from ..corpora.tokenize import TokenizerOptions
+from ..utils.errors import CorpusError, SimcoreError
+from ..utils.store import ArtefactStore, digest
 from .scoring import spans
 
 SPLITS = ("train", "dev", "test")

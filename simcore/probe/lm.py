@@ -25,11 +25,16 @@ import numpy as np
 import pandas as pd
 
 from .. import pace
-from ..corpus import Corpus
-from ..errors import SimcoreError, StoreError
+from ..corpora.corpus import Corpus
 from ..matrix.workbench import Workbench
-from ..selection.encoder_model import EncoderSource, libraries, resolve_encoder, transformer_directory
-from ..store import ArtefactStore, digest
+from ..models.sentence_encoder import (
+    EncoderSource,
+    libraries,
+    resolve_encoder,
+    transformer_directory,
+)
+from ..utils.errors import SimcoreError, StoreError
+from ..utils.store import ArtefactStore, digest
 from .data import Sentences, TargetSplits, cap_sentences, read_split
 from .lm_plan import Adaptation, LMPlan, Tagging
 from .lm_train import LMCaps, adapt, blocks, device, encode, finetune_and_score, label_names, load_tokenizer

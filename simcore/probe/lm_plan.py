@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ..errors import SimcoreError
+from ..utils.errors import SimcoreError
 
 EVAL_COST = 1 / 3  # a forward pass without backward: about a third of a training step's work per piece
 

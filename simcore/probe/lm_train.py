@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import SimcoreError
-from ..selection.encoder_model import libraries
+from ..models.sentence_encoder import libraries
+from ..utils.errors import SimcoreError
 from .data import Sentences
 from .scoring import entity_score, spans, spans_to_bio
 

@@ -18,11 +18,11 @@ import numpy as np
 import pandas as pd
 
 from .. import pace
-from ..corpus import Corpus
-from ..errors import SimcoreError, StoreError
+from ..corpora.corpus import Corpus
 from ..matrix.plan import comparison_size
 from ..matrix.workbench import Workbench
-from ..store import ArtefactStore, digest
+from ..utils.errors import SimcoreError, StoreError
+from ..utils.store import ArtefactStore, digest
 from .config import ProbeCaps
 from .data import TargetSplits, cap_sentences, read_split, stored_split
 from .vectors import SourceVectors, spacy_vectors

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import SimcoreError
+from ..utils.errors import SimcoreError
 from .config import ProbeCaps, training_config
 from .data import Sentences
 from .scoring import EntityScore, entity_score, spans_to_bio

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from ..measures import PreparedSource
+from ..measures.prepared import PreparedSource
 from ..measures.wvv import source_vectors_path
-from ..store import digest
+from ..utils.store import digest
 
 
 @dataclass(frozen=True)

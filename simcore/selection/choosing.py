@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidArgument, SimcoreError
+from ..utils.errors import InvalidArgument, SimcoreError
 
 CHUNK = 1 << 20          # scores read per chunk when choosing and writing
 IN_MEMORY = 1 << 21      # candidates gathered in memory once the cut-off range is this small

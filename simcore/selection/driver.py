@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from ..corpora.corpus import Corpus
 from ..corpora.notes import ReadNotes
-from ..corpus import Corpus
-from ..errors import InvalidArgument, SimcoreError
-from ..store import ArtefactStore, digest
+from ..utils.errors import InvalidArgument, SimcoreError
+from ..utils.store import ArtefactStore, digest
 from .choosing import ScoreSet, check_min_tokens, choose, count_to_keep, default_min_tokens
 from .methods.factory import input_identity, make_scorer
 from .options import HIGHER_KEPT, Progress, SelectionOptions, quiet

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import SimcoreError
-from ..store import ArtefactStore, digest
-from .encoder_model import EncoderSource, libraries, transformer_directory
+from ..models.sentence_encoder import EncoderSource, libraries, transformer_directory
+from ..utils.errors import SimcoreError
+from ..utils.store import ArtefactStore, digest
 from .options import Progress, quiet
 from .target import Target
 

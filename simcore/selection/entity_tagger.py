@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from ..corpus import Corpus
-from ..errors import SimcoreError
-from ..store import ArtefactStore, digest
-from ..versions import package_versions
+from ..corpora.corpus import Corpus
+from ..utils.errors import SimcoreError
+from ..utils.store import ArtefactStore, digest
+from ..utils.versions import package_versions
 from .options import Progress, quiet
 
 _CONFIG_VERSION = 1

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from ..errors import InvalidArgument
-from ..tokenize import TokenizerOptions
+from ..corpora.tokenize import TokenizerOptions
+from ..utils.errors import InvalidArgument
 
 Progress = Callable[[str, float], None]
 

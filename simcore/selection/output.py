@@ -15,11 +15,11 @@ from typing import Any
 
 import pandas as pd
 
+from ..corpora.corpus import Corpus
 from ..corpora.notes import ReadNotes
-from ..corpus import Corpus
-from ..errors import InvalidArgument, SimcoreError
-from ..export import escape_formulas
-from ..output_paths import atomic_file, output_error, refuse_overwriting_inputs
+from ..reporting.export import escape_formulas
+from ..utils.errors import InvalidArgument, SimcoreError
+from ..utils.output_paths import atomic_file, output_error, refuse_overwriting_inputs
 from .choosing import CHUNK, Cutoff, ScoreSet, check_chosen, check_flag, kept_mask
 from .options import Progress, quiet
 from .pool import PoolPosition, pool_units, unit_text

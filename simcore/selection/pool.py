@@ -18,11 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from ..corpora.corpus import unit_tokenizer
+from ..corpora.corpus import Corpus, unit_tokenizer
 from ..corpora.notes import ReadNotes
-from ..corpus import Corpus
-from ..store import ArtefactStore, digest
-from ..tokenize import TokenizerOptions, normalise, tokenize
+from ..corpora.tokenize import TokenizerOptions, normalise, tokenize
+from ..utils.store import ArtefactStore, digest
 from .options import Progress, quiet
 
 MAX_UNIT_CHARS = 100_000   # characters in one selection unit; a longer pool line is cut at spaces

@@ -7,8 +7,8 @@ import json
 
 import numpy as np
 
-from ..corpus import Corpus, TokenizedCorpus, sample_corpus, tokenize_corpus
-from ..store import ArtefactStore
+from ..corpora.corpus import Corpus, TokenizedCorpus, sample_corpus, tokenize_corpus
+from ..utils.store import ArtefactStore
 from .options import Progress, SelectionOptions, quiet
 from .pool import unit_text
 

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..corpus import Corpus
-from ..store import ArtefactStore, digest
+from ..corpora.corpus import Corpus
+from ..utils.store import ArtefactStore, digest
 from .choosing import CHUNK, Cutoff, ScoreSet, kept_mask
 from .output import write_selection
 from .pool import pool_units, unit_text

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simcore.selection import SelectionOptions
+from simcore.selection.options import SelectionOptions
 
 # --------------------------------------------------------------------------- constructed corpora
 # Two registers with no content word in common: lab biology (passive, technical) and football

@@ -8,18 +8,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simcore.errors import InvalidArgument, SimcoreError
-from simcore.selection import (
+from simcore.selection.choosing import (
     Cutoff,
     ScoreSet,
-    SelectionOptions,
     choose,
     count_to_keep,
     jaccard,
     kept_indices,
     kept_mask,
-    with_method,
 )
+from simcore.selection.options import SelectionOptions, with_method
+from simcore.utils.errors import InvalidArgument, SimcoreError
 
 
 def fake_scores(tmp_path: Path, values: np.ndarray, dups: np.ndarray, higher_kept: bool,

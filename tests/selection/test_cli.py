@@ -6,7 +6,7 @@ import gzip
 
 import pytest
 
-from simcore.cli import main
+from simcore.cli.main import main
 
 from .conftest import biology, chat, football, mixed_pool, write_conll, write_lines
 

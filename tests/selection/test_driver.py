@@ -5,9 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simcore.corpus import Corpus
-from simcore.errors import InvalidArgument, SimcoreError
-from simcore.selection import SelectionOptions, choose, count_to_keep, kept_indices, score_pool, select
+from simcore.corpora.corpus import Corpus
+from simcore.selection.choosing import choose, count_to_keep, kept_indices
+from simcore.selection.driver import score_pool, select
+from simcore.selection.options import SelectionOptions
+from simcore.utils.errors import InvalidArgument, SimcoreError
 
 from .conftest import biology, football, mixed_pool, options, write_conll, write_lines
 
@@ -174,7 +176,8 @@ def test_null_hub_rows_are_counted_and_said(tmp_path, store):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from simcore.selection import SelectionOptions, select
+    from simcore.selection.driver import select
+    from simcore.selection.options import SelectionOptions
 
     lines = biology(120, seed=9)
     tokens = [None if i % 5 == 0 else line.split() for i, line in enumerate(lines)]  # 24 null rows

@@ -5,11 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simcore.cli import main
-from simcore.corpus import Corpus
-from simcore.errors import SimcoreError
-from simcore.selection import SelectionOptions, choose, encoder_model, kept_indices, score_pool
-from simcore.selection.encoder_model import Encoder, bundled_encoder
+from simcore.cli.main import main
+from simcore.corpora.corpus import Corpus
+from simcore.models import sentence_encoder as encoder_model
+from simcore.models.sentence_encoder import Encoder, bundled_encoder
+from simcore.selection.choosing import choose, kept_indices
+from simcore.selection.driver import score_pool
+from simcore.selection.options import SelectionOptions
+from simcore.utils.errors import SimcoreError
 
 from .conftest import biology, football, mixed_pool, write_conll, write_lines
 

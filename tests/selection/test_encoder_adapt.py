@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simcore.corpus import Corpus
-from simcore.selection import SelectionOptions, encoder_model, score_pool
+from simcore.corpora.corpus import Corpus
+from simcore.models import sentence_encoder as encoder_model
+from simcore.selection.driver import score_pool
+from simcore.selection.options import SelectionOptions
 
 from .conftest import biology, football, write_conll, write_lines
 

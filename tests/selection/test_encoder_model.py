@@ -8,11 +8,13 @@ import shutil
 import numpy as np
 import pytest
 
-from simcore.cli import main
-from simcore.corpus import Corpus
-from simcore.errors import MeasureUnavailable
-from simcore.selection import SelectionOptions, encoder_model, score_pool
-from simcore.selection.encoder_model import Encoder, bundled_encoder, local_encoder
+from simcore.cli.main import main
+from simcore.corpora.corpus import Corpus
+from simcore.models import sentence_encoder as encoder_model
+from simcore.models.sentence_encoder import Encoder, bundled_encoder, local_encoder
+from simcore.selection.driver import score_pool
+from simcore.selection.options import SelectionOptions
+from simcore.utils.errors import MeasureUnavailable
 
 from .conftest import biology, football, write_conll, write_lines
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from simcore.corpus import Corpus
-from simcore.errors import SimcoreError
-from simcore.selection import choose, kept_indices, score_pool
+from simcore.corpora.corpus import Corpus
+from simcore.selection.choosing import choose, kept_indices
+from simcore.selection.driver import score_pool
+from simcore.utils.errors import SimcoreError
 
 from .conftest import DRUGS, GENES, biology, chat, football, mixed_pool, options, write_conll, write_lines
 
@@ -44,7 +45,7 @@ def test_user_pipeline_counts_its_entities(tmp_path, store, monkeypatch):
     assert list(only_genes.scores()) == [2, 0, 1, 1]
     # Tagged in two processes, chunks of two units: the same counts, in pool order.
     from simcore.selection.methods import entities
-    from simcore.store import ArtefactStore
+    from simcore.utils.store import ArtefactStore
 
     monkeypatch.setattr(entities, "_CHUNK", 2)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from simcore.corpus import Corpus
+from simcore.corpora.corpus import Corpus
 from simcore.selection.entity_tagger import iob2, target_entity_types
 
 

@@ -11,13 +11,15 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from simcore.corpus import Corpus
-from simcore.kenlm_tools import find_program
-from simcore.selection import SelectionOptions, choose, kept_indices, score_pool
+from simcore.corpora.corpus import Corpus
+from simcore.corpora.tokenize import tokenize
+from simcore.models.kenlm_tools import find_program
+from simcore.selection.choosing import choose, kept_indices
+from simcore.selection.driver import score_pool
 from simcore.selection.methods.kenlm import CrossEntropyScorer
+from simcore.selection.options import SelectionOptions
 from simcore.selection.pool import pool_fingerprint
 from simcore.selection.target import Target
-from simcore.tokenize import tokenize
 
 from .conftest import biology, chat, football, mixed_pool, options, write_lines
 

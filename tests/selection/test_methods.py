@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from simcore.corpus import Corpus
-from simcore.selection import choose, kept_indices, score_pool
+from simcore.corpora.corpus import Corpus
+from simcore.selection.choosing import choose, kept_indices
+from simcore.selection.driver import score_pool
 
 from .conftest import biology, football, mixed_pool, options
 

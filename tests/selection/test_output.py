@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from simcore.corpus import Corpus
-from simcore.errors import SimcoreError
-from simcore.selection import select, write_selection
+from simcore.corpora.corpus import Corpus
+from simcore.selection.driver import select
+from simcore.selection.output import write_selection
+from simcore.utils.errors import SimcoreError
 
 from .conftest import biology, football, options, write_lines
 
@@ -38,7 +39,7 @@ def test_outputs_and_formula_escaping(tmp_path, store, bio_target):
 
 
 def store_for(tmp_path: Path):
-    from simcore.store import ArtefactStore
+    from simcore.utils.store import ArtefactStore
 
     return ArtefactStore(tmp_path / "store2")
 

@@ -9,9 +9,10 @@ import random
 import numpy as np
 import pytest
 
-from simcore.corpus import Corpus
+from simcore.corpora.corpus import Corpus
+from simcore.corpora.tokenize import tokenize
 from simcore.selection import pool as pool_module
-from simcore.selection import select
+from simcore.selection.driver import select
 from simcore.selection.pool import (
     PoolPosition,
     pool_batches,
@@ -22,7 +23,6 @@ from simcore.selection.pool import (
     unit_text,
 )
 from simcore.selection.view import texts_at
-from simcore.tokenize import tokenize
 
 from .conftest import biology, options, write_conll, write_lines
 
@@ -147,9 +147,9 @@ JA = ["東京は日本の首都です。", "今日はとても良い天気です
 def test_the_pool_is_cut_into_words_as_matrix_cuts_it(tmp_path, store, lines):
     """select's pool tokens are matrix's (tokenize_corpus, the language's segmenter): a Chinese line is
     words, not one token per line."""
-    from simcore.corpus import tokenize_corpus
+    from simcore.corpora.corpus import tokenize_corpus
+    from simcore.corpora.tokenize import TokenizerOptions
     from simcore.selection.pool import pool_batches
-    from simcore.tokenize import TokenizerOptions
 
     path = write_lines(tmp_path / "pool.txt", lines)
     corpus = Corpus.from_path(path)

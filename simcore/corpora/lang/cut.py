@@ -27,7 +27,7 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
-from ...tokenize import TokenizerOptions
+from ..tokenize import TokenizerOptions
 from .segment import graphemes
 
 WORDS, CHARS, REJOINED, CHARACTERS, SYLLABLES = (

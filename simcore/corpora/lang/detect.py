@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ...errors import InvalidArgument
+from ...utils.errors import InvalidArgument
 from .scripts import UNKNOWN, dominant_script, script_counts
 
 UNDETERMINED = "und"  # ISO 639-2 for "undetermined"

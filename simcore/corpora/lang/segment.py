@@ -1,6 +1,6 @@
 """Raw text into words, per language, and character tokens for targets tokenized that way.
 
-- English, and text of unknown language in Latin script: :func:`simcore.tokenize.split_text`, so
+- English, and text of unknown language in Latin script: :func:`simcore.corpora.tokenize.split_text`, so
   English results stay exactly what they were.
 - Scripts written without spaces (Chinese, Japanese, Thai, Lao, Khmer, Myanmar): ICU's word
   BreakIterator (PyICU over the system's libicu). One maintained library covers all six with
@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ...tokenize import split_text
+from ..tokenize import split_text
 from .detect import SCRIPT_DECIDES, UNDETERMINED, spacy_code
 from .scripts import NO_SPACE_SCRIPTS, char_script
 

@@ -11,14 +11,14 @@ from typing import Any
 
 import numpy as np
 
-from ...corpus import Corpus
-from ...errors import SimcoreError
-from ...store import ArtefactStore, digest
-from ...versions import package_versions
+from ...corpora.corpus import Corpus
+from ...utils.errors import SimcoreError
+from ...utils.store import ArtefactStore, digest
+from ...utils.versions import package_versions
 from ..options import Progress, SelectionOptions
 from ..pool import Batch
 from ..target import Target
-from .common import target_sentences, tokenized_sample
+from .samples import target_sentences, tokenized_sample
 
 
 class CosineScorer:

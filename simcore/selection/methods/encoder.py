@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from ...corpus import Corpus
-from ...errors import SimcoreError
-from ...store import ArtefactStore, digest
+from ...corpora.corpus import Corpus
+from ...models.sentence_encoder import MAX_LENGTH, Encoder, resolve_encoder
+from ...utils.errors import SimcoreError
+from ...utils.store import ArtefactStore, digest
 from ..encoder_adapt import adaptation_record, adapted_encoder
-from ..encoder_model import MAX_LENGTH, Encoder, resolve_encoder
 from ..options import Progress, SelectionOptions
 from ..pool import Batch, PoolPosition, pool_batches
 from ..target import Target

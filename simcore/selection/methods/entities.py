@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from ...corpus import Corpus
-from ...errors import MeasureUnavailable, SimcoreError
-from ...lifecycle import pool_initializer
-from ...store import ArtefactStore, digest
+from ...corpora.corpus import Corpus
+from ...utils.errors import MeasureUnavailable, SimcoreError
+from ...utils.lifecycle import pool_initializer
+from ...utils.store import ArtefactStore, digest
 from ..entity_tagger import target_entity_types, train_tagger
 from ..options import Progress, SelectionOptions
 from ..pool import Batch, PoolPosition, pool_batches, pool_sample, read_lines
@@ -44,7 +44,7 @@ def load_ner(pipeline: str | None) -> tuple[Any, str]:
     import spacy
 
     if pipeline is None:
-        from ...tagging import PIPELINE, PIPELINE_PACKAGES
+        from ...models.tagging import PIPELINE, PIPELINE_PACKAGES
 
         for package in PIPELINE_PACKAGES:
             try:
@@ -157,7 +157,7 @@ def choose_pipeline(options: SelectionOptions, target: Target, store: ArtefactSt
         reason = "the target has no entity labels"
     else:
         reason = "asked for"
-    from ...tagging import PIPELINE
+    from ...models.tagging import PIPELINE
 
     return None, {"kind": "generic", "tagger": f"the generic {PIPELINE} pipeline ({reason})"}
 

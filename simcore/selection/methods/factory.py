@@ -6,10 +6,10 @@ import importlib.metadata
 from pathlib import Path
 from typing import Any
 
-from ...corpus import Corpus
-from ...store import ArtefactStore, digest
-from ...versions import package_versions
-from ..encoder_model import BUNDLED_PACKAGE, local_encoder
+from ...corpora.corpus import Corpus
+from ...models.sentence_encoder import BUNDLED_PACKAGE, local_encoder
+from ...utils.store import ArtefactStore, digest
+from ...utils.versions import package_versions
 from ..options import Progress, SelectionOptions
 from ..target import Target
 from .cosine import CosineScorer
@@ -51,7 +51,7 @@ def input_identity(options: SelectionOptions) -> str | None:
                           [(str(p.relative_to(path)), p.stat().st_size, p.stat().st_mtime_ns)
                            for p in sorted(path.rglob("*")) if p.is_file()], package_versions("spacy"))
     if options.method == "entities":  # the generic pipeline, or one trained with this spaCy
-        from ...tagging import PIPELINE_PACKAGES
+        from ...models.tagging import PIPELINE_PACKAGES
 
         return digest("spacy-pipeline", package_versions("spacy", *PIPELINE_PACKAGES))
     return None

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from ...corpus import Corpus
-from ...errors import SimcoreError
-from ...kenlm_tools import estimate
-from ...store import ArtefactStore, digest
+from ...corpora.corpus import Corpus
+from ...models.kenlm_tools import estimate
+from ...utils.errors import SimcoreError
+from ...utils.store import ArtefactStore, digest
 from ..options import Progress, SelectionOptions
 from ..pool import Batch, pool_sample, pool_tokenizer, read_lines
 from ..target import Target

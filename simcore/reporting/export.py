@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import InvalidArgument, OutputError, SimcoreError, TableError
-from .output_paths import write_text_atomic
-from .recommendation import PRETRAINING_LABEL, Recommendation, recommendation_table
-from .terminal import visible_controls
+from ..answer.recommendation import PRETRAINING_LABEL, Recommendation, recommendation_table
+from ..utils.errors import InvalidArgument, OutputError, SimcoreError, TableError
+from ..utils.output_paths import write_text_atomic
+from ..utils.terminal import visible_controls
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 RANKING_COLUMNS = ("target", "measure", "rank", "source", "value")
@@ -55,7 +55,7 @@ def _recommendations(recommendations: Any) -> list[Recommendation]:
     if recommendations is None:
         return []
     if not isinstance(recommendations, (list, tuple)) or not all(isinstance(r, Recommendation) for r in recommendations):
-        raise InvalidArgument("recommendations must be a list of Recommendation (from simcore.recommendation."
+        raise InvalidArgument("recommendations must be a list of Recommendation (from simcore.answer.recommendation."
                               "recommend), or None")
     return list(recommendations)
 
@@ -159,7 +159,7 @@ def recommendations_csv(recommendations: list[Recommendation]) -> str:
 
 
 def pairs_csv(evidence: pd.DataFrame) -> str:
-    """The pairwise comparisons behind the answer (:func:`simcore.evidence.pairs_evidence`) as CSV text."""
+    """The pairwise comparisons behind the answer (:func:`simcore.answer.evidence.pairs_evidence`) as CSV text."""
     return csv_text(_table(evidence, "the pairwise comparisons"))
 
 
@@ -170,7 +170,7 @@ def _number(value: Any) -> float | None:
 def ranking_json(ranking: pd.DataFrame, options: dict[str, Any] | None = None,
                  recommendations: list[Recommendation] | None = None, pairs: pd.DataFrame | None = None) -> str:
     """{"recommendations": [...], "targets": {target: {measure: [{"rank", "source", "value"}, ...]}}, "options"},
-    and "pairs" (one object per row of :func:`simcore.evidence.pairs_evidence`) when ``pairs`` is given."""
+    and "pairs" (one object per row of :func:`simcore.answer.evidence.pairs_evidence`) when ``pairs`` is given."""
     ranking, options, recommendations = _ranking(ranking), _options(options), _recommendations(recommendations)
     targets: dict[str, dict[str, list[dict[str, Any]]]] = {}
     values = pd.to_numeric(ranking["value"], errors="coerce").astype(float) if len(ranking) else ranking["value"]
@@ -269,13 +269,13 @@ def _tied(ranking: pd.DataFrame) -> dict[str, dict[str, dict[int, list[str]]]]:
 
 def measure_label(measure: str) -> str:
     """A measure's label (``tvc`` -> TVC) for a reader; an unknown name as given."""
-    from .measures import all_measures, get_measure  # here: the measures import heavy modules
+    from ..measures.lookup import all_measures, get_measure  # here: the measures import heavy modules
 
     return get_measure(measure).label if measure in all_measures() else measure
 
 
 def _explained(measure: str) -> str:
-    from .measures import explained  # here: the measures import heavy modules
+    from ..measures.lookup import explained  # here: the measures import heavy modules
 
     return explained(measure)
 

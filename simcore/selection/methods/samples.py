@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ...corpus import Corpus
-from ...store import ArtefactStore
+from ...corpora.corpus import Corpus
+from ...utils.store import ArtefactStore
 from ..options import Progress, SelectionOptions
 from ..pool import pool_sample, pool_tokenizer, read_lines
 from ..target import Target

@@ -9,7 +9,7 @@ reported beside it but cannot change it.
 Sources are compared in pairs, each pair at the largest sample size both sources have (the table's
 size, or a larger rung of the ladder, :mod:`simcore.ladder`), so that no decision compares values
 taken at different sizes. In every bootstrap replicate of the target (see
-:mod:`simcore.uncertainty`; with k source samples, replicate r comes from sample r mod k) a pair is
+:mod:`simcore.measures.uncertainty`; with k source samples, replicate r comes from sample r mod k) a pair is
 won by the source that the majority of the carrying measures prefer (a split is half a win each),
 and the source that wins the most pairs (a Copeland count) wins the replicate.
 
@@ -33,11 +33,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .contamination.verdict import OVERLAP_THRESHOLD, with_overlap
-from .corpora.lang import known_language, language_name
-from .errors import SimcoreError
-from .ladder import size_bias
-from .measures import LM, VECTORS, explained, family, get_measure
+from ..contamination.verdict import OVERLAP_THRESHOLD, with_overlap
+from ..corpora.lang.detect import known_language, language_name
+from ..ladder import size_bias
+from ..measures.lookup import explained, family, get_measure
+from ..measures.registry import LM, VECTORS
+from ..utils.errors import SimcoreError
 from .pairwise import (
     NO_COMMON,
     STD_DRAWS,
@@ -127,7 +128,7 @@ def recommend(long: pd.DataFrame, pretraining: str = "lm", overlap_threshold: fl
     answers = _recommend(long, pretraining, overlap_threshold)
     if not outcomes and probe_results is None:
         return answers
-    from .outcomes import COLUMNS, with_outcomes  # its table is read only when an answer asks
+    from ..outcomes import COLUMNS, with_outcomes  # its table is read only when an answer asks
 
     measured = None if outcomes else pd.DataFrame(columns=COLUMNS)
     return with_outcomes(answers, measured=measured, probe_results=probe_results)
@@ -233,7 +234,7 @@ def _recommend_batch(parts: list[tuple[str, TargetRows]], pretraining: str) -> l
     """The same answers as :func:`_recommend_target` for many targets of one shape at once (the same
     sources, one size per target and no ladder, every value present, and for each measure either every
     replicate or, with no replicates at all, a ``std`` column), their replicates parsed (or drawn from
-    the std, :func:`simcore.pairwise.std_replicates`) and compared in bulk; None when the targets do not
+    the std, :func:`simcore.answer.pairwise.std_replicates`) and compared in bulk; None when the targets do not
     have that shape, and None in place of a target whose std gives no replicates (answered one at a time)."""
     first = parts[0][1]
     sources = first.sources

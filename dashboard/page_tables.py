@@ -6,11 +6,11 @@ import math
 
 import pandas as pd
 
-from simcore import flags
 from simcore.analysis.correlation import results_frame
-from simcore.errors import SimcoreError
-from simcore.recommendation import Recommendation
-from simcore.report import MARK, flag_rows
+from simcore.answer import flags
+from simcore.answer.recommendation import Recommendation
+from simcore.reporting.report import MARK, flag_rows
+from simcore.utils.errors import SimcoreError
 
 from .charts import label
 

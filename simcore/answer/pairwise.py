@@ -2,7 +2,7 @@
 at every size the sources were sampled at, and the outcome of every pair in every bootstrap replicate.
 
 Each pair of sources is compared at the largest sample size both have (the table's size or a rung of
-the ladder, :mod:`simcore.ladder`), so that no comparison mixes sizes. :mod:`simcore.recommendation`
+the ladder, :mod:`simcore.ladder`), so that no comparison mixes sizes. :mod:`simcore.answer.recommendation`
 turns the outcomes into the answer.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .measures import get_measure
+from ..measures.lookup import get_measure
 
 _NUMERIC = ("value", "std", "sample_tokens", "source_tokens")
 
@@ -88,7 +88,7 @@ class MeasureCells:
 
 def measure_cells(part: TargetRows, name: str, sources: list[str]) -> MeasureCells | str:
     """One measure's values over the sources, or why it cannot carry the recommendation."""
-    from .matrix.rows import decode_replicates
+    from ..matrix.rows import decode_replicates
 
     spec = get_measure(name)
     rows = part.rows(name, sources)
@@ -129,7 +129,7 @@ def measure_cells(part: TargetRows, name: str, sources: list[str]) -> MeasureCel
 
 def parse_ladder(text: Any) -> dict[int, tuple[float, np.ndarray | None]]:
     """A row's ``ladder`` cell: size -> (value, replicates); {} when empty or unreadable."""
-    from .matrix.rows import decode_replicates
+    from ..matrix.rows import decode_replicates
 
     if not isinstance(text, str) or not text.strip():
         return {}

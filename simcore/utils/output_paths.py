@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from .corpora.globbing import glob_files
+from ..corpora.globbing import glob_files
 from .errors import DiskFull, OutputError, SimcoreError
 
 MAX_WALK = 100_000  # entries of an input folder looked at for hard links (a bigger folder: paths only)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from .redact import redact
-from .terminal import raw_stream, terminal_text
+from ..utils.redact import redact
+from ..utils.terminal import raw_stream, terminal_text
 
 
 class ProgressBar:

@@ -11,13 +11,13 @@ import math
 import sys
 from typing import Any
 
-from .. import cli_options as opt
-from ..cli_progress import ProgressBar
-from ..errors import SimcoreError
-from ..terminal import terminal_text
-from .config import ProbeCaps
-from .lm_cli import add_lm_arguments
-from .lm_train import LMCaps
+from ..probe.config import ProbeCaps
+from ..probe.lm_train import LMCaps
+from ..utils.errors import SimcoreError
+from ..utils.terminal import terminal_text
+from . import arguments as opt
+from .lm_probe_command import add_lm_arguments
+from .progress import ProgressBar
 
 MAX_SENTENCES = 10**9
 MAX_EPOCHS = 10_000
@@ -49,16 +49,16 @@ def _seconds(text: str) -> float:
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
-    from ..export import csv_text
     from ..matrix.corpus_cache import corpora_in
     from ..matrix.workbench import Workbench
-    from ..measures import MeasureOptions
-    from ..store import ArtefactStore
-    from .data import TargetSplits, split_notes
-    from .run import probe, seed_list
+    from ..measures.options import MeasureOptions
+    from ..probe.data import TargetSplits, split_notes
+    from ..probe.run import probe, seed_list
+    from ..reporting.export import csv_text
+    from ..utils.store import ArtefactStore
 
     if args.kind == "lm":
-        from .lm_cli import cmd_probe_lm
+        from .lm_probe_command import cmd_probe_lm
 
         return cmd_probe_lm(args)
     if not args.out.lower().endswith(".csv"):
@@ -68,7 +68,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
     if args.seed + args.seeds - 1 > MAX_SEED:
         raise SimcoreError(f"--seed {args.seed} with --seeds {args.seeds} goes past the largest seed {MAX_SEED:,}")
     if args.gpu:
-        from .train import use_gpu
+        from ..probe.train import use_gpu
 
         use_gpu()
     sources = corpora_in(args.sources, text_field=args.text_field)

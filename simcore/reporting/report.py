@@ -5,7 +5,7 @@ Charts are inline SVG written here (no JavaScript, no network): the file opens a
 mailed. Every corpus or file name is escaped. Colours follow one rule in the report and the
 dashboard alike: darker means *more similar*, whatever the measure's direction. Cells the matrix
 flags (a source used whole, a value below the size at which its measure is reliable) are outlined
-and marked ⚠, and kept out of their column's colour scale (see simcore.flags.out_of_scale); the
+and marked ⚠, and kept out of their column's colour scale (see simcore.answer.flags.out_of_scale); the
 rank tables mark them ⚠ too.
 """
 
@@ -18,13 +18,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import flags
-from .contamination.verdict import OVERLAP_THRESHOLD, overlap_table
-from .corpora.lang import language_name
-from .errors import InvalidArgument
-from .evidence import EVIDENCE_COLUMNS, readable_pairs
+from ..answer import flags
+from ..answer.evidence import EVIDENCE_COLUMNS, readable_pairs
+from ..contamination.verdict import OVERLAP_THRESHOLD, overlap_table
+from ..corpora.lang.detect import language_name
+from ..measures.lookup import all_measures, explained, get_measure
+from ..utils.errors import InvalidArgument
 from .export import html_text, measure_label, ranking_html
-from .measures import all_measures, explained, get_measure
 
 LIGHT = (247, 251, 255)
 DARK = (8, 48, 107)
@@ -256,7 +256,7 @@ def build_report(long: pd.DataFrame, ranking: pd.DataFrame, options: dict[str, A
     the tables of :func:`simcore.analysis.correlate` and :func:`simcore.analysis.regret`; ``joined``
     holds measure values next to the NER improvement (columns measure, value, improvement) for scatters.
     ``agreement_note`` says why there is no agreement (for example every comparison rests on an
-    unreliable value) when ``agreement`` is None. ``pairs`` (:func:`simcore.evidence.pairs_evidence`)
+    unreliable value) when ``agreement`` is None. ``pairs`` (:func:`simcore.answer.evidence.pairs_evidence`)
     adds how each pair of sources with the recommended one was compared.
     """
     from .report_checks import check_report_arguments  # arguments checked before anything is rendered
@@ -264,7 +264,7 @@ def build_report(long: pd.DataFrame, ranking: pd.DataFrame, options: dict[str, A
     long = check_report_arguments(long, ranking, options, source_label, agreement, correlations, regret, joined,
                                   recommendations, agreement_note)
     if pairs is not None and (not isinstance(pairs, pd.DataFrame) or not set(EVIDENCE_COLUMNS) <= set(pairs.columns)):
-        raise InvalidArgument("pairs must be the table of simcore.evidence.pairs_evidence (or None)")
+        raise InvalidArgument("pairs must be the table of simcore.answer.evidence.pairs_evidence (or None)")
     parts: list[str] = []
     if pairs is not None and len(pairs):
         shown = readable_pairs(pairs)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from . import cli_options as opt
-from .contamination.decontaminate import decontaminate
-from .contamination.ngrams import OVERLAP_CHAR_NGRAM, OVERLAP_NGRAM
-from .contamination.scan import OverlapOptions
-from .corpus import Corpus
-from .terminal import terminal_text
-from .tokenize import TokenizerOptions
+from ..contamination.decontaminate import decontaminate
+from ..contamination.ngrams import OVERLAP_CHAR_NGRAM, OVERLAP_NGRAM
+from ..contamination.scan import OverlapOptions
+from ..corpora.corpus import Corpus
+from ..corpora.tokenize import TokenizerOptions
+from ..utils.terminal import terminal_text
+from . import arguments as opt
 
 
 def cmd_decontaminate(args: argparse.Namespace) -> int:

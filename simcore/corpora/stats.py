@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from .corpora.notes import ReadNotes
+from ..utils.store import ArtefactStore, digest
 from .corpus import Corpus, tokenize_corpus
-from .store import ArtefactStore, digest
+from .notes import ReadNotes
 from .tokenize import TokenizerOptions
 
 STATS_VERSION = 3  # 3: the notes of reading the tags (scheme, null rows) kept

@@ -1,4 +1,4 @@
-"""The arguments of :func:`simcore.report.build_report`, checked before anything is rendered.
+"""The arguments of :func:`simcore.reporting.report.build_report`, checked before anything is rendered.
 
 Kept apart from the rendering so that a notebook user's wrong argument (a list for a table, a
 number for a label) gives one of simcore's own errors naming the argument, never a TypeError
@@ -11,11 +11,11 @@ from typing import Any
 
 import pandas as pd
 
-from .analysis.agreement import AgreementResult
-from .analysis.tables import checked_long
-from .errors import InvalidArgument, TableError
+from ..analysis.agreement import AgreementResult
+from ..analysis.tables import checked_long
+from ..answer.recommendation import Recommendation
+from ..utils.errors import InvalidArgument, TableError
 from .export import RANKING_COLUMNS
-from .recommendation import Recommendation
 
 _JOINED = ("measure", "value", "improvement")
 
@@ -35,7 +35,7 @@ def check_report_arguments(long: Any, ranking: Any, options: Any, source_label: 
                            agreement_note: Any) -> pd.DataFrame:
     """Raise InvalidArgument or TableError for a wrong argument; return the long matrix, checked and typed.
 
-    :func:`simcore.export.ranking_html`, which the report ends with, checks the ranking's values again.
+    :func:`simcore.reporting.export.ranking_html`, which the report ends with, checks the ranking's values again.
     """
     long = checked_long(long)
     if not isinstance(ranking, pd.DataFrame):
@@ -45,7 +45,7 @@ def check_report_arguments(long: Any, ranking: Any, options: Any, source_label: 
         raise TableError(f"the ranking lacks column(s) {', '.join(missing)}; make it with simcore.analysis.rank_sources")
     if recommendations is not None and (not isinstance(recommendations, (list, tuple)) or not all(
             isinstance(r, Recommendation) for r in recommendations)):
-        raise InvalidArgument("recommendations must be a list of Recommendation (from simcore.recommendation."
+        raise InvalidArgument("recommendations must be a list of Recommendation (from simcore.answer.recommendation."
                               "recommend), or None")
     if options is not None and not isinstance(options, dict):
         raise InvalidArgument(f"options must be a dict (or None), not {type(options).__name__}")

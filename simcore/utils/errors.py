@@ -12,7 +12,7 @@ from .redact import redact
 
 class SimcoreError(Exception):
     """A problem with the input or the set-up, explained for the user (no URL's secret in it:
-    :func:`simcore.redact.redact`)."""
+    :func:`simcore.utils.redact.redact`)."""
 
     def __init__(self, *args: object) -> None:
         super().__init__(*(redact(a) if isinstance(a, str) else a for a in args))

@@ -11,10 +11,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from .errors import DiskFull, MeasureUnavailable, SimcoreError
-from .lifecycle import program_ends_with_me
+from ..utils.errors import DiskFull, MeasureUnavailable, SimcoreError
+from ..utils.lifecycle import program_ends_with_me
 
-_PROJECT_BIN = Path(__file__).resolve().parent.parent / ".tools" / "kenlm" / "bin"
+_PROJECT_BIN = Path(__file__).resolve().parent.parent.parent / ".tools" / "kenlm" / "bin"
 
 
 def find_program(name: str) -> Path:

@@ -1,7 +1,7 @@
 """The answer in the public library: which source to pretrain on, per target, and the pairs behind it.
 
 :func:`recommend`, :func:`recommendation_table` and :func:`pairwise_table` are those of
-:mod:`simcore.recommendation` with their arguments checked first, so that a wrong kind of value gets
+:mod:`simcore.answer.recommendation` with their arguments checked first, so that a wrong kind of value gets
 an InvalidArgument naming it (what tests/test_public_api.py fuzzes), never a pandas traceback.
 """
 
@@ -12,9 +12,9 @@ from typing import Any
 
 import pandas as pd
 
+from ..contamination.verdict import OVERLAP_THRESHOLD, check_threshold
+from ..utils.errors import InvalidArgument
 from . import recommendation
-from .contamination.verdict import OVERLAP_THRESHOLD, check_threshold
-from .errors import InvalidArgument
 from .recommendation import PRETRAINING, Recommendation
 
 _NEEDED = {"source", "target", "measure", "value"}

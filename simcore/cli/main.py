@@ -18,28 +18,29 @@ from typing import Any
 
 import pandas as pd
 
-from . import cli_options as opt
-from .contamination.ngrams import OVERLAP_CHAR_NGRAM, OVERLAP_NGRAM
-from .contamination.scan import OverlapOptions
-from .contamination.verdict import OVERLAP_THRESHOLD, overlap_notes
-from .corpora.remote import scrub
-from .decontaminate_cli import add_decontaminate_command
-from .distributed.cluster import add_cluster_options, scheduler_address
-from .distributed.prepare import matrix_runner
-from .distributed.shards import add_source_glob_option, with_glob_sources
-from .errors import SimcoreError
-from .export import csv_text, write_ranking, write_recommendations
-from .matrix.corpus_cache import corpora_in
-from .matrix.plan import DEFAULT_MEASURES
-from .matrix.schedule import MAX_JOBS
-from .matrix.workbench import Workbench
-from .measures import MeasureOptions, all_measures
-from .option_checks import MAX_EMB_SENTENCES, MAX_KL_BUCKETS
-from .probe.cli import add_probe_command
-from .selection.cli import add_select_command
-from .store import ArtefactStore
-from .terminal import SafeStream, terminal_text
-from .tokenize import TokenizerOptions
+from ..contamination.ngrams import OVERLAP_CHAR_NGRAM, OVERLAP_NGRAM
+from ..contamination.scan import OverlapOptions
+from ..contamination.verdict import OVERLAP_THRESHOLD, overlap_notes
+from ..corpora.remote import scrub
+from ..corpora.tokenize import TokenizerOptions
+from ..distributed.cluster import add_cluster_options, scheduler_address
+from ..distributed.prepare import matrix_runner
+from ..distributed.shards import add_source_glob_option, with_glob_sources
+from ..matrix.corpus_cache import corpora_in
+from ..matrix.plan import DEFAULT_MEASURES
+from ..matrix.schedule import MAX_JOBS
+from ..matrix.workbench import Workbench
+from ..measures.lookup import all_measures
+from ..measures.options import MeasureOptions
+from ..reporting.export import csv_text, write_ranking, write_recommendations
+from ..utils.errors import SimcoreError
+from ..utils.option_checks import MAX_EMB_SENTENCES, MAX_KL_BUCKETS
+from ..utils.store import ArtefactStore
+from ..utils.terminal import SafeStream, terminal_text
+from . import arguments as opt
+from .decontaminate_command import add_decontaminate_command
+from .probe_command import add_probe_command
+from .select_command import add_select_command
 
 MAX_SAMPLES = 100
 MAX_SAMPLE_TOKENS = 10_000_000_000
@@ -126,7 +127,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
 
 def _cross_language(table: pd.DataFrame) -> list[tuple[str, str]]:
     """Targets with a source in another language, and which (the cells are allowed, and said)."""
-    from .corpora.lang import across_languages, language_name
+    from ..corpora.lang.detect import across_languages, language_name
 
     if "source_language" not in table or "target_language" not in table:
         return []
@@ -148,7 +149,7 @@ MAX_PRINTED_TARGETS = 10  # more targets: the first ones and a summary line, unl
 def _print_recommendations(long: pd.DataFrame, pretraining: str = "lm", reasons: bool = False,
                            recommendations: list[Any] | None = None, show_all: bool = False,
                            overlap_threshold: float = OVERLAP_THRESHOLD) -> None:
-    from .recommendation import PRETRAINING, PRETRAINING_LABEL, recommend
+    from ..answer.recommendation import PRETRAINING, PRETRAINING_LABEL, recommend
 
     if not set(PRETRAINING[pretraining]) & set(long["measure"]):
         return
@@ -169,8 +170,9 @@ def _print_headlines(recommendations: list[Any], reasons: bool, show_all: bool) 
 
 
 def cmd_recommend(args: argparse.Namespace) -> int:
-    from .analysis import rank_sources, read_matrix  # scipy loads only for the commands that need it
-    from .recommendation import recommend
+    from ..analysis.ranking import rank_sources  # scipy loads only for the commands that need it
+    from ..analysis.tables import read_matrix
+    from ..answer.recommendation import recommend
 
     out = opt.check_out(args.out, (".csv", ".json", ".md", ".html")) if args.out is not None else None
     opt.no_clobber({"--out": out}, {"--matrix": args.matrix})
@@ -189,7 +191,7 @@ def _probe_results(path: str | None) -> pd.DataFrame | None:
     """A results table written by ``simcore probe`` (target, source, f1, f1_std, baseline, ...)."""
     if path is None:
         return None
-    from .analysis.tables import read_csv_table
+    from ..analysis.tables import read_csv_table
 
     table = read_csv_table(path)
     if not {"target", "source", "f1"} <= set(table.columns):
@@ -213,8 +215,9 @@ def _matrix_options(long: pd.DataFrame) -> dict[str, Any]:
 
 
 def cmd_rank(args: argparse.Namespace) -> int:
-    from .analysis import rank_sources, read_matrix  # scipy loads only for the commands that need it
-    from .recommendation import PRETRAINING, recommend
+    from ..analysis.ranking import rank_sources  # scipy loads only for the commands that need it
+    from ..analysis.tables import read_matrix
+    from ..answer.recommendation import PRETRAINING, recommend
 
     out = opt.check_out(args.out, (".csv", ".json", ".md", ".html")) if args.out is not None else None
     opt.no_clobber({"--out": out}, {"--matrix": args.matrix})
@@ -240,7 +243,8 @@ def cmd_rank(args: argparse.Namespace) -> int:
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:
-    from .analysis import agreement, read_matrix  # scipy loads only for the commands that need it
+    from ..analysis.agreement import agreement  # scipy loads only for the commands that need it
+    from ..analysis.tables import read_matrix
 
     out = opt.check_out(args.out, (".csv",)) if args.out is not None else None
     opt.no_clobber({"--out": out}, {"--matrix": args.matrix})
@@ -258,8 +262,10 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 
 
 def _results(args: argparse.Namespace) -> pd.DataFrame:
-    from .analysis import read_results  # scipy loads only for the commands that need it
-    from .analysis.correlation import dropped_note
+    from ..analysis.correlation import (
+        dropped_note,
+        read_results,  # scipy loads only for the commands that need it
+    )
 
     results = read_results(args.results, f1=args.f1, baseline=args.baseline, improvement=args.improvement)
     note = dropped_note(results)
@@ -269,7 +275,7 @@ def _results(args: argparse.Namespace) -> pd.DataFrame:
 
 
 def _print_left_out(table: pd.DataFrame) -> None:
-    from .analysis.correlation import left_out_note
+    from ..analysis.correlation import left_out_note
 
     note = left_out_note(table.attrs.get("left_out"))
     if note:
@@ -277,7 +283,8 @@ def _print_left_out(table: pd.DataFrame) -> None:
 
 
 def cmd_correlate(args: argparse.Namespace) -> int:
-    from .analysis import correlate, read_matrix  # scipy loads only for the commands that need it
+    from ..analysis.correlation import correlate  # scipy loads only for the commands that need it
+    from ..analysis.tables import read_matrix
 
     out = opt.check_out(args.out, (".csv",)) if args.out is not None else None
     opt.no_clobber({"--out": out}, {"--matrix": args.matrix, "--results": args.results})
@@ -291,7 +298,8 @@ def cmd_correlate(args: argparse.Namespace) -> int:
 
 
 def cmd_regret(args: argparse.Namespace) -> int:
-    from .analysis import read_matrix, regret  # scipy loads only for the commands that need it
+    from ..analysis.regret import regret
+    from ..analysis.tables import read_matrix  # scipy loads only for the commands that need it
 
     out = opt.check_out(args.out, (".csv",)) if args.out is not None else None
     opt.no_clobber({"--out": out}, {"--matrix": args.matrix, "--results": args.results})
@@ -304,8 +312,8 @@ def cmd_regret(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from .analysis import read_matrix
-    from .analysis.audit import audit, display_table, write_audit
+    from ..analysis.audit import audit, display_table, write_audit
+    from ..analysis.tables import read_matrix
 
     out = opt.check_out(args.out, (".csv", ".json", ".md", ".html")) if args.out is not None else None
     opt.no_clobber({"--out": out}, {"--matrix": args.matrix, "--results": args.results})

@@ -1,5 +1,5 @@
 """The evidence behind the answer, for a person to read and share: every pair of sources compared
-under each carrying measure (:func:`simcore.recommendation.pairwise_tables`), labelled, the pairs that
+under each carrying measure (:func:`simcore.answer.recommendation.pairwise_tables`), labelled, the pairs that
 involve the recommended source marked and put first with that source on the left.
 
 ``pairs_evidence`` keeps numbers as numbers (the CSV and JSON downloads); ``readable_pairs`` formats
@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .measures import all_measures, get_measure
+from ..measures.lookup import all_measures, get_measure
 from .recommendation import Recommendation, pairwise_tables
 
 EVIDENCE_COLUMNS = ["target", "measure", "measure_id", "unit", "source_a", "source_b", "tokens", "value_a", "value_b",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .errors import InvalidArgument
+from ..utils.errors import InvalidArgument
 
 _CLITIC_NT = re.compile(r"(?i)\b(\w+?)(n't)\b")
 _CLITIC_APOS = re.compile(r"(?i)(\w)('(?:s|re|ve|ll|d|m))\b")

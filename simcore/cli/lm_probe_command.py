@@ -7,11 +7,11 @@ import math
 import sys
 from typing import Any
 
-from .. import cli_options as opt
-from ..cli_progress import ProgressBar
-from ..errors import SimcoreError
-from ..terminal import terminal_text
-from .lm_train import LMCaps
+from ..probe.lm_train import LMCaps
+from ..utils.errors import SimcoreError
+from ..utils.terminal import terminal_text
+from . import arguments as opt
+from .progress import ProgressBar
 
 MAX_LM_TOKENS = 10_000_000_000
 _lm_tokens = opt.whole_number(1, MAX_LM_TOKENS)
@@ -45,15 +45,15 @@ def add_lm_arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_probe_lm(args: argparse.Namespace) -> int:
     """Plan (printed), check against --max-minutes, then run; the table and a tie summary are printed."""
-    from ..export import csv_text
     from ..matrix.corpus_cache import corpora_in
     from ..matrix.workbench import Workbench
-    from ..selection.encoder_model import libraries
-    from ..store import ArtefactStore
-    from .data import TargetSplits, split_notes
-    from .lm import plan_lm_probe
-    from .run import seed_list
-    from .summary import tie_summary
+    from ..models.sentence_encoder import libraries
+    from ..probe.data import TargetSplits, split_notes
+    from ..probe.lm import plan_lm_probe
+    from ..probe.run import seed_list
+    from ..probe.summary import tie_summary
+    from ..reporting.export import csv_text
+    from ..utils.store import ArtefactStore
 
     if not args.out.lower().endswith(".csv"):
         raise SimcoreError(f"--out {args.out}: give a .csv file name")

