@@ -170,7 +170,7 @@ def _code_version() -> str:
     return h.hexdigest()
 
 
-def _answer_key(state: AppState, job: Job) -> str:
+def answer_key(state: AppState, job: Job) -> str:
     corpora = [(n, str(b[n].corpus.path), b[n].corpus.size_bytes) for b, names in
                ((state.sources, job.sources), (state.targets, job.targets)) for n in names]
     return digest("demo-answer", _job_key(job), json.dumps(corpora), _code_version())
@@ -183,7 +183,7 @@ def start_demo_answer(state: AppState) -> None:
     if not job.sources or not job.targets or jobs.running(state, KIND) is not None:
         return
     answers, lock = _answers()
-    key = _answer_key(state, job)
+    key = answer_key(state, job)
     with lock:
         table = answers.get(key)
     if table is None:
@@ -197,11 +197,11 @@ def start_demo_answer(state: AppState) -> None:
     if table is not None:
         _keep(state, job, table.copy(), DEMO_NAME)
         return
-    start_matrix(state, job, on_done=partial(_demo_finished, key=key), title="Working out the sample's answer",
+    start_matrix(state, job, on_done=partial(demo_finished, key=key), title="Working out the sample's answer",
                  demo=True)
 
 
-def _demo_finished(state: AppState, task: jobs.BackgroundJob, key: str) -> None:
+def demo_finished(state: AppState, task: jobs.BackgroundJob, key: str) -> None:
     from .workspace.format import matrix_csv
 
     answers, lock = _answers()

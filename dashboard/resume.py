@@ -36,8 +36,8 @@ def resume(state: AppState, kind: str) -> jobs.BackgroundJob:
     if kind == "matrix":
         job = p["job"]
         if p["demo"]:
-            key = compute._answer_key(state, job)
-            started = compute.start_matrix(state, job, on_done=partial(compute._demo_finished, key=key),
+            key = compute.answer_key(state, job)
+            started = compute.start_matrix(state, job, on_done=partial(compute.demo_finished, key=key),
                                            title=record.title, demo=True)
         else:
             started = compute.start_matrix(state, job, title=record.title)

@@ -55,7 +55,7 @@ def test_demo_home_shows_the_answer_on_arrival_with_buttons(tmp_path, monkeypatc
     job = compute.demo_job(sample)
     assert job.measures == list(DEFAULT_MEASURES)
     data = matrix_csv(long)
-    ArtefactStore(tmp_path / "store").build("demo-answer", compute._answer_key(sample, job),
+    ArtefactStore(tmp_path / "store").build("demo-answer", compute.answer_key(sample, job),
                                            lambda out: (out / "matrix.csv").write_bytes(data) and None)
     answers, _ = compute._answers()
     answers.clear()  # a restarted server: only the store has it

@@ -38,7 +38,7 @@ from ..utils.store import ArtefactStore, digest
 from .data import Sentences, TargetSplits, cap_sentences, read_split
 from .lm_plan import Adaptation, LMPlan, Tagging
 from .lm_train import LMCaps, adapt, blocks, device, encode, finetune_and_score, label_names, load_tokenizer
-from .run import BASELINE, COLUMNS, SAMPLE_SEED, _row
+from .run import BASELINE, COLUMNS, SAMPLE_SEED, result_row
 
 Progress = Callable[[str, float], None]
 MEASURE_STEPS = 3  # steps timed per training when planning (the first is not counted)
@@ -99,7 +99,7 @@ class LMProbe:
 
         return self.store.build("probe-lm-adapted", source.weights_key, build)
 
-    def _run_key(self, weights_key: str, target: _Target, seed: int) -> str:
+    def run_key(self, weights_key: str, target: _Target, seed: int) -> str:
         return digest("probe-lm-run", weights_key, target.key, seed, self.caps.finetuning(), _versions())
 
     def run(self, progress: Progress = _quiet, on_row: Callable[[dict[str, Any]], None] | None = None,
@@ -113,7 +113,7 @@ class LMProbe:
         for target in self.targets:
             if target.error is not None:
                 for source in self.sources:
-                    rows.append(_row(target.splits.name, source.corpus.name, [], [], self.caps_text, None, None, None,
+                    rows.append(result_row(target.splits.name, source.corpus.name, [], [], self.caps_text, None, None, None,
                                      [], f"target {target.error}", 0))
                     if on_row:
                         on_row(rows[-1])
@@ -139,13 +139,13 @@ class LMProbe:
                     folder = source.error or weights[name]
                     weights_key = source.weights_key
                 if isinstance(folder, str):  # why this source has no weights
-                    rows.append(_row(target.splits.name, name, [], scores.get(BASELINE, []), self.caps_text, None,
+                    rows.append(result_row(target.splits.name, name, [], scores.get(BASELINE, []), self.caps_text, None,
                                      len(target.train), len(target.test), [], folder, 0))
                     if on_row:
                         on_row(rows[-1])
                     continue
                 for seed in self.seeds:
-                    key = self._run_key(weights_key, target, seed)
+                    key = self.run_key(weights_key, target, seed)
                     record = self.store.get_json("probe-lm-run", key)
                     if record is None:
                         label = f"{target.splits.name} · {name} · seed {seed}"
@@ -163,7 +163,7 @@ class LMProbe:
                     progress(f"{target.splits.name} · {name} · seed {seed}: F1 {record['f1']:.2f}",
                              min(1.0, done / total))
                 if source is not None:
-                    rows.append(_row(target.splits.name, name, scores[name], scores.get(BASELINE, []), self.caps_text,
+                    rows.append(result_row(target.splits.name, name, scores[name], scores.get(BASELINE, []), self.caps_text,
                                      None, len(target.train), len(target.test), seconds[name], None, 0))
                     if on_row:
                         on_row(rows[-1])
@@ -255,7 +255,7 @@ def plan_lm_probe(sources: Sequence[Corpus], targets: Sequence[TargetSplits], *,
             labels = label_names(target.train)
             train_pieces = encode(tokenizer, target.train, labels, caps.max_length).pieces
             test_pieces = encode(tokenizer, target.test, labels, caps.max_length).pieces
-            stored = sum(store.get_json("probe-lm-run", probe._run_key(w, target, seed)) is not None
+            stored = sum(store.get_json("probe-lm-run", probe.run_key(w, target, seed)) is not None
                          for w in weight_keys for seed in seeds)
             tagging.append(Tagging(splits.name, len(weight_keys) * len(seeds), stored, train_pieces, test_pieces))
         except StoreError:

@@ -133,7 +133,7 @@ def probe(
                 found = None if corpus is None else source_vectors(corpus)
                 if isinstance(found, str):
                     done += len(seeds)
-                    rows.append(_row(target.name, name, [], scores.get(BASELINE, []), caps_text, None, train.sentences,
+                    rows.append(result_row(target.name, name, [], scores.get(BASELINE, []), caps_text, None, train.sentences,
                                      len(test), [], found, time_capped.get(BASELINE, 0)))
                     if on_row:
                         on_row(rows[-1])
@@ -167,7 +167,7 @@ def probe(
                         on_run({"target": target.name, "source": name, "seed": seed, **record})
                     progress(f"{target.name} · {name} · seed {seed}: F1 {record['f1']:.2f}", done / total)
                 if corpus is not None:
-                    rows.append(_row(target.name, name, scores[name], scores.get(BASELINE, []), caps_text,
+                    rows.append(result_row(target.name, name, scores[name], scores.get(BASELINE, []), caps_text,
                                      found.words if found else None, train.sentences, len(test), seconds[name], None,
                                      time_capped.get(name, 0) + time_capped.get(BASELINE, 0)))
                     if on_row:
@@ -180,7 +180,7 @@ def probe(
             recorded = {row["source"] for row in rows[first_row:]}
             for corpus in sources:
                 if corpus.name not in recorded:
-                    rows.append(_row(target.name, corpus.name, [], [], caps_text, None, None, None, [],
+                    rows.append(result_row(target.name, corpus.name, [], [], caps_text, None, None, None, [],
                                      f"target {why}", 0))
                     if on_row:
                         on_row(rows[-1])
@@ -207,7 +207,7 @@ def _stored_run(store: ArtefactStore, key: str, seconds: float) -> dict[str, Any
     return store.get_json("probe-run", _timed(key, seconds))
 
 
-def _row(target: str, source: str, f1s: list[float], baselines: list[float], caps: str, words: int | None,
+def result_row(target: str, source: str, f1s: list[float], baselines: list[float], caps: str, words: int | None,
          train_sentences: int | None, test_sentences: int | None, seconds: list[float], error: str | None,
          time_capped: int) -> dict[str, Any]:
     f1, f1_std = _mean_std(f1s)
