@@ -29,7 +29,7 @@ import numpy as np
 from ..utils.errors import CorpusError, InvalidArgument
 from ..utils.store import ArtefactStore, digest
 from .columnar import MissingColumn, columnar_units
-from .compression import COMPRESSIONS  # noqa: F401
+from .compression import COMPRESSIONS
 from .conll import conll_sentences as _conll_sentences
 from .conllu import conllu_units as _conllu_units
 from .csv import csv_units as _csv_units

@@ -20,8 +20,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import sparse
 
-from .options import DEFAULT_REPLICATES  # noqa: F401 - importable here as before
-
 if TYPE_CHECKING:
     from .prepared import PreparedTarget
 
