@@ -3,13 +3,17 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import common as c
 from dashboard import compute, jobs
 from dashboard.loading import load_sample
+from dashboard.markdown import md
+from dashboard.navigation import COMPARE, CORPORA, OPEN_RESULTS, PREDICTIVENESS, PROBE, RANKING, SELECTION, SIMILARITY
+from dashboard.page_setup import setup_page
+from dashboard.session import get_state
+from dashboard.widgets import REFRESH_SECONDS, changed, job_progress
 from simcore.utils.errors import SimcoreError
 
-c.setup_page("Which corpus should I pretrain on?")
-state = c.get_state()
+setup_page("Which corpus should I pretrain on?")
+state = get_state()
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -30,8 +34,8 @@ def fingerprint(long: pd.DataFrame) -> str:
 def show_answer(rows: list[dict]) -> None:
     for row in rows:
         confidence = "" if pd.isna(row["confidence"]) else f", confidence {row['confidence']:.0%}"
-        st.markdown(f"**{c.md(row['target'])}**: pretrain on **{c.md(row['pick'])}** ({row['level']}{confidence})")
-        st.caption(c.md(row["why"]))  # the whole reason, wrapped (a table cell would cut it)
+        st.markdown(f"**{md(row['target'])}**: pretrain on **{md(row['pick'])}** ({row['level']}{confidence})")
+        st.caption(md(row["why"]))  # the whole reason, wrapped (a table cell would cut it)
 
 
 def nav_button(page: str, text: str, icon: str, key: str, primary: bool = False) -> None:
@@ -52,14 +56,14 @@ if state.matrix is not None:
     st.subheader("The answer")
     try:
         show_answer(answer_rows(fingerprint(state.matrix), state.matrix))
-        st.caption(f"For language models and BERT-style encoders, from {c.md(state.matrix_label)}.")
+        st.caption(f"For language models and BERT-style encoders, from {md(state.matrix_label)}.")
         steps = st.columns(3)
         with steps[0]:
-            nav_button(c.RANKING, "Rankings, word vectors and downloads", ":material/trophy:", "next_ranking", True)
+            nav_button(RANKING, "Rankings, word vectors and downloads", ":material/trophy:", "next_ranking", True)
         with steps[1]:
-            nav_button(c.PREDICTIVENESS, "Does similarity predict NER F1?", ":material/insights:", "next_pred")
+            nav_button(PREDICTIVENESS, "Does similarity predict NER F1?", ":material/insights:", "next_pred")
         with steps[2]:
-            nav_button(c.SIMILARITY, "Heatmaps, or compute with other options", ":material/grid_on:", "next_sim")
+            nav_button(SIMILARITY, "Heatmaps, or compute with other options", ":material/grid_on:", "next_sim")
     except SimcoreError as exc:
         st.caption(f"No recommendation for this matrix: {exc}")
 elif task is not None:
@@ -82,8 +86,8 @@ elif task is not None:
         st.caption("For language models and BERT-style encoders (PPL and JSD are in: this answer is final). "
                    "The other measures (word vectors, content words) are still being computed.")
 
-    st.fragment(early_answer, run_every=c.REFRESH_SECONDS)()
-    c.job_progress(compute.KIND, lambda job: f"{len(job.partial)} similarity values finished.")
+    st.fragment(early_answer, run_every=REFRESH_SECONDS)()
+    job_progress(compute.KIND, lambda job: f"{len(job.partial)} similarity values finished.")
 
 sample_loaded = bool(state.extra.get("sample_loaded")) and any(
     loaded.origin == "sample" for loaded in [*state.sources.values(), *state.targets.values()])
@@ -102,14 +106,14 @@ with left:
             if st.button("Work out the answer", type="primary", key="demo_answer", icon=":material/play_arrow:"):
                 try:
                     compute.start_demo_answer(state)
-                    c.changed(state)
+                    changed(state)
                 except SimcoreError as exc:
                     st.error(str(exc))
         if st.button("Load the sample again", key="load_sample",
                      help="Adds back sample corpora you removed or renamed"):
             try:
                 load_sample(state)
-                c.changed(state, "success", f"Loaded {len(state.sources)} sources and {len(state.targets)} targets.")
+                changed(state, "success", f"Loaded {len(state.sources)} sources and {len(state.targets)} targets.")
             except SimcoreError as exc:
                 st.error(str(exc))
     else:
@@ -117,20 +121,20 @@ with left:
             try:
                 load_sample(state)
                 state.extra["sample_loaded"] = True
-                c.changed(state, "success", f"Loaded {len(state.sources)} sources and {len(state.targets)} targets.")
+                changed(state, "success", f"Loaded {len(state.sources)} sources and {len(state.targets)} targets.")
             except SimcoreError as exc:
                 st.error(str(exc))
 with right:
     st.subheader("Or bring your own")
-    nav_button(c.CORPORA, "Corpora: upload a target sample and your sources", ":material/library_books:", "go_corpora")
-    nav_button(c.OPEN_RESULTS, "Open results: a matrix from `simcore matrix`, or a workspace",
+    nav_button(CORPORA, "Corpora: upload a target sample and your sources", ":material/library_books:", "go_corpora")
+    nav_button(OPEN_RESULTS, "Open results: a matrix from `simcore matrix`, or a workspace",
                ":material/folder_open:", "go_open")
-    nav_button(c.PREDICTIVENESS, "Predictiveness: does similarity predict NER F1?", ":material/insights:", "go_pred")
-    nav_button(c.COMPARE, "Compare two results: what changed between two runs", ":material/compare_arrows:",
+    nav_button(PREDICTIVENESS, "Predictiveness: does similarity predict NER F1?", ":material/insights:", "go_pred")
+    nav_button(COMPARE, "Compare two results: what changed between two runs", ":material/compare_arrows:",
                "go_compare")
-    nav_button(c.SELECTION, "Sentence selection: the source sentences most like your target",
+    nav_button(SELECTION, "Sentence selection: the source sentences most like your target",
                ":material/filter_alt:", "go_selection")
-    nav_button(c.PROBE, "NER probe: train a small tagger on each source's vectors", ":material/science:",
+    nav_button(PROBE, "NER probe: train a small tagger on each source's vectors", ":material/science:",
                "go_probe")
 
 st.divider()
@@ -143,8 +147,8 @@ else:
     cols[1].metric("Targets", len(state.targets))
     cols[2].metric("Similarity matrices", len(state.matrices))
     if state.sources:
-        st.write("**Sources:** " + c.md(", ".join(sorted(state.sources))))
+        st.write("**Sources:** " + md(", ".join(sorted(state.sources))))
     if state.targets:
-        st.write("**Targets:** " + c.md(", ".join(sorted(state.targets))))
+        st.write("**Targets:** " + md(", ".join(sorted(state.targets))))
     if state.matrices:
-        st.write("**Similarity matrices:** " + c.md(", ".join(state.matrices)))
+        st.write("**Similarity matrices:** " + md(", ".join(state.matrices)))

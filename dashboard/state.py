@@ -1,6 +1,6 @@
 """What one browser session holds: its corpora, its named similarity matrices, its NER results, its jobs.
 
-Plain data, no Streamlit: pages reach it through ``dashboard.common.get_state()``; background jobs
+Plain data, no Streamlit: pages reach it through ``dashboard.session.get_state()``; background jobs
 (dashboard.jobs) only ever hand their results back to the page script, which files them here.
 """
 

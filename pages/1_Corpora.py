@@ -3,7 +3,6 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import common as c
 from dashboard.corpus_view import (
     corpus_cut,
     corpus_language,
@@ -26,14 +25,19 @@ from dashboard.loading import (
     suggest_name,
     upload_hint,
 )
+from dashboard.markdown import md
+from dashboard.navigation import HOME, SIMILARITY
+from dashboard.page_setup import setup_page
 from dashboard.paths import data_roots, remote_roots
+from dashboard.session import get_state
+from dashboard.widgets import changed
 from simcore.contamination.ngrams import OVERLAP_CHAR_NGRAM, OVERLAP_NGRAM
 from simcore.corpora.lang.detect import language_name as language_label
 from simcore.corpora.notes import ReadNotes
 from simcore.utils.errors import SimcoreError
 
-c.setup_page("Corpora", ":material/library_books:")
-state = c.get_state()
+setup_page("Corpora", ":material/library_books:")
+state = get_state()
 st.caption("Sources are the unlabelled corpora you could pretrain on; targets are samples of your NER data. "
            "Plain text (one sentence, paragraph or document per line, also .gz/.bz2/.xz), JSONL with a text field, "
            "CSV with a text column, CoNLL/BIO files.")
@@ -62,11 +66,11 @@ with add_tab:
             for f in files or []:
                 try:
                     name = add_upload(state, role, f.name, f.getvalue(), fmt, field)
-                    state.say("success", f"Added {c.md(name)} as a {role}.")
+                    state.say("success", f"Added {md(name)} as a {role}.")
                 except SimcoreError as exc:
                     state.say("error", str(exc))
         if files:
-            c.changed(state)
+            changed(state)
 
 with path_tab:
     roots, urls = data_roots(), remote_roots()
@@ -109,17 +113,17 @@ with path_tab:
                     try:
                         names = [rename(state, prole, names[0], given.strip())]
                     except SimcoreError as exc:  # added all the same, under its file's name
-                        state.say("warning", f"Not named {c.md(given.strip())}: {c.md(exc)}.")
+                        state.say("warning", f"Not named {md(given.strip())}: {md(exc)}.")
                 elif given.strip() and len(names) > 1:
                     state.say(
                         "info",
-                        f"The name {c.md(given.strip())} was not used: the directory became "
+                        f"The name {md(given.strip())} was not used: the directory became "
                         f"{len(names)} corpora, each named after its file (rename them below).",
                     )
-                c.changed(
+                changed(
                     state,
                     "success",
-                    f"Added {c.md(', '.join(names))} as {prole}{'s' if len(names) > 1 else ''}.",
+                    f"Added {md(', '.join(names))} as {prole}{'s' if len(names) > 1 else ''}.",
                 )
             except SimcoreError as exc:
                 st.error(str(exc))
@@ -141,7 +145,7 @@ if vague:
                 first = None
             # two uploads both called test.conll: their order, size and first line say which is which
             st.text_input(f"{role} “{name}”", key=f"vague_{role}_{name}", placeholder=suggest_name(role, name))
-            st.caption(upload_hint(uploads.get((role, name), 0), corpus.size_bytes, first, quote=c.md))
+            st.caption(upload_hint(uploads.get((role, name), 0), corpus.size_bytes, first, quote=md))
         named = st.form_submit_button("Rename", type="primary", key="name_uploads_go")
     if named:
         done = []
@@ -149,15 +153,15 @@ if vague:
             new = st.session_state.get(f"vague_{role}_{name}", "").strip()
             if new:
                 try:
-                    done.append(f"{c.md(name)} → {c.md(rename(state, role, name, new))}")
+                    done.append(f"{md(name)} → {md(rename(state, role, name, new))}")
                 except SimcoreError as exc:
                     st.error(str(exc))
         if done:
-            c.changed(state, "success", "Renamed " + ", ".join(done) + ".")
+            changed(state, "success", "Renamed " + ", ".join(done) + ".")
 
 if not state.sources and not state.targets:
     st.info("No corpora loaded yet. Upload files above, or load the bundled sample on the home page.")
-    st.page_link(c.HOME, label="Home: load the sample data", icon=":material/home:")
+    st.page_link(HOME, label="Home: load the sample data", icon=":material/home:")
     st.stop()
 
 def language_picker(role: str, name: str, corpus) -> None:
@@ -173,7 +177,7 @@ def language_picker(role: str, name: str, corpus) -> None:
     if wanted != corpus.language:
         try:
             label = set_language(state, role, name, wanted)
-            c.changed(state, "success", f"{c.md(name)} is now read as {c.md(label)}.")
+            changed(state, "success", f"{md(name)} is now read as {md(label)}.")
         except SimcoreError as exc:
             st.error(str(exc))
 
@@ -232,12 +236,12 @@ for role, bucket in (("target", state.targets), ("source", state.sources)):
                 try:
                     new = rename(state, role, name, new_name)
                     st.session_state[f"exp_{role}_{new}"] = True  # the renamed corpus's details stay open
-                    c.changed(state, "success", f"Renamed {c.md(name)} to {c.md(new)}.")
+                    changed(state, "success", f"Renamed {md(name)} to {md(new)}.")
                 except SimcoreError as exc:
                     st.error(str(exc))
             if st.button(f"Remove {name}", key=f"remove_{role}_{name}"):
                 remove(state, role, name)
-                c.changed(state, "info", f"Removed {c.md(name)}.")
+                changed(state, "info", f"Removed {md(name)}.")
 
 if state.sources and state.targets:
     with st.expander("Decontaminate a source: a copy without the units that hold a target's sentences"):
@@ -259,4 +263,4 @@ if state.sources and state.targets:
             except SimcoreError as exc:
                 st.error(str(exc))
 
-st.page_link(c.SIMILARITY, label="Next: compute the similarity matrix", icon=":material/grid_on:")
+st.page_link(SIMILARITY, label="Next: compute the similarity matrix", icon=":material/grid_on:")

@@ -3,13 +3,18 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import common as c
 from dashboard import jobs
 from dashboard.charts import heatmap, label
 from dashboard.compute import KIND, failures, matrix_estimate, partial_matrix, start_matrix
 from dashboard.drill import drill_down, pair_flags, views
+from dashboard.markdown import md
+from dashboard.navigation import CORPORA, HOME, OPEN_RESULTS
+from dashboard.page_setup import setup_page
 from dashboard.page_tables import flag_summary, flagged_cells, size_notes
 from dashboard.resources import get_store
+from dashboard.session import get_state
+from dashboard.state import Job
+from dashboard.widgets import changed, job_progress, keep_choices, pick_matrix, save_choices
 from simcore.matrix.plan import DEFAULT_MEASURES
 from simcore.measures.emb import estimate as emb_estimate
 from simcore.measures.lookup import all_measures, get_measure
@@ -18,7 +23,7 @@ from simcore.reporting.report import values_with_intervals
 from simcore.utils.errors import SimcoreError
 from simcore.utils.option_checks import MAX_EMB_SENTENCES, MAX_KL_BUCKETS
 
-c.setup_page("Similarity", ":material/grid_on:")
+setup_page("Similarity", ":material/grid_on:")
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -26,15 +31,15 @@ def heatmap_of(fingerprint: str, measure: str, _long: pd.DataFrame):
     """A measure's heatmap, built once per matrix content (each new tab of a workspace drew them all again)."""
     return heatmap(_long, measure)
 
-state = c.get_state()
+state = get_state()
 task = jobs.running(state, KIND)
 
 if not (state.sources and state.targets) and not state.matrices and task is None:
     st.info("Load at least one source and one target first: the bundled sample on the home page, or your own "
             "files on the Corpora page. A matrix computed on the command line opens on the Open results page.")
-    st.page_link(c.HOME, label="Home: load the sample data", icon=":material/home:")
-    st.page_link(c.CORPORA, label="Corpora: add sources and targets", icon=":material/library_books:")
-    st.page_link(c.OPEN_RESULTS, label="Open results: load a matrix file", icon=":material/folder_open:")
+    st.page_link(HOME, label="Home: load the sample data", icon=":material/home:")
+    st.page_link(CORPORA, label="Corpora: add sources and targets", icon=":material/library_books:")
+    st.page_link(OPEN_RESULTS, label="Open results: load a matrix file", icon=":material/folder_open:")
     st.stop()
 
 FORM_KEYS = {"f_sources": None, "f_targets": None, "f_measures": list(DEFAULT_MEASURES), "f_samples": 1,
@@ -80,7 +85,7 @@ def compute_form() -> None:
                        "sentences per side: fewer under Options go faster; embeddings are stored and reused).",
                        help="EMB embeds sentences of every source and target with a transformer encoder, "
                             "which is slow without a GPU; the other measures take seconds.")
-        planned = matrix_estimate(state, c.Job(
+        planned = matrix_estimate(state, Job(
             sources=[n for n in st.session_state.get("f_sources") or [] if n in state.sources],
             targets=[n for n in st.session_state.get("f_targets") or [] if n in state.targets],
             measures=list(st.session_state.get("f_measures") or []),
@@ -118,18 +123,18 @@ def compute_form() -> None:
         submitted = st.button("Compute", type="primary", disabled=task is not None, key="compute",
                               help="Adds a new matrix; the ones you have are kept")
     if submitted:
-        c.save_choices(state, "similarity", FORM_KEYS)
+        save_choices(state, "similarity", FORM_KEYS)
         state.extra["forms"]["similarity_known"] = {"f_sources": list(state.sources), "f_targets": list(state.targets)}
         options = MeasureOptions(ppl_order=int(ppl_order), ppl_per_sentence=per_sentence, jsd_max_n=int(jsd_n),
                                  wvv_words=wvv_words, seed=int(seed), kl_buckets=int(kl_buckets),
                                  emb_sentences=int(emb_sentences),
                                  tvcc_pos=("NOUN", "VERB", "ADJ", "PROPN") if propn else ("NOUN", "VERB", "ADJ"))
         try:
-            start_matrix(state, c.Job(sources=sources, targets=targets, measures=measures,
+            start_matrix(state, Job(sources=sources, targets=targets, measures=measures,
                                       options=options.subset(tuple(options.__dataclass_fields__)),
                                       tokenizer={"lowercase": lowercase}, samples=int(samples),
                                       sample_tokens=int(sample_tokens) or None, compute_noise=bool(compute_noise)))
-            c.changed(state)
+            changed(state)
         except SimcoreError as exc:
             st.error(str(exc))
         else:
@@ -148,16 +153,16 @@ if state.sources and state.targets:
                 forms["similarity"][key] = [*forms["similarity"].get(key, []), *added]
                 known[key] = [*known[key], *added]
                 st.session_state.pop(key, None)
-    c.keep_choices(state, "similarity", defaults,
+    keep_choices(state, "similarity", defaults,
                    allowed={"f_sources": state.sources, "f_targets": state.targets, "f_measures": all_measures()})
     compute_form()
 
 if task is not None:
-    c.job_progress(KIND, lambda job: f"{len(job.partial)} values finished. The computation goes on if you open "
+    job_progress(KIND, lambda job: f"{len(job.partial)} values finished. The computation goes on if you open "
                                      "other pages; its progress is in the sidebar.",
                    lambda job: partial_matrix(job)[["source", "target", "measure", "value"]].tail(12))
 
-shown = c.pick_matrix(state, "similarity")
+shown = pick_matrix(state, "similarity")
 if shown is None:
     if task is None:
         st.info("Choose the sources, targets and measures above and press **Compute**.")
@@ -168,7 +173,7 @@ if shown.job is None:
 elif not (state.sources and state.targets):
     st.caption("The corpora behind this matrix are not loaded, so it cannot be drilled into here.")
 
-st.caption(f"Matrix: {c.md(shown.name)} ({c.md(shown.origin)}). Darker cells are more similar, whatever the "
+st.caption(f"Matrix: {md(shown.name)} ({md(shown.origin)}). Darker cells are more similar, whatever the "
            "measure's direction; the numbers are the measures' own values.")
 if shown.job is not None:
     j = shown.job
@@ -226,7 +231,7 @@ target_name = pick[0].selectbox("Target", job.targets, key="drill_target")
 source_name = pick[1].selectbox("Source", job.sources, key="drill_source")
 top = pick[2].slider("Rows", 5, 100, 25, step=5, key="drill_top")
 for line in pair_flags(long, source_name, target_name):
-    st.caption(f"⚠ {c.md(line)}")
+    st.caption(f"⚠ {md(line)}")
 # Only the open view is worked out (each needs the pair's prepared corpora: seconds on large sources, and it
 # waits for a computation running on this server); the others when their tab is picked.
 tabs = st.tabs(list(views().values()), key="drill_view", on_change="rerun")

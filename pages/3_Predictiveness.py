@@ -3,18 +3,31 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import common as c
 from dashboard.analysis_cache import audits, correlations, regrets
 from dashboard.charts import label, scatter
 from dashboard.loading import TABLE3_NAME, load_table3, read_table, set_results, use_table3_results
+from dashboard.markdown import md
 from dashboard.name_map import apply_mapping
+from dashboard.navigation import HOME
+from dashboard.page_setup import setup_page
 from dashboard.page_tables import NO_COLUMN, correlation_table, normalised_results
+from dashboard.session import get_state, save_workspace
+from dashboard.widgets import (
+    changed,
+    keep_choices,
+    matrix_links,
+    name_pickers,
+    pick_matrix,
+    save_choices,
+    similarity_measures,
+    uncomputed_measures,
+)
 from simcore.analysis.audit import RULE, WRITERS, display_table
 from simcore.analysis.correlation import CAPPED, join, left_out_note, usable_results
 from simcore.utils.errors import SimcoreError
 
-c.setup_page("Predictiveness", ":material/insights:")
-state = c.get_state()
+setup_page("Predictiveness", ":material/insights:")
+state = get_state()
 st.caption("An NER results table gives, per target and source, the F1 after pretraining on that source and "
            "either a no-pretraining baseline (improvement = F1 − baseline) or the improvement itself.")
 
@@ -26,37 +39,37 @@ if upload is not None and state.extra.get("results_upload_id") != upload.file_id
     state.extra["results_upload_id"] = upload.file_id
     try:
         set_results(state, read_table(upload.getvalue(), upload.name), f"upload: {upload.name}")
-        c.changed(state, "success", f"NER results from {upload.name}.")
+        changed(state, "success", f"NER results from {upload.name}.")
     except SimcoreError as exc:
         st.error(str(exc))
 if cols[1].button("Load Table 3 of Dai et al. (2019)", key="load_table3",
                   help="Its published similarity values are kept as a matrix; its F1 become the results "
                        "when none are loaded"):
     load_table3(state)
-    c.changed(state)
+    changed(state)
 if state.results is not None and state.results_label != TABLE3_NAME and TABLE3_NAME in state.matrices:
     if cols[1].button("Use Table 3's F1 as the NER results", key="use_table3_results",
                       help=f"Replaces the results now loaded ({state.results_label})"):
         use_table3_results(state)
-        c.changed(state)
+        changed(state)
 if state.matrix is not None and cols[2].button("Start a table for the shown matrix", key="start_results"):
     pairs = state.matrix[["target", "source"]].drop_duplicates().sort_values(["target", "source"])
     set_results(state, pairs.assign(f1=float("nan"), baseline=float("nan")).reset_index(drop=True), "typed in")
-    c.changed(state)
+    changed(state)
 
 if state.results is None:
     st.info("No NER results yet: upload a CSV, load the bundled Table 3, or start a table and type the F1 scores.")
     if state.matrix is None:
-        st.page_link(c.HOME, label="Home: load the sample data", icon=":material/home:")
+        st.page_link(HOME, label="Home: load the sample data", icon=":material/home:")
     st.stop()
 
 editor_key = f"results_editor_{state.extra.get('results_version', 0)}"
 if editor_key not in st.session_state or "results_base" not in state.extra:
     state.extra["results_base"] = state.results.copy()
-st.caption(f"Results: {c.md(state.results_label)}. Edit cells in place; add or delete rows at the bottom.")
+st.caption(f"Results: {md(state.results_label)}. Edit cells in place; add or delete rows at the bottom.")
 state.results = st.data_editor(state.extra["results_base"], key=editor_key, num_rows="dynamic", hide_index=True,
                                width="stretch", height=240)
-c.save_workspace(state)  # an edited cell is kept at once (a reload right after it finds it)
+save_workspace(state)  # an edited cell is kept at once (a reload right after it finds it)
 
 columns = list(state.results.columns)
 numeric = [col for col in columns if col not in ("target", "source")]
@@ -79,15 +92,15 @@ improvement = pick[2].selectbox("…or a column that already holds the improveme
 state.results_columns = {"f1": f1, "baseline": None if baseline == NO_COLUMN else baseline,
                          "improvement": None if improvement == NO_COLUMN else improvement}
 
-shown_matrix = c.pick_matrix(state, "predictiveness")
+shown_matrix = pick_matrix(state, "predictiveness")
 if shown_matrix is None:
     st.info("No similarity matrix yet: compute one on the Similarity page or open one on the Open results page.")
-    c.matrix_links()
+    matrix_links()
     st.stop()
 
 long = shown_matrix.long
-measures = c.similarity_measures(long)
-missing = c.uncomputed_measures(long, measures)  # WVV below 1M tokens: no value, nothing to correlate or plot
+measures = similarity_measures(long)
+missing = uncomputed_measures(long, measures)  # WVV below 1M tokens: no value, nothing to correlate or plot
 measures = [m for m in measures if m not in missing]
 if missing:
     st.caption(", ".join(label(m) for m in missing) + " not computed in this matrix (no values): left out of the "
@@ -109,7 +122,7 @@ if any(unmatched.values()):
             if not names:
                 continue
             # only the user's own picks are remembered: a guess made for another matrix is not a choice
-            mapped[col] = c.name_pickers(col, names, sorted(map(str, long[col].unique())), mapping[col],
+            mapped[col] = name_pickers(col, names, sorted(map(str, long[col].unique())), mapping[col],
                                          lambda name, col=col: f"map_{col}_{name}_{shown_matrix.name}")
 capped_runs = CAPPED in state.results and (pd.to_numeric(state.results[CAPPED], errors="coerce").fillna(0) > 0).any()
 include_capped = st.checkbox("Include runs cut short by the probe's time cap", key="pred_capped", value=False,
@@ -122,7 +135,7 @@ try:
         raise SimcoreError("the results table has no F1 values yet; type them in or choose another column")
     results, left_out = usable_results(results, include_capped)
     if len(left_out):
-        st.info(c.md(left_out_note(left_out)) + ". Tick the box above to include them.")
+        st.info(md(left_out_note(left_out)) + ". Tick the box above to include them.")
     elif include_capped and capped_runs:
         st.warning("Runs cut short by the probe's time cap are included: their F1 is not comparable with the others'.")
     joined = join(long[long["measure"].isin(measures)], results)
@@ -134,13 +147,13 @@ except SimcoreError as exc:
 
 what = ("F1 − " + state.results_columns["baseline"] if state.results_columns["baseline"]
         else state.results_columns["improvement"] or f"{f1} (no baseline given)")
-st.caption(f"Similarity: {c.md(shown_matrix.name)}. Improvement: {what}. {joined[['target', 'source']].drop_duplicates().shape[0]} "
+st.caption(f"Similarity: {md(shown_matrix.name)}. Improvement: {what}. {joined[['target', 'source']].drop_duplicates().shape[0]} "
            "(target, source) pairs matched.")
 targets = sorted(joined["target"].unique())
-c.keep_choices(state, "predictiveness", {"pred_scope": "all targets pooled"},
+keep_choices(state, "predictiveness", {"pred_scope": "all targets pooled"},
                allowed={"pred_scope": ["all targets pooled", *targets]})
 scope = st.radio("View", ["all targets pooled", *targets], horizontal=True, key="pred_scope")
-c.save_choices(state, "predictiveness", ["pred_scope"])
+save_choices(state, "predictiveness", ["pred_scope"])
 scope_key = "all" if scope == "all targets pooled" else scope
 shown = joined if scope_key == "all" else joined[joined["target"] == scope_key]
 

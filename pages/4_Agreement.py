@@ -2,34 +2,37 @@
 
 import streamlit as st
 
-from dashboard import common as c
 from dashboard.agreement_view import flag_first_choice, kappa_reading
 from dashboard.analysis_cache import agreements
 from dashboard.charts import kappa_heatmap, label
 from dashboard.loading import load_table3
+from dashboard.markdown import md
+from dashboard.page_setup import setup_page
+from dashboard.session import get_state
+from dashboard.widgets import changed, keep_choices, matrix_links, pick_matrix, save_choices, similarity_measures
 from simcore.answer import flags
 from simcore.utils.errors import SimcoreError
 
-c.setup_page("Agreement", ":material/handshake:")
-state = c.get_state()
+setup_page("Agreement", ":material/handshake:")
+state = get_state()
 st.caption("For each target and each pair of sources (in alphabetical order), each measure answers \"is the "
            "first source more similar?\". Fleiss' kappa is the agreement across the chosen measures over all "
            "these comparisons; Cohen's kappa compares two measures at a time.")
 
-shown_matrix = c.pick_matrix(state, "agreement")
+shown_matrix = pick_matrix(state, "agreement")
 if shown_matrix is None:
     st.info("No similarity matrix yet: compute one on the Similarity page, open a matrix file, "
             "or try the published values of Dai et al. (2019).")
-    c.matrix_links()
+    matrix_links()
     if st.button("Load Table 3 of Dai et al. (2019)", key="agree_table3"):
         load_table3(state)
-        c.changed(state)
+        changed(state)
     st.stop()
 
 long = shown_matrix.long
-present = c.similarity_measures(long)
+present = similarity_measures(long)
 paper = [m for m in ("ppl", "wvv", "tvc") if m in present]
-c.keep_choices(state, "agreement", {"agree_measures": paper if len(paper) >= 2 else present,
+keep_choices(state, "agreement", {"agree_measures": paper if len(paper) >= 2 else present,
                                      "agree_unreliable": False},
                allowed={"agree_measures": present})
 chosen = st.multiselect("Measures", present, format_func=label, key="agree_measures",
@@ -37,15 +40,15 @@ chosen = st.multiselect("Measures", present, format_func=label, key="agree_measu
 include = st.checkbox("Include unreliable values", key="agree_unreliable",
                       help="Comparisons resting on a value computed below the size at which its measure is reliable "
                            "are left out by default: one noisy value would count as a measure's firm answer")
-c.save_choices(state, "agreement", ["agree_measures", "agree_unreliable"])
-st.caption(f"Similarity values: {c.md(shown_matrix.name)}.")
+save_choices(state, "agreement", ["agree_measures", "agree_unreliable"])
+st.caption(f"Similarity values: {md(shown_matrix.name)}.")
 try:
     result = agreements(long, chosen, include_unreliable=include)
 except SimcoreError as exc:
     part = long[long["measure"].isin(chosen)]
     if not include and flags.unreliable(part).any():
         text = str(exc)
-        st.warning(f"{c.md(text[:1].upper() + text[1:])}. Tick **Include unreliable values** above to see the kappa "
+        st.warning(f"{md(text[:1].upper() + text[1:])}. Tick **Include unreliable values** above to see the kappa "
                    "over them anyway.")
     else:
         st.error(str(exc))
@@ -77,13 +80,13 @@ else:
     show = show.rename(columns={m: f"{label(m)} says more similar" for m in result.measures})
     f1, f2 = st.columns([2, 1])
     target_options = ["all targets", *sorted(show["target"].unique())]
-    c.keep_choices(state, "agreement_filter", {"agree_target": "all targets", "agree_only_first": False},
+    keep_choices(state, "agreement_filter", {"agree_target": "all targets", "agree_only_first": False},
                    allowed={"agree_target": target_options})
     target_filter = f1.selectbox("Target", target_options, key="agree_target")
     only_first = f2.checkbox("Only those that change the first choice", key="agree_only_first",
                              help="A comparison involving a source that one measure ranks first: the measures "
                                   "would pick different sources to pretrain on")
-    c.save_choices(state, "agreement_filter", ["agree_target", "agree_only_first"])
+    save_choices(state, "agreement_filter", ["agree_target", "agree_only_first"])
     if target_filter != "all targets":
         show = show[show["target"] == target_filter]
     if only_first:

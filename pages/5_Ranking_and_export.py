@@ -3,24 +3,28 @@ each measure; CSV, JSON and HTML downloads."""
 
 import streamlit as st
 
-from dashboard import common as c
 from dashboard.charts import label
+from dashboard.markdown import md
+from dashboard.navigation import COMPARE
+from dashboard.page_setup import setup_page
 from dashboard.page_tables import ranking_grid, recommendation_frame
 from dashboard.report_cache import report_parts
+from dashboard.session import get_state
+from dashboard.widgets import matrix_links, pick_matrix, similarity_measures
 from simcore.answer.evidence import readable_pairs
 from simcore.contamination.verdict import OVERLAP_THRESHOLD, overlap_table
 from simcore.measures.lookup import explained
 
-c.setup_page("Ranking and export", ":material/trophy:")
-state = c.get_state()
+setup_page("Ranking and export", ":material/trophy:")
+state = get_state()
 
-if c.pick_matrix(state, "ranking") is None:
+if pick_matrix(state, "ranking") is None:
     st.info("No similarity matrix yet: compute one on the Similarity page or open a matrix file first.")
-    c.matrix_links()
+    matrix_links()
     st.stop()
 
 long = state.matrix
-present = c.similarity_measures(long)
+present = similarity_measures(long)
 left, right = st.columns([1, 2])
 pretraining = left.radio("What will you pretrain?", ["lm", "vectors"], key="rank_pretraining", horizontal=True,
                          format_func={"lm": "language model / BERT", "vectors": "word vectors"}.get,
@@ -46,11 +50,11 @@ st.dataframe(recommendation_frame(parts.recommendations), hide_index=True, width
                                     "a disagreement, the first-named source's share)", min_value=0.0, max_value=1.0,
                  format="percent"),
                  "why": st.column_config.TextColumn("why", width="large")})
-st.caption(f"Similarity values: {c.md(state.matrix_label)}. A tie names every source within noise of the first: "
+st.caption(f"Similarity values: {md(state.matrix_label)}. A tie names every source within noise of the first: "
            "an honest tie beats a false winner. 'disagree': the carrying measures each put another source first.")
 with st.expander("Why, in full", expanded=len(parts.recommendations) <= 3):
     for rec in parts.recommendations:
-        st.markdown(f"**{c.md(rec.headline())}**  \n{c.md(rec.reason)}")
+        st.markdown(f"**{md(rec.headline())}**  \n{md(rec.reason)}")
 held = overlap_table(long)
 if len(held):
     dirty = held[held["contaminated"]]
@@ -101,10 +105,10 @@ st.caption("Rank 1 is the most similar source; ties share a rank. The 'recommend
            "'recommended' column, flagged under a measure that carries the recommendation.")
 st.caption("; ".join(explained(m) for m in chosen) + ".")
 for target in sorted(ranking["target"].unique()):
-    st.markdown(f"**{c.md(target)}**")
+    st.markdown(f"**{md(target)}**")
     carrying = next((r.measures for r in parts.recommendations if r.target == target), ())
     st.dataframe(ranking_grid(ranking, target, long, carrying), hide_index=True, width="stretch")
 for note in parts.notes:
     st.caption(note)
 if len(state.matrices) > 1:
-    st.page_link(c.COMPARE, label="Compare this ranking with another matrix's", icon=":material/compare_arrows:")
+    st.page_link(COMPARE, label="Compare this ranking with another matrix's", icon=":material/compare_arrows:")

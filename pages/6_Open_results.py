@@ -5,17 +5,22 @@ import time
 import pandas as pd
 import streamlit as st
 
-from dashboard import common as c
 from dashboard import workspace as ws
 from dashboard.charts import label
 from dashboard.compute import describe, failures
 from dashboard.loading import add_matrix_table, load_table3, read_table, set_results
+from dashboard.markdown import md
+from dashboard.navigation import AGREEMENT, HOME, PREDICTIVENESS, RANKING, SIMILARITY
+from dashboard.page_setup import setup_page
 from dashboard.paths import SAMPLE_DATA, browse, data_roots, resolve_server_path
-from dashboard.state import unique_name
+from dashboard.resources import get_store
+from dashboard.session import get_state, get_workspaces, locator, switch_workspace
+from dashboard.state import AppState, unique_name
+from dashboard.widgets import changed, pick_matrix
 from simcore.utils.errors import SimcoreError
 
-c.setup_page("Open results", ":material/folder_open:")
-state = c.get_state()
+setup_page("Open results", ":material/folder_open:")
+state = get_state()
 st.caption("Large corpora are best scored on the command line, e.g. "
            "`simcore matrix --sources DIR --targets DIR --out matrix.csv`; open that file here to "
            "see the heatmaps, agreement, rankings and exports. A wide table with one column per measure "
@@ -33,12 +38,12 @@ with upload_tab:
         state.extra["matrix_upload_id"] = upload.file_id
         try:
             name = add_matrix_table(state, read_table(upload.getvalue(), upload.name), upload.name, "file (upload)")
-            c.changed(state, "success", f"Opened {upload.name} as “{name}”.")
+            changed(state, "success", f"Opened {upload.name} as “{name}”.")
         except SimcoreError as exc:
             st.error(str(exc))
     if st.button("Open Table 3 of Dai et al. (2019)", key="open_table3"):
         load_table3(state)
-        c.changed(state)
+        changed(state)
 with path_tab:
     roots = data_roots()
     if not roots:
@@ -56,7 +61,7 @@ with path_tab:
                     raise SimcoreError(f"{path} is a directory; choose a CSV file")
                 name = add_matrix_table(state, read_table(path.read_bytes(), path.name), path.name,
                                         f"file on the server: {path}")
-                c.changed(state, "success", f"Opened {path.name} as “{name}”.")
+                changed(state, "success", f"Opened {path.name} as “{name}”.")
             except SimcoreError as exc:
                 st.error(str(exc))
 
@@ -71,33 +76,33 @@ with ws_tab:
     if renamed:
         try:
             state.workspace_name = ws.clean_name(typed_name)
-            c.changed(state, "success", f"This workspace is now called {c.md(state.workspace_name)}.")
+            changed(state, "success", f"This workspace is now called {md(state.workspace_name)}.")
         except SimcoreError as exc:
             st.error(str(exc))
-    spaces = c.get_workspaces()
-    here = c.locator()
-    snapshot_args = (state, state.workspace_name, c.get_store().root, SAMPLE_DATA, state.workspace_created,
+    spaces = get_workspaces()
+    here = locator()
+    snapshot_args = (state, state.workspace_name, get_store().root, SAMPLE_DATA, state.workspace_created,
                      state.workspace_related)
     b1, b2, b3 = st.columns(3)
     b1.download_button("Download this workspace (.zip)", lambda: ws.to_zip(ws.snapshot(*snapshot_args), here),
                        file_name="simcore-workspace.zip", mime="application/zip", on_click="ignore", key="ws_download",
                        help="One file of plain JSON and CSV (and your uploaded corpora): open it here again, on any server")
     if b2.button("New empty workspace", key="ws_new", help="This one stays saved; it is listed below"):
-        c.switch_workspace(state, None)
-        c.changed(c.get_state(), "success", "A new workspace; the one you left is listed under Workspaces.")
+        switch_workspace(state, None)
+        changed(get_state(), "success", "A new workspace; the one you left is listed under Workspaces.")
     if b3.button("Delete this workspace", key="ws_delete", help="Removes its saved files from the server"):
         gone = state.workspace
-        c.switch_workspace(state, None)
+        switch_workspace(state, None)
         spaces.delete(gone)
-        fresh = c.get_state()
+        fresh = get_state()
         fresh.workspace_related = [r for r in fresh.workspace_related if r != gone]
-        c.changed(fresh, "info", "The workspace was deleted; this is a new one.")
+        changed(fresh, "info", "The workspace was deleted; this is a new one.")
     opened = st.file_uploader("Open a workspace file (.zip downloaded here)", type=["zip"], key="ws_upload")
     if opened is not None and state.extra.get("ws_upload_id") != opened.file_id:
         state.extra["ws_upload_id"] = opened.file_id
         try:
             files = ws.read_zip(opened.getvalue())
-            new_state = c.AppState()
+            new_state = AppState()
             notes = ws.restore(files, new_state, here)
             manifest = ws.parse_manifest(files)
             if not ws.has_content(new_state):  # e.g. a pickle named m0.csv: refused, not a new empty workspace
@@ -106,8 +111,8 @@ with ws_tab:
                                    + ". This workspace is unchanged.")
             # a reopened file next to its original is told apart in the list ("Paper check (2)")
             listed = {row["name"] for row in spaces.describe([state.workspace, *state.workspace_related])}
-            c.switch_workspace(state, None)
-            fresh = c.get_state()
+            switch_workspace(state, None)
+            fresh = get_state()
             for key in ("sources", "targets", "matrices", "active", "results", "results_label", "results_columns"):
                 setattr(fresh, key, getattr(new_state, key))
             fresh.extra.update(new_state.extra)
@@ -115,7 +120,7 @@ with ws_tab:
             fresh.extra["ws_upload_id"] = opened.file_id
             for note in notes[:10]:
                 fresh.say("warning", note)
-            c.changed(fresh, "success", f"Opened {c.md(opened.name)} as a new workspace.")
+            changed(fresh, "success", f"Opened {md(opened.name)} as a new workspace.")
         except SimcoreError as exc:
             st.error(str(exc))
     rows = spaces.describe([state.workspace, *state.workspace_related])
@@ -124,20 +129,20 @@ with ws_tab:
         for row in rows:
             l1, l2, l3 = st.columns([4, 1, 1], vertical_alignment="center")
             when = time.strftime("%d %b %H:%M", time.localtime(row["changed"])) if row["changed"] else "–"
-            l1.write(f"{c.md(row['name'])} · {row['sources']} sources, {row['targets']} targets, "
+            l1.write(f"{md(row['name'])} · {row['sources']} sources, {row['targets']} targets, "
                      f"{row['matrices']} matrices · changed {when}" + (" · **open now**" if row["id"] == state.workspace else ""))
             if row["id"] != state.workspace:
                 if l2.button("Open", key=f"ws_open_{row['id']}"):
-                    c.switch_workspace(state, row["id"])
-                    c.changed(c.get_state(), "success", f"Opened {c.md(row['name'])}.")
+                    switch_workspace(state, row["id"])
+                    changed(get_state(), "success", f"Opened {md(row['name'])}.")
                 if l3.button("Delete", key=f"ws_del_{row['id']}"):
                     spaces.delete(row["id"])
                     state.workspace_related = [r for r in state.workspace_related if r != row["id"]]
-                    c.changed(state, "info", f"Deleted {c.md(row['name'])}.")
+                    changed(state, "info", f"Deleted {md(row['name'])}.")
 
 if not state.matrices:
     st.info("Nothing opened yet.")
-    st.page_link(c.HOME, label="Home", icon=":material/home:")
+    st.page_link(HOME, label="Home", icon=":material/home:")
     st.stop()
 
 st.subheader("Similarity matrices kept in this session")
@@ -153,13 +158,13 @@ with st.form("manage_matrices"):
 if apply and target_name in state.matrices:
     if action == "remove":
         state.remove_matrix(target_name)
-        c.changed(state, "info", f"Removed “{target_name}”.")
+        changed(state, "info", f"Removed “{target_name}”.")
     elif new_name.strip():
-        c.changed(state, "success", f"Renamed to “{state.rename_matrix(target_name, new_name)}”.")
+        changed(state, "success", f"Renamed to “{state.rename_matrix(target_name, new_name)}”.")
     else:
         st.warning("Type the new name first.")
 
-shown = c.pick_matrix(state, "open_results")
+shown = pick_matrix(state, "open_results")
 long = shown.long
 st.subheader(f"Shown: {shown.name}")
 cols = st.columns(3)
@@ -182,6 +187,6 @@ if f1_like and st.button("Also use this file's F1 columns as the NER results", k
         st.success("NER results set; see the Predictiveness page.")
     except SimcoreError as exc:
         st.error(str(exc))
-for page, text, icon in ((c.SIMILARITY, "Heatmaps and values", ":material/grid_on:"), (c.AGREEMENT, "Agreement", ":material/handshake:"),
-                         (c.RANKING, "Ranking and export", ":material/trophy:"), (c.PREDICTIVENESS, "Predictiveness", ":material/insights:")):
+for page, text, icon in ((SIMILARITY, "Heatmaps and values", ":material/grid_on:"), (AGREEMENT, "Agreement", ":material/handshake:"),
+                         (RANKING, "Ranking and export", ":material/trophy:"), (PREDICTIVENESS, "Predictiveness", ":material/insights:")):
     st.page_link(page, label=text, icon=icon)

@@ -4,14 +4,17 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from dashboard import common as c
 from dashboard import jobs
-from dashboard.common import get_state, setup_page
 from dashboard.corpus_view import corpus_stats
+from dashboard.markdown import md
+from dashboard.navigation import CORPORA, HOME
+from dashboard.page_setup import setup_page
 from dashboard.paths import resolve_server_path
 from dashboard.resources import get_store
 from dashboard.selection_chart import clipped_histogram, method_note, short_selection_warning
 from dashboard.selection_job import KIND, start_selection
+from dashboard.session import get_state
+from dashboard.widgets import changed, job_progress, keep_choices, save_choices
 from simcore.corpora.corpus import Corpus, display_name, save_upload
 from simcore.models.sentence_encoder import INSTALL_HINT, encoder_installed
 from simcore.selection.choosing import MAX_MIN_TOKENS, PER_TOKEN_MIN_TOKENS, default_min_tokens, jaccard, kept_indices
@@ -30,8 +33,8 @@ st.caption("From a large unlabeled pool, keep the sentences closest to your targ
 if not state.targets:
     st.info("Nothing to select for yet: load a target sample first (the bundled sample on the home page, or your "
             "own file on the Corpora page). The pool can be a loaded source or a file.")
-    st.page_link(c.HOME, label="Home: load the sample data", icon=":material/home:")
-    st.page_link(c.CORPORA, label="Corpora: add a target and sources", icon=":material/library_books:")
+    st.page_link(HOME, label="Home: load the sample data", icon=":material/home:")
+    st.page_link(CORPORA, label="Corpora: add a target and sources", icon=":material/library_books:")
     st.stop()
 
 POOL_UPLOAD, POOL_PATH = "a file I upload", "a file on the server"
@@ -40,7 +43,7 @@ FORM_KEYS = {"sel_pool": None, "sel_target": None, "sel_target_tokens": 0, "sel_
              "sel_pool_sample": 100_000, "sel_order": 3, "sel_labels": "auto", "sel_seed": 13, "sel_path": "",
              "sel_adapt": False, "sel_tagger": "target", "sel_min_tokens": 0}
 pool_options = [*sorted(state.sources), POOL_UPLOAD, POOL_PATH]
-c.keep_choices(state, "selection", dict(FORM_KEYS, sel_pool=pool_options[0], sel_target=sorted(state.targets)[0]),
+keep_choices(state, "selection", dict(FORM_KEYS, sel_pool=pool_options[0], sel_target=sorted(state.targets)[0]),
                allowed={"sel_pool": pool_options, "sel_target": state.targets, "sel_method": METHODS})
 if state.extra.get("selection_new") in runs:  # a run just finished: show it (the picker kept the old one)
     st.session_state["sel_shown"] = state.extra.pop("selection_new")
@@ -66,7 +69,7 @@ with st.form("selection_form"):
         server_path = left.text_input("Pool path on the server", key="sel_path",
                                       help="inside the data folders this app may read")
     else:
-        left.caption(f"Pool: the loaded source {c.md(pool_choice)}.")
+        left.caption(f"Pool: the loaded source {md(pool_choice)}.")
     target_name = right.selectbox("Target sample", sorted(state.targets), key="sel_target")
     target_tokens = right.number_input("Use a sample of the target of this many tokens (0 = all of it)", 0, 10**9,
                                        step=1000, key="sel_target_tokens")
@@ -104,7 +107,7 @@ if not encoder_installed():
     st.caption(f"The encoder method needs the transformer encoder: {INSTALL_HINT}.")
 
 if submitted:
-    c.save_choices(state, "selection", FORM_KEYS)
+    save_choices(state, "selection", FORM_KEYS)
     try:
         if pool_choice == POOL_UPLOAD:
             if upload is None:
@@ -129,13 +132,13 @@ if submitted:
         start_selection(state, label=label, pool=pool, target=target.name, options=options,
                         top=int(top) if by_top else None, fraction=None if by_top else percent / 100,
                         keep_duplicates=keep_duplicates, min_tokens=int(min_tokens))
-        c.changed(state)
+        changed(state)
     except SimcoreError as exc:
         st.error(str(exc))
 
 
 if task is not None:
-    c.job_progress(KIND, lambda job: "It goes on if you open other pages; its progress is in the sidebar.")
+    job_progress(KIND, lambda job: "It goes on if you open other pages; its progress is in the sidebar.")
 
 if not runs:
     st.info("Choose the pool, the target and a method above and press **Select**.")
@@ -165,10 +168,10 @@ if cutoff.n_kept < cutoff.k:
     st.warning(f"Asked for {cutoff.k:,} sentences but only {cutoff.n_eligible:,} could be kept.")
 details = scores.meta.get("details", {})
 if run["method"] == "entities" and details.get("labels"):
-    st.caption(c.md("Entity types counted: " + ", ".join(details["labels"])
+    st.caption(md("Entity types counted: " + ", ".join(details["labels"])
                     + (f" (tagger: {details['tagger']})" if details.get("tagger") else "")))
 if run["method"] == "encoder" and details.get("encoder"):
-    st.caption(c.md(f"Encoder: {details['encoder']} on {details.get('device', 'cpu')}"))
+    st.caption(md(f"Encoder: {details['encoder']} on {details.get('device', 'cpu')}"))
 
 st.subheader("Score distribution")
 hist = clipped_histogram(scores, cutoff, keep_dups)

@@ -3,15 +3,18 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import common as c
 from dashboard.analysis_cache import comparison
 from dashboard.charts import label
 from dashboard.compare import comparable, default_pair, renamed, unmatched_names
 from dashboard.compute import describe, options_label
+from dashboard.markdown import md
+from dashboard.page_setup import setup_page
+from dashboard.session import get_state
+from dashboard.widgets import matrix_links, name_pickers
 from simcore.utils.errors import SimcoreError
 
-c.setup_page("Compare results", ":material/compare_arrows:")
-state = c.get_state()
+setup_page("Compare results", ":material/compare_arrows:")
+state = get_state()
 st.caption("Every matrix computed, opened or loaded in this session is kept under a name. Pick two to see how the "
            "ranking of the sources changed between them, e.g. two runs with different options, or your values "
            "against the paper's.")
@@ -19,7 +22,7 @@ st.caption("Every matrix computed, opened or loaded in this session is kept unde
 if len(state.matrices) < 2:
     st.info("Two similarity matrices are needed first: compute another run on the Similarity page (new choices "
             "add a new matrix), open a matrix file, or load Table 3 of Dai et al. (2019).")
-    c.matrix_links()
+    matrix_links()
     st.stop()
 
 names = list(state.matrices)
@@ -42,8 +45,8 @@ if st.session_state.get("compare_b") not in others:
 second = pick[1].selectbox("B", others, key="compare_b")
 for side, name in (("A", first), ("B", second)):
     matrix = state.matrices[name]
-    st.caption(f"{side}: {c.md(name)} ({c.md(matrix.origin)}"
-               + (f"; {c.md(options_label(matrix.job))}" if matrix.job is not None else "") + ")")
+    st.caption(f"{side}: {md(name)} ({md(matrix.origin)}"
+               + (f"; {md(options_label(matrix.job))}" if matrix.job is not None else "") + ")")
 # B's names that A lacks (the paper's "1BWB" for a run's "news_1bwb"): the user matches them to A's names.
 long_a, long_b = state.matrices[first].long, state.matrices[second].long
 name_map: dict[str, dict[str, str | None]] = state.extra.setdefault("compare_name_map", {"target": {}, "source": {}})
@@ -54,7 +57,7 @@ if missing:
         st.caption("These names of B are not in A. Pick the corpus of A each one stands for (suggested from the "
                    "spelling); the choice is remembered.")
         for col, (b_names, a_names) in missing.items():
-            mapped[col] = c.name_pickers(col, b_names, a_names, name_map.setdefault(col, {}),
+            mapped[col] = name_pickers(col, b_names, a_names, name_map.setdefault(col, {}),
                                          lambda name, col=col: f"cmp_map_{col}_{name}")
     long_b = renamed(long_b, mapped)
 try:
@@ -67,7 +70,7 @@ st.caption(f"Compared on what both share: {len(result.targets)} targets, {len(re
            f"measures {', '.join(label(m) for m in result.measures)}; ranks among these sources only.")
 for side, only in (("A", result.only_a), ("B", result.only_b)):
     if only:
-        st.caption(f"Only in {side}: " + "; ".join(f"{k}s {c.md(', '.join(v))}" for k, v in only.items()))
+        st.caption(f"Only in {side}: " + "; ".join(f"{k}s {md(', '.join(v))}" for k, v in only.items()))
 
 changed = summary[summary["first choice changed"]]
 m = st.columns(3)

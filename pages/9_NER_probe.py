@@ -2,16 +2,21 @@
 
 import streamlit as st
 
-from dashboard import common as c
 from dashboard import jobs
 from dashboard import probe_job as pj
 from dashboard.loading import set_results
+from dashboard.markdown import md
+from dashboard.navigation import CORPORA, HOME, PREDICTIVENESS
+from dashboard.page_setup import setup_page
+from dashboard.resources import get_store
+from dashboard.session import get_state
+from dashboard.widgets import changed, job_progress, keep_choices, save_choices
 from simcore.probe.config import ProbeCaps
 from simcore.reporting.export import escape_formulas
 from simcore.utils.errors import SimcoreError
 
-c.setup_page("NER probe", ":material/science:")
-state = c.get_state()
+setup_page("NER probe", ":material/science:")
+state = get_state()
 task = jobs.running(state, pj.KIND)
 st.caption("Trains a tagger on your target's train split without help from any source (the baseline) and with "
            "each source's help (its skip-gram vectors, the ones WVV uses, or a language model trained further on "
@@ -21,8 +26,8 @@ st.caption("Trains a tagger on your target's train split without help from any s
 
 if not state.sources and task is None:
     st.info("No sources loaded yet: load the bundled sample on the home page or add sources on the Corpora page.")
-    st.page_link(c.HOME, label="Home: load the sample data", icon=":material/home:")
-    st.page_link(c.CORPORA, label="Corpora: add sources", icon=":material/library_books:")
+    st.page_link(HOME, label="Home: load the sample data", icon=":material/home:")
+    st.page_link(CORPORA, label="Corpora: add sources", icon=":material/library_books:")
     st.stop()
 
 loaded_dirs = pj.loaded_target_dirs(state)
@@ -40,7 +45,7 @@ if added and "probe" in forms:
     forms["probe"]["probe_sources"] = [*forms["probe"].get("probe_sources", []), *added]
     st.session_state.pop("probe_sources", None)
 forms["probe_known"] = list(state.sources)
-c.keep_choices(state, "probe", FORM_KEYS, allowed={"probe_sources": state.sources, "probe_where": where_options,
+keep_choices(state, "probe", FORM_KEYS, allowed={"probe_sources": state.sources, "probe_where": where_options,
                                                    "probe_loaded": loaded_dirs,
                                                    "probe_kind": [pj.VECTORS_KIND, pj.LM_KIND]})
 
@@ -105,13 +110,13 @@ def probe_form() -> None:
                    + "; " + pj.time_bound(shown_caps, len(shown_sources), shown_seeds) + " for the training runs.")
 
     if submitted or plan_only:
-        c.save_choices(state, "probe", FORM_KEYS)
+        save_choices(state, "probe", FORM_KEYS)
         try:
             pj.check_sources(state, sources)
             uploads = {split: (f.name, f.getvalue()) for split, f in
                        (("train", train_file), ("dev", dev_file), ("test", test_file)) if f is not None}
             target = pj.resolve_target(state, where, loaded=loaded, server=server, uploads=uploads,
-                                    upload_name=upload_name, store=c.get_store())
+                                    upload_name=upload_name, store=get_store())
             caps = ProbeCaps(train_sentences=int(train_n) or None, test_sentences=int(test_n) or None,
                              epochs=int(epochs), seconds=float(seconds))
             weak = pj.weak_caps(caps)
@@ -127,7 +132,7 @@ def probe_form() -> None:
             else:
                 pj.start_probe(state, pj.ProbeRequest(tuple(sources), target, caps, int(seeds),
                                                       int(source_tokens) or None))
-            c.changed(state)
+            changed(state)
         except SimcoreError as exc:
             st.error(str(exc))
         else:
@@ -138,7 +143,7 @@ def probe_form() -> None:
 probe_form()
 
 if task is not None:
-    c.job_progress(pj.KIND, lambda job: f"{len(job.partial)} of {job.params.runs} training runs finished (read back or "
+    job_progress(pj.KIND, lambda job: f"{len(job.partial)} of {job.params.runs} training runs finished (read back or "
                                         "trained). The probe goes on if you open other pages; its progress and Cancel "
                                         "are in the sidebar.",
                    lambda job: pj.runs_table(job).round(2))
@@ -156,8 +161,8 @@ if table is None:
     st.stop()
 
 st.subheader("Results")
-st.caption(f"{c.md(state.extra.get(pj.LABEL, ''))}. F1 is entity-level (exact span and type), in points; "
-           f"improvement = F1 − baseline (no pretrained vectors). Caps: {c.md(table['caps'].iloc[0])}")
+st.caption(f"{md(state.extra.get(pj.LABEL, ''))}. F1 is entity-level (exact span and type), in points; "
+           f"improvement = F1 − baseline (no pretrained vectors). Caps: {md(table['caps'].iloc[0])}")
 for message in sorted(set(table["error"].dropna())):
     st.warning(message)
 if table["time_capped"].sum() > 0:
@@ -170,4 +175,4 @@ cols[0].download_button("Download the results CSV", escape_formulas(table).to_cs
                         file_name="probe_results.csv", mime="text/csv", key="probe_download")
 if cols[1].button("Use these results on the Predictiveness page", key="probe_use"):
     set_results(state, table, state.extra.get(pj.LABEL, "NER probe"))
-    st.switch_page(c.PREDICTIVENESS)
+    st.switch_page(PREDICTIVENESS)

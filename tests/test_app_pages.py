@@ -66,7 +66,7 @@ def test_home_loads_the_sample():
 
 
 def c_md(text: str) -> str:
-    from dashboard.common import md
+    from dashboard.markdown import md
 
     return md(text)
 
@@ -510,7 +510,7 @@ def test_ranking_page_offers_downloads_that_match_the_ranking(computed):
     for rec in recommend(long, "lm"):
         assert shown.loc[rec.target, "pretrain on"] == shown_answer(rec)
         assert shown.loc[rec.target, "confidence"] == pytest.approx(rec.confidence)
-        from dashboard.common import md
+        from dashboard.markdown import md
 
         assert any(md(rec.reason) in m.value for m in at.markdown), "the reason is shown in full, not cut"
     assert parts.html.index("Recommendation") < parts.html.index("Sources ranked per target")

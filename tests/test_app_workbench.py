@@ -282,7 +282,7 @@ def test_vague_upload_names_are_asked_for_and_renamed_in_one_form():
     no_problems(at)
     assert sorted(state(at).targets) == ["test", "test (2)"]
     # which is which: upload order, size and first line, read from the files themselves
-    from dashboard.common import md
+    from dashboard.markdown import md
 
     hints = [c.value for c in at.caption if c.value.startswith("uploaded ")]
     for i, file in enumerate(["news_ner.conll", "med_forum_posts.conll"]):

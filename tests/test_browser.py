@@ -26,7 +26,7 @@ pytestmark = pytest.mark.browser
 CHROMIUM = "/usr/bin/chromium"
 SHOTS = ROOT / "test-artifacts" / "screenshots"
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
-# The sidebar's navigation is st.page_link (dashboard.common), not Streamlit's own (it called the home page "app").
+# The sidebar's navigation is st.page_link (dashboard.page_setup), not Streamlit's own (it called the home page "app").
 SIDEBAR_LINK = '[data-testid="stSidebar"] [data-testid="stPageLink-NavLink"]'
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]

@@ -230,7 +230,8 @@ def test_a_job_waits_for_the_servers_lock():
 
 
 def test_dashboard_imports_go_one_way():
-    """dashboard.common and dashboard.loading imported each other; no module of the package may be in a cycle."""
+    """dashboard.common (now dashboard.session) and dashboard.loading imported each other; no module
+    of the package may be in a cycle."""
     import ast
     from pathlib import Path
 
@@ -250,7 +251,7 @@ def test_dashboard_imports_go_one_way():
     def reaches(start: str, goal: str, seen: set[str]) -> bool:
         return any(d == goal or (d not in seen and reaches(d, goal, seen | {d})) for d in graph[start])
 
-    assert "loading" in graph["common"] and "common" not in graph["loading"]
+    assert "loading" in graph["session"] and "session" not in graph["loading"]
     assert not [m for m in modules if reaches(m, m, {m})]
 
 

@@ -9,7 +9,7 @@ downloads as one zip of the same files (plus the bytes of uploaded corpora). By 
 - :mod:`.merging`: two tabs of one workspace merged three-way (:func:`merge`);
 - :mod:`.archive`: the zip to download and open again (:func:`to_zip`, :func:`read_zip`).
 
-No Streamlit here: :mod:`dashboard.common` calls these functions.
+No Streamlit here: :mod:`dashboard.session` calls these functions.
 """
 
 from .archive import read_zip, to_zip
