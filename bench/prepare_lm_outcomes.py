@@ -75,8 +75,8 @@ def stage_code(stage: Path) -> None:
     shutil.copy(ROOT / "simcore" / "probe" / "scoring.py", pkg / "scoring.py")
     text = (ROOT / "simcore" / "probe" / "lm_train.py").read_text()
     for old, new in (
-        ("from ..errors import", "from .errors import"),
-        ("from ..selection.encoder_model import", "from .encoder_model import"),
+        ("from ..utils.errors import", "from .errors import"),
+        ("from ..models.sentence_encoder import", "from .encoder_model import"),
     ):
         if old not in text:
             raise SystemExit(f"lm_train.py no longer has {old!r}: update the shims")
