@@ -7,9 +7,11 @@
 - :mod:`.notes`: :class:`ReadNotes`, what a reader skipped or repaired, counted by reason.
 - :mod:`.options`: :class:`ReadOptions`, what a reader knows of the corpus it reads.
 - :mod:`.corpus`: :class:`Corpus` (files, formats, fingerprint, units), tokenizing into a
-  :class:`TokenizedCorpus`, sampling, sharded parts; :mod:`simcore.corpora.corpus` re-exports it.
+  :class:`TokenizedCorpus`, sampling, sharded parts.
 - :mod:`.sampling`: one streaming pass that draws every sample of a source (bottom-k by a seeded hash).
 - :mod:`.globbing`: corpus paths given as glob patterns.
+- :mod:`.tokenize`: simcore's English tokenizer and normalisation, for both sides of every comparison.
+- :mod:`.stats`: per-corpus statistics (the dashboard's Corpora page).
 """
 
 from .formats import FORMATS, format_of, split_suffixes

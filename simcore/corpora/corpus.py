@@ -7,8 +7,7 @@ that file, so a corpus of hundreds of millions of tokens is never held in memory
 
 The readers of each format are this package's other modules (one per format; they see a corpus
 through :class:`~simcore.corpora.options.ReadOptions`); the one-pass sample of a big source, which
-tokenizes only what it keeps, is :func:`simcore.corpora.sampling.sample_source`. :mod:`simcore.corpora.corpus`
-re-exports this module's names.
+tokenizes only what it keeps, is :func:`simcore.corpora.sampling.sample_source`.
 """
 
 from __future__ import annotations

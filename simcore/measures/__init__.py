@@ -3,6 +3,7 @@
 Modules, each importing only those listed before it:
 
 - ``options``: :class:`MeasureOptions`, every option of every measure;
+- ``counts``: hashed n-gram counts, streamed (the basis of TVC, TVcC, TTR and JSD);
 - ``prepared``: :class:`PreparedSource`, :class:`PreparedTarget` and the :class:`Score` a measure gives;
 - ``registry``: what a measure is (:class:`Measure`, a base declaring everything about a measure:
   unit, direction, cost, family, default, settling size, size bias...) and the registry;
@@ -13,8 +14,8 @@ Modules, each importing only those listed before it:
 Adding a measure is one module (a :class:`Measure` subclass, then ``register(...)``) and one name in
 ``lookup.BUILTIN``; see CONTRIBUTING.md.
 
-:mod:`simcore.measures.uncertainty` (the bootstrap over the target's sentences) sits between ``prepared``
-and the measure modules.
+``uncertainty`` (the bootstrap over the target's sentences) sits between ``prepared`` and the
+measure modules.
 """
 
 from __future__ import annotations

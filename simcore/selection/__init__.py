@@ -8,7 +8,7 @@ top K or fraction is kept. Modules, each importing only those listed before it:
 - ``options``: the method and its options; ``pool`` and ``target``: reading the two corpora;
 - ``choosing``: stored scores and the bounded-memory cut-off; ``output``: writing a selection;
 - ``methods``: one scorer per module; ``driver``: score, choose, write;
-- ``view`` (what the page shows) and ``cli`` (``python -m simcore select``).
+- ``view`` (what the page shows); the ``select`` command is :mod:`simcore.cli.select_command`.
 
 What ``__all__`` lists is part of the public library: each function checks its arguments and raises
 only simcore's own errors (InvalidArgument for a wrong kind or range), which tests/test_public_api.py fuzzes.
