@@ -82,7 +82,9 @@ fi
 
 # simcore itself, editable (this checkout), so that `simcore ...` and `import simcore` work from any directory.
 installed=$(cd / && "$VENV/bin/python" -c "import simcore, os; print(os.path.dirname(os.path.dirname(simcore.__file__)))" 2>/dev/null || true)
-if [ "$installed" != "$ROOT" ] || [ ! -x "$VENV/bin/simcore" ]; then
+# The `simcore` script names its entry point (pyproject.toml); one written before it moved is rewritten.
+if [ "$installed" != "$ROOT" ] || [ ! -x "$VENV/bin/simcore" ] \
+    || ! "$VENV/bin/simcore" --help >/dev/null 2>&1; then
   say "installing simcore (editable) into $VENV"
   "$VENV/bin/pip" install -q --no-deps -e "$ROOT"
 fi
