@@ -5,6 +5,7 @@ English tagger on another language."""
 from __future__ import annotations
 
 import functools
+import importlib
 import itertools
 import json
 import math
@@ -37,7 +38,7 @@ def import_spacy_without_torch() -> None:
         return
     sys.modules["torch"] = None  # type: ignore[assignment]  # `import torch` raises ImportError
     try:
-        import spacy  # noqa: F401
+        importlib.import_module("spacy")
     finally:
         del sys.modules["torch"]
 
