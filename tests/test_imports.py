@@ -78,6 +78,15 @@ def test_no_import_circle():
     assert cycle is None, "import circle: " + " -> ".join(cycle or [])
 
 
+def test_the_library_does_not_import_the_command_line():
+    """simcore.cli sits on top: a library module importing it (as distributed.cluster once did for an
+    argparse type) would make every user of the library load the parser."""
+    outside = {name: sorted(m for m in deps if m == "simcore.cli" or m.startswith("simcore.cli."))
+               for name, deps in import_graph().items()
+               if not name.startswith("simcore.cli") and name not in ("simcore.__main__",)}
+    assert {name: deps for name, deps in outside.items() if deps} == {}
+
+
 def test_graph_sees_every_kind_of_import(tmp_path):
     """The graph finds circles made by late imports, type-only imports and ``from package import module``."""
     pkg = tmp_path / "simcore"
@@ -112,7 +121,7 @@ def test_graph_reads_this_repository():
 IMPORTERS = ("simcore", "dashboard", "pages", "tests", "bench", "scripts")
 PACKAGES = ("simcore", "dashboard")
 SAME_ROLE = {"options.py"}  # corpora/, measures/, selection/: each package's options, one dataclass
-REEXPORTS_LEFT = {"simcore/matrix.py"}  # its old names, going with the matrix core's rework (item 3)
+REEXPORTS_LEFT: set[str] = set()  # modules allowed to keep re-exports for now: none
 
 
 def _top_level(body: list[ast.stmt]):

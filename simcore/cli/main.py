@@ -23,7 +23,6 @@ from ..contamination.scan import OverlapOptions
 from ..contamination.verdict import OVERLAP_THRESHOLD, overlap_notes
 from ..corpora.remote import scrub
 from ..corpora.tokenize import TokenizerOptions
-from ..distributed.cluster import add_cluster_options, scheduler_address
 from ..distributed.prepare import matrix_runner
 from ..distributed.shards import add_source_glob_option, with_glob_sources
 from ..matrix.corpus_cache import corpora_in
@@ -38,6 +37,7 @@ from ..utils.option_checks import MAX_EMB_SENTENCES, MAX_KL_BUCKETS
 from ..utils.store import ArtefactStore
 from ..utils.terminal import SafeStream, terminal_text
 from . import arguments as opt
+from .cluster_options import add_cluster_options, scheduler_address
 from .decontaminate_command import add_decontaminate_command
 from .probe_command import add_probe_command
 from .select_command import add_select_command

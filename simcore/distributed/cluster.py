@@ -8,7 +8,6 @@ and have simcore, its requirements and KenLM's programs: :func:`check_workers` s
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import logging
 import os
@@ -16,7 +15,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..cli.arguments import whole_number
 from ..utils.errors import SimcoreError
 
 SCHEDULER_ENV = "SIMCORE_SCHEDULER"
@@ -24,25 +22,6 @@ CONNECT_TIMEOUT_S = 20
 
 
 MAX_LOCAL_WORKERS = 64
-_count = whole_number(1, MAX_LOCAL_WORKERS, allow_float_text=False)
-
-
-def add_cluster_options(parser: argparse.ArgumentParser) -> None:
-    """``--scheduler`` and ``--local-cluster`` (one or the other) on a command."""
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                       help=f"run on the Dask cluster at ADDRESS, e.g. tcp://host:8786 (default ${SCHEDULER_ENV})")
-    group.add_argument("--local-cluster", type=_count, default=None, metavar="N",
-                       help="start a local Dask cluster of N worker processes and run on it")
-
-
-def scheduler_address(args: argparse.Namespace) -> str | None:
-    """The scheduler to use: ``--scheduler``, else ``$SIMCORE_SCHEDULER`` unless ``--local-cluster``."""
-    if getattr(args, "local_cluster", None):
-        return None
-    return getattr(args, "scheduler", None) or os.environ.get(SCHEDULER_ENV) or None
-
-
 @contextlib.contextmanager
 def open_client(scheduler: str | None = None, local_workers: int | None = None) -> Iterator[Any]:
     """A ``distributed.Client`` on the scheduler, or on a new local cluster of ``local_workers`` processes.
