@@ -38,9 +38,11 @@ DEFAULTS = {
 }
 SCORE_DEFAULT = 500.0  # (source, target) scores a second of a measure with no record yet
 # Seconds a matrix spends outside its steps: simcore and its worker processes started, and spaCy's tagger
-# loaded when TVcC is asked for (the bundled sample: about 6 s in all, under 1 s of it in the steps).
+# loaded when TVcC is asked for: spaCy imported with PyTorch (5.4-7.0 s wall, 3.5-4.2 CPU s at load
+# 2-5) and its model loaded (about 1 s); the bundled sample's cold matrix took 18 s at load 5, of
+# which its steps' records hold about 6 s.
 STARTUP = 3.0
-TAGGER_STARTUP = 2.0
+TAGGER_STARTUP = 7.0
 T = TypeVar("T")
 KEEP = 50  # records kept per step
 LATEST = 10  # records the rate is read from
