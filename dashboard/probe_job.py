@@ -8,7 +8,6 @@ splits, uploads saved in the store) and starts a :mod:`dashboard.jobs` worker th
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from functools import partial
 
@@ -129,7 +128,7 @@ def estimate(state: AppState, caps: ProbeCaps, sources: list[str], seeds: int,
              source_tokens: int | None, target: TargetSplits | None = None) -> pace.ProbeEstimate:
     """The probe's time with its skip-gram training on each source (the sample the vectors train on: the
     form's size, else the matrix's), from this machine's stored paces; with ``target``, its splits'
-    reading and tagging too, and spaCy's import when this process has not made it yet."""
+    reading and tagging too; spaCy's import always (the job's process is a new one)."""
     from simcore.matrix.plan import comparison_size
     from simcore.measures.options import MeasureOptions
 
@@ -146,7 +145,7 @@ def estimate(state: AppState, caps: ProbeCaps, sources: list[str], seeds: int,
                                seconds_cap=caps.seconds, train_sentences=caps.train_sentences,
                                wvv_epochs=MeasureOptions().wvv_epochs,
                                splits=probe_splits(get_store(), [target], caps) if target else pace.ProbeSplits(),
-                               startup="spacy" not in sys.modules)
+                               startup=True)  # the job runs in a new process (dashboard.jobs spawns it)
 
 
 def shown_target(state: AppState, where: str | None, loaded: str | None) -> TargetSplits | None:
