@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from simcore.corpora.corpus import Corpus  # noqa: E402
-from simcore.estimates import probe_seconds  # noqa: E402
+from simcore.estimates import probe_seconds, probe_splits  # noqa: E402
 from simcore.matrix.workbench import Workbench  # noqa: E402
 from simcore.probe.config import ProbeCaps  # noqa: E402
 from simcore.probe.data import TargetSplits  # noqa: E402
@@ -49,6 +49,7 @@ def main() -> int:
     parser.add_argument("--data", default=str(SHARED))
     parser.add_argument("--cache", default=None, help="store (default: a new empty one)")
     parser.add_argument("--tokens", type=int, default=300_000, help="tokens per source sample (the vectors')")
+    parser.add_argument("--cases", default="1,2,3,4", help="which cases to run (1-based, in order)")
     args = parser.parse_args()
     data = Path(args.data)
     if not (data / "sources").is_dir():
@@ -69,22 +70,26 @@ def main() -> int:
                                                                                      epochs=10, seconds=15), 1),
     ]
     print(f"machine: {os.cpu_count()} CPU cores (shared: figures are indicative); store {root}")
-    print(f"{'case':<38} {'vectors':>8} {'runs':>6} {'estimate':>9} {'measured':>9} {'ratio':>6} "
+    print(f"{'case':<38} {'setup':>6} {'vectors':>8} {'runs':>6} {'estimate':>9} {'measured':>9} {'ratio':>6} "
           f"{'cpu':>7}  paces")
-    for label, names, caps, seeds in cases:
+    chosen_cases = {int(n) for n in args.cases.split(",")}
+    for i, (label, names, caps, seeds) in enumerate(cases, 1):
+        if i not in chosen_cases:
+            continue
         bench = Workbench(store)
         chosen = [sources[n] for n in names]
         for corpus in chosen:
             bench.tokenize(corpus)  # the dashboard reads a corpus when it is added, before any job
         est = probe_seconds(bench, chosen, seeds=seeds, epochs=caps.epochs, seconds_cap=caps.seconds,
-                            train_sentences=caps.train_sentences, source_tokens=args.tokens)
+                            train_sentences=caps.train_sentences, source_tokens=args.tokens,
+                            splits=probe_splits(store, [target], caps))
         before = _cpu()
         start = time.perf_counter()
         probe(chosen, [target], workbench=Workbench(store), caps=caps, seeds=list(range(seeds)),
               source_tokens=args.tokens)
         took = time.perf_counter() - start
         cpu = _cpu() - before
-        print(f"{label:<38} {est.vectors:>7.0f}s {est.runs:>5.0f}s {est.seconds:>8.0f}s {took:>8.0f}s "
+        print(f"{label:<38} {est.setup:>5.0f}s {est.vectors:>7.0f}s {est.runs:>5.0f}s {est.seconds:>8.0f}s {took:>8.0f}s "
               f"{est.seconds / took:>6.2f} {cpu:>6.0f}s  "
               f"{'this machine' if est.measured else 'defaults'}  load {os.getloadavg()[0]:.1f}",
               flush=True)

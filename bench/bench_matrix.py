@@ -149,10 +149,12 @@ def estimate_then_run(sources: Path, targets: Path, store: Path, out: Path, jobs
     made = time.perf_counter()
     estimate = matrix_seconds(bench, corpora_in(sources), corpora_in(targets), list(DEFAULT_MEASURES), jobs=jobs)
     made = time.perf_counter() - made
-    measured = run(["matrix", "--sources", str(sources), "--targets", str(targets), "--jobs", str(jobs), "--out",
-                    str(out)], store)["wall s"]
+    ran = run(["matrix", "--sources", str(sources), "--targets", str(targets), "--jobs", str(jobs), "--out",
+               str(out)], store)
+    measured = ran["wall s"]
     return {"paces": "this machine's" if estimate.measured else "defaults", "estimate_s": round(estimate.seconds, 1),
-            "measured_s": measured, "ratio": round(estimate.seconds / measured, 2), "estimate_took_s": round(made, 2),
+            "measured_s": measured, "ratio": round(estimate.seconds / measured, 2), "cpu_s": ran["cpu s"],
+            "load": round(os.getloadavg()[0], 1), "estimate_took_s": round(made, 2),
             "steps": ", ".join(f"{k} {v:.0f}" for k, v in estimate.steps.items() if v >= 0.5)}
 
 

@@ -35,7 +35,7 @@ from simcore.analysis.correlation import (  # noqa: E402
 from simcore.analysis.regret import regret  # noqa: E402
 from simcore.analysis.tables import read_matrix, to_long  # noqa: E402
 from simcore.corpora.corpus import Corpus  # noqa: E402
-from simcore.estimates import probe_seconds  # noqa: E402
+from simcore.estimates import probe_seconds, probe_splits  # noqa: E402
 from simcore.matrix.corpus_cache import corpora_in  # noqa: E402
 from simcore.matrix.workbench import Workbench  # noqa: E402
 from simcore.probe.config import ProbeCaps  # noqa: E402
@@ -109,7 +109,8 @@ def main() -> int:
 
     splits = [TargetSplits.from_directory(data / "targets" / name) for name in TARGETS]
     estimate = probe_seconds(bench, sources, seeds=args.seeds, epochs=caps.epochs, seconds_cap=caps.seconds,
-                             train_sentences=caps.train_sentences, source_tokens=n_tokens, targets=len(splits))
+                             train_sentences=caps.train_sentences, source_tokens=n_tokens, targets=len(splits),
+                             splits=probe_splits(bench.store, splits, caps))
     t = time.perf_counter()  # the estimate drew the vectors' samples, as the probe would have
     results = probe(sources, splits, workbench=bench, caps=caps, seeds=list(range(args.seeds)),
                     source_tokens=n_tokens, on_run=on_run)

@@ -15,6 +15,7 @@ import pandas as pd
 
 from simcore import pace
 from simcore.corpora.corpus import display_name, save_upload
+from simcore.estimates import probe_splits
 from simcore.probe.config import ProbeCaps
 from simcore.probe.data import TargetSplits
 from simcore.probe.lm_train import LMCaps
@@ -124,9 +125,10 @@ def time_bound(caps: ProbeCaps, sources: int, seeds: int) -> str:
 
 
 def estimate(state: AppState, caps: ProbeCaps, sources: list[str], seeds: int,
-             source_tokens: int | None) -> pace.ProbeEstimate:
+             source_tokens: int | None, target: TargetSplits | None = None) -> pace.ProbeEstimate:
     """The probe's time with its skip-gram training on each source (the sample the vectors train on: the
-    form's size, else the matrix's), from this machine's stored paces."""
+    form's size, else the matrix's), from this machine's stored paces; with ``target``, its splits'
+    reading and tagging too; spaCy's import always (the job's process is a new one)."""
     from simcore.matrix.plan import comparison_size
     from simcore.measures.options import MeasureOptions
 
@@ -141,7 +143,20 @@ def estimate(state: AppState, caps: ProbeCaps, sources: list[str], seeds: int,
     sample = source_tokens or (comparison_size(sizes, "wvv") if sizes else 0)
     return pace.probe_estimate(get_store(), [min(sample, n) for n in sizes], seeds=seeds, epochs=caps.epochs,
                                seconds_cap=caps.seconds, train_sentences=caps.train_sentences,
-                               wvv_epochs=MeasureOptions().wvv_epochs)
+                               wvv_epochs=MeasureOptions().wvv_epochs,
+                               splits=probe_splits(get_store(), [target], caps) if target else pace.ProbeSplits(),
+                               startup=True)  # the job runs in a new process (dashboard.jobs spawns it)
+
+
+def shown_target(state: AppState, where: str | None, loaded: str | None) -> TargetSplits | None:
+    """The loaded target the form shows, for its estimate (None for a server path or uploads, read
+    only when the probe starts, or when it cannot be read)."""
+    if where != LOADED or not loaded:
+        return None
+    try:
+        return resolve_target(state, LOADED, loaded=loaded)
+    except SimcoreError:
+        return None
 
 
 def loaded_target_dirs(state: AppState) -> list[str]:
@@ -198,7 +213,8 @@ def start_probe(state: AppState, request: ProbeRequest) -> jobs.BackgroundJob:
     task = partial(work.probe, root=str(get_store().root), sources=[state.sources[n].corpus for n in request.sources],
                    target=request.target, caps=request.caps, seeds=seed_list(request.seeds),
                    source_tokens=request.source_tokens, columns=RUN_COLUMNS)
-    expected = estimate(state, request.caps, list(request.sources), request.seeds, request.source_tokens).seconds
+    expected = estimate(state, request.caps, list(request.sources), request.seeds, request.source_tokens,
+                        request.target).seconds
     return jobs.start(state, KIND, f"NER probe ({request.runs} training runs)", task, _finished, params=request,
                       lock=bench.lock, expected=expected, on_change=_recorder(state, request))
 

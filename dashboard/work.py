@@ -17,7 +17,7 @@ from simcore.corpora.corpus import Corpus
 from simcore.corpora.tokenize import TokenizerOptions
 from simcore.distributed.cluster import scheduler_from_env
 from simcore.distributed.prepare import matrix_runner
-from simcore.estimates import probe_seconds
+from simcore.estimates import probe_seconds, probe_splits
 from simcore.matrix.workbench import Workbench
 from simcore.measures.options import MeasureOptions
 from simcore.probe.config import ProbeCaps
@@ -63,7 +63,8 @@ def probe(task: Any, root: str, sources: list[Corpus], target: TargetSplits, cap
     task.progress("sizing the sources and their vectors' samples", 0.0)
     # what is left to do, now that the store can be asked (vectors trained for the matrix are reused)
     task.expect(probe_seconds(bench, sources, seeds=len(seeds), epochs=caps.epochs, seconds_cap=caps.seconds,
-                              train_sentences=caps.train_sentences, source_tokens=source_tokens).seconds)
+                              train_sentences=caps.train_sentences, source_tokens=source_tokens,
+                              splits=probe_splits(bench.store, [target], caps)).seconds)
     return run_probe(sources, [target], workbench=bench, caps=caps, seeds=seeds,
                      source_tokens=source_tokens, progress=task.progress, on_run=on_run)
 

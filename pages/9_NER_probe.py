@@ -94,6 +94,7 @@ def probe_form() -> None:
     if state.extra.get(pj.PLAN):
         st.code(state.extra[pj.PLAN], language=None)
     shown_caps = ProbeCaps(train_sentences=int(st.session_state.get("probe_train_n") or 0) or None,
+                           test_sentences=int(st.session_state.get("probe_test_n") or 0) or None,
                            epochs=int(st.session_state.get("probe_epochs") or 1),
                            seconds=float(st.session_state.get("probe_seconds") or 5))
     shown_sources = [n for n in st.session_state.get("probe_sources") or [] if n in state.sources]
@@ -105,7 +106,9 @@ def probe_form() -> None:
                    "unless its tick is set.")
     else:
         st.caption("With these caps: " + pj.estimate(state, shown_caps, shown_sources, shown_seeds,
-                                                     int(st.session_state.get("probe_source_tokens") or 0) or None
+                                                     int(st.session_state.get("probe_source_tokens") or 0) or None,
+                                                     pj.shown_target(state, st.session_state.get("probe_where"),
+                                                                     st.session_state.get("probe_loaded"))
                                                      ).text(jobs.duration)
                    + "; " + pj.time_bound(shown_caps, len(shown_sources), shown_seeds) + " for the training runs.")
 

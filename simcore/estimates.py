@@ -8,6 +8,7 @@ The paces are :mod:`simcore.pace`'s (recorded by the steps themselves).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 from . import pace
@@ -15,16 +16,66 @@ from .corpora.corpus import Corpus
 from .matrix.plan import comparison_size, plan_matrix
 from .matrix.workbench import Workbench
 from .measures.wvv import vectors_stored
+from .probe.config import ProbeCaps
+from .probe.data import TargetSplits, read_split, stored_split_key
+from .probe.run import SAMPLE_SEED
 from .utils.errors import SimcoreError, StoreError
-from .utils.store import digest
+from .utils.store import ArtefactStore, digest
+
+
+def probe_splits(store: ArtefactStore, targets: Sequence[TargetSplits],
+                 caps: ProbeCaps = ProbeCaps()) -> pace.ProbeSplits:
+    """What the probe will read and tag of ``targets`` under ``caps``: the dev sentences each run
+    evaluates and the test sentences it tags (averaged over the targets), and the bytes of the splits
+    it reads: the test split every time, train and dev only while their docs are not stored. A target
+    whose splits cannot be read counts nothing (the probe fails its rows at once)."""
+    dev = test = size = 0
+    for target in targets:
+        try:
+            parts = ["train", "dev"] if target.dev else ["train"]
+            missing = [s for s in parts if docs_missing(store, target, s, caps)]
+            size += sum(target.corpus(s).size_bytes for s in [*missing, "test"])
+            counts = {s: split_sentences(target, s) for s in (parts[-1], "test")}
+            dev += capped(counts[parts[-1]], caps.dev_sentences if target.dev else caps.train_sentences)
+            test += capped(counts["test"], caps.test_sentences)
+        except StoreError:
+            raise
+        except SimcoreError:
+            continue
+    n = max(1, len(targets))
+    return pace.ProbeSplits(round(dev / n), round(test / n), size)
+
+
+COUNTED: dict[tuple[str, str, int], int] = {}  # (split path, split, bytes) -> sentences, read once
+
+
+def split_sentences(target: TargetSplits, split: str) -> int:
+    """The split's tagged sentences, read once per file and size (a form's estimate reruns often)."""
+    key = (str(getattr(target, split)), split, target.corpus(split).size_bytes)
+    if key not in COUNTED:
+        COUNTED[key] = len(read_split(target, split))
+    return COUNTED[key]
+
+
+def capped(count: int, limit: int | None) -> int:
+    """``count`` sentences under a cap of ``limit`` (None: no cap)."""
+    return count if limit is None else min(count, limit)
+
+
+def docs_missing(store: ArtefactStore, target: TargetSplits, split: str, caps: ProbeCaps) -> bool:
+    """Whether the split's spaCy docs under ``caps`` are still to build."""
+    limit = caps.dev_sentences if split == "dev" else caps.train_sentences
+    return store.get("probe-docs", stored_split_key(target, split, limit, SAMPLE_SEED)) is None
 
 
 def probe_seconds(bench: Workbench, sources: Sequence[Corpus], *, seeds: int, epochs: int, seconds_cap: float,
                   train_sentences: int | None, source_tokens: int | None = None,
-                  targets: int = 1) -> pace.ProbeEstimate:
+                  targets: int = 1, splits: pace.ProbeSplits = pace.ProbeSplits()) -> pace.ProbeEstimate:
     """The probe's estimate (see :func:`simcore.pace.probe_estimate`) counting only the vectors still to
     train: the sample each source's vectors train on is the probe's (``source_tokens``, else the size
-    the matrix compares sources at), drawn here as the probe would draw it (and stored for it)."""
+    the matrix compares sources at), drawn here as the probe would draw it (and stored for it).
+    ``splits`` (:func:`probe_splits`) counts the targets' reading and tagging; spaCy's import is
+    counted when this process has not imported it yet (the probe runs where its estimate is made)."""
     sizes: dict[str, int] = {}
     for corpus in sources:
         try:
@@ -48,11 +99,12 @@ def probe_seconds(bench: Workbench, sources: Sequence[Corpus], *, seeds: int, ep
             to_train.append(prepared.sample.n_tokens)
     estimate = pace.probe_estimate(bench.store, to_train, seeds=seeds, epochs=epochs, seconds_cap=seconds_cap,
                                    train_sentences=train_sentences, wvv_epochs=bench.options.wvv_epochs,
-                                   targets=targets)
+                                   targets=targets, splits=splits, startup="spacy" not in sys.modules)
     # every source still counts its runs; only the vectors already stored take no time
     runs = (1 + len(sources)) * max(1, seeds) * max(1, targets)
     per_run = estimate.runs / estimate.count if estimate.count else 0.0
-    return pace.ProbeEstimate(estimate.vectors, runs * per_run, runs, len(to_train), estimate.measured)
+    return pace.ProbeEstimate(estimate.vectors, runs * per_run, runs, len(to_train), estimate.measured,
+                              estimate.setup)
 
 
 BYTES_PER_TOKEN = 5.5  # a corpus not read yet: its tokens guessed from its bytes (English text with markup)

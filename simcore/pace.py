@@ -22,7 +22,15 @@ from .utils.store import ArtefactStore
 # Units a second on a shared 2-core machine, recorded by bench/bench_estimates.py (600,000 and 170-250).
 DEFAULTS = {
     "skipgram": 500_000.0,  # tokens × epochs a second, one thread (wvv_workers=1)
-    "probe-epoch": 150.0,  # train sentences × epochs a second for the probe's spaCy tagger
+    # train sentences × epochs a second for the probe's spaCy tagger, its scheduled dev evaluations
+    # included as the recorded pace includes them (bench/bench_estimates.py's profile, wetlab_wlp,
+    # 300 sentences × 3 epochs, 20 s a run at load 2.5: 45 with evaluations, 70 without)
+    "probe-epoch": 60.0,
+    # sentences a second a probe's tagger evaluates (the dev split) or tags (the test split): 500 dev
+    # sentences in 2.2-2.4 s, 2,813 test sentences in 8.2-11.7 s (same profile)
+    "probe-tagging": 250.0,
+    # target split bytes a second read and converted to spaCy's docs (2.5 MB in 3.7-5.3 s, same profile)
+    "probe-splits": 500_000.0,
     # the matrix's slow steps (bench/bench_matrix.py --estimates on a shared 2-core machine)
     "tokenize": 3_000_000.0,  # corpus bytes a second, read and tokenized into the store
     "kenlm": 65_000.0,  # sample tokens a second, KenLM's lmplz and build_binary (small samples: its start-up)
@@ -30,9 +38,11 @@ DEFAULTS = {
 }
 SCORE_DEFAULT = 500.0  # (source, target) scores a second of a measure with no record yet
 # Seconds a matrix spends outside its steps: simcore and its worker processes started, and spaCy's tagger
-# loaded when TVcC is asked for (the bundled sample: about 6 s in all, under 1 s of it in the steps).
+# loaded when TVcC is asked for: spaCy imported with PyTorch (5.4-7.0 s wall, 3.5-4.2 CPU s at load
+# 2-5) and its model loaded (about 1 s); the bundled sample's cold matrix took 18 s at load 5, of
+# which its steps' records hold about 6 s.
 STARTUP = 3.0
-TAGGER_STARTUP = 2.0
+TAGGER_STARTUP = 7.0
 T = TypeVar("T")
 KEEP = 50  # records kept per step
 LATEST = 10  # records the rate is read from
@@ -119,7 +129,11 @@ class MatrixEstimate:
         return f"about {span(self.seconds)} ({', '.join(parts)}), at {where}"
 
 
-RUN_OVERHEAD = 5.0  # seconds a probe run spends outside its epochs (spaCy and the vectors loaded, test scored)
+# Seconds a probe run spends outside its epochs and its splits' tagging: the pipeline built and the
+# vectors loaded (1.2-1.5 s without vectors in the same profile).
+RUN_OVERHEAD = 2.0
+# Seconds to import spaCy with PyTorch, once per process (5.4-7.0 s wall, 3.5-4.2 CPU s, same profile).
+PROBE_STARTUP = 6.0
 
 
 @dataclass(frozen=True)
@@ -131,31 +145,54 @@ class ProbeEstimate:
     count: int  # training runs
     sources: int  # sources whose vectors are counted
     measured: bool  # both paces are this machine's own
+    setup: float = 0.0  # seconds before the runs: spaCy imported, the target's splits read and converted
 
     @property
     def seconds(self) -> float:
-        return self.vectors + self.runs
+        return self.setup + self.vectors + self.runs
 
     def text(self, span: Callable[[float], str] = lambda s: f"{s:,.0f} s") -> str:
         where = "this machine's pace" if self.measured else "the pace of a 2-core machine"
         return (f"about {span(self.seconds)}: skip-gram vectors for {self.sources} source"
                 f"{'s' if self.sources != 1 else ''} (about {span(self.vectors)}) and {self.count} training run"
-                f"{'s' if self.count != 1 else ''} (about {span(self.runs)}), at {where}; less for vectors and "
-                "runs already stored")
+                f"{'s' if self.count != 1 else ''} (about {span(self.runs)})"
+                + (f", spaCy and the target's splits loaded (about {span(self.setup)})" if self.setup >= 0.5
+                   else "")
+                + f", at {where}; less for vectors and runs already stored")
+
+
+@dataclass(frozen=True)
+class ProbeSplits:
+    """What a probe reads and tags of its targets: sentences each run evaluates (dev, after a time cap
+    stops it) and tags (test), averaged over the targets, and the split bytes still to read and
+    convert (summed over the targets)."""
+
+    dev_sentences: int = 0
+    test_sentences: int = 0
+    split_bytes: int = 0
 
 
 def probe_estimate(store: ArtefactStore | None, source_tokens: list[int], *, seeds: int, epochs: int,
                    seconds_cap: float, train_sentences: int | None, wvv_epochs: int = 5,
-                   targets: int = 1) -> ProbeEstimate:
+                   targets: int = 1, splits: ProbeSplits = ProbeSplits(),
+                   startup: bool = False) -> ProbeEstimate:
     """The probe's time from this machine's paces: each source's skip-gram training on its sample
-    (``source_tokens``: the sample sizes) and (1 + sources) × seeds × targets tagger runs, each the
-    shorter of its epochs at the recorded pace and its time cap, plus its start-up. With no train cap
-    (``None``) a run is counted at its time cap."""
+    (``source_tokens``: the sample sizes) and (1 + sources) × seeds × targets tagger runs, plus what
+    ``splits`` says is read and tagged, plus spaCy's import when ``startup`` (a process without it).
+
+    A run is its start-up (:data:`RUN_OVERHEAD`), its epochs at the recorded pace (which counts the
+    scheduled dev evaluations) or, when those would pass the time cap, the cap and one more dev
+    evaluation (the loop stops only then), and the test split tagged. With no train cap (``None``)
+    a run is counted at its time cap."""
     skipgram, own_vectors = rate(store, "skipgram")
-    tagging, own_runs = rate(store, "probe-epoch")
+    training_pace, own_runs = rate(store, "probe-epoch")
+    tagging, _ = rate(store, "probe-tagging")
+    reading, _ = rate(store, "probe-splits")
     vectors = sum(max(0, int(n)) * max(1, int(wvv_epochs)) for n in source_tokens) / skipgram
     count = (1 + len(source_tokens)) * max(1, int(seeds)) * max(1, int(targets))
-    training = float(seconds_cap) if train_sentences is None else min(
-        float(seconds_cap), int(train_sentences) * max(1, int(epochs)) / tagging)
-    return ProbeEstimate(vectors, count * (training + RUN_OVERHEAD), count, len(source_tokens),
-                         own_vectors and own_runs)
+    capped = float(seconds_cap) + splits.dev_sentences / tagging
+    training = capped if train_sentences is None else min(
+        capped, int(train_sentences) * max(1, int(epochs)) / training_pace)
+    per_run = RUN_OVERHEAD + training + splits.test_sentences / tagging
+    setup = (PROBE_STARTUP if startup else 0.0) + splits.split_bytes / reading
+    return ProbeEstimate(vectors, count * per_run, count, len(source_tokens), own_vectors and own_runs, setup)

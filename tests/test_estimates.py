@@ -68,3 +68,33 @@ def test_a_matrix_estimate_shares_its_steps_over_the_processes_but_not_its_start
     steps = {"start-up": 5.0, "tokenize": 4.0, "kenlm": 6.0, "skipgram": 0.0, "tagging": 2.0, "scoring": 8.0}
     assert MatrixEstimate(steps, 10, True).seconds == 25.0  # 5 + 20, one process
     assert MatrixEstimate(steps, 10, True, processes=2).seconds == 15.0  # 5 + 20 / 2
+
+
+def _conll(path, sentences: int) -> None:
+    path.write_text("".join(f"Mix{i} O\nbuffer B-Reagent\n\n" for i in range(sentences)))
+
+
+def test_a_probe_estimate_counts_the_targets_splits_as_the_probe_reads_them(store, tmp_path):
+    """Issue 37 item 3: the dev sentences each run evaluates (capped), the test sentences it tags, and the
+    split bytes to read: all three splits before their docs are stored, then the test split alone."""
+    from simcore.estimates import probe_splits
+    from simcore.probe.config import ProbeCaps
+    from simcore.probe.data import TargetSplits, stored_split
+    from simcore.probe.run import SAMPLE_SEED
+
+    folder = tmp_path / "lab"
+    folder.mkdir()
+    for split, n in (("train", 6), ("dev", 4), ("test", 5)):
+        _conll(folder / f"{split}.conll", n)
+    target = TargetSplits.from_directory(folder)
+    caps = ProbeCaps(train_sentences=3, dev_sentences=2, test_sentences=None)
+    every = sum((folder / f"{s}.conll").stat().st_size for s in ("train", "dev", "test"))
+    assert probe_splits(store, [target], caps) == pace.ProbeSplits(2, 5, every)
+    stored_split(target, "train", 3, SAMPLE_SEED, store)
+    stored_split(target, "dev", 2, SAMPLE_SEED, store)
+    test_bytes = (folder / "test.conll").stat().st_size
+    assert probe_splits(store, [target], caps) == pace.ProbeSplits(2, 5, test_bytes)
+    # a test cap counts; without a dev split the probe evaluates on its train docs (3 here, capped)
+    (folder / "dev.conll").unlink()
+    assert probe_splits(store, [TargetSplits.from_directory(folder)], ProbeCaps(
+        train_sentences=3, test_sentences=4)) == pace.ProbeSplits(3, 4, test_bytes)

@@ -57,3 +57,24 @@ def test_the_probe_estimate_counts_vector_training_and_every_run(store):
     capped = pace.probe_estimate(store, [200_000], seeds=1, epochs=100, seconds_cap=5, train_sentences=500)
     assert capped.runs == pytest.approx(2 * (5 + pace.RUN_OVERHEAD))  # the time cap bounds each run
     assert "skip-gram vectors for 1 source" in capped.text()
+
+
+def test_the_probe_estimate_counts_the_splits_tagging_reading_and_spacys_start_up(store):
+    """Issue 37 item 3, worked by hand: 2 runs (a baseline and one source, one seed), each its start-up,
+    its training and its 400 test sentences tagged at 100 a second; a run the time cap stops also
+    evaluates its 200 dev sentences once more; 3,000 split bytes read at 1,000 a second."""
+    for step, units in (("skipgram", 100_000), ("probe-epoch", 50), ("probe-tagging", 100),
+                        ("probe-splits", 1000)):
+        pace.record(store, step, units, 1.0)
+    splits = pace.ProbeSplits(dev_sentences=200, test_sentences=400, split_bytes=3000)
+    est = pace.probe_estimate(store, [100_000], seeds=1, epochs=3, seconds_cap=60, train_sentences=500,
+                              wvv_epochs=5, splits=splits, startup=True)
+    assert est.vectors == pytest.approx(5.0)  # 100,000 × 5 / 100,000
+    assert est.runs == pytest.approx(2 * (pace.RUN_OVERHEAD + 30 + 4))  # 1,500 / 50 = 30 s under the cap
+    assert est.setup == pytest.approx(pace.PROBE_STARTUP + 3)
+    assert est.seconds == pytest.approx(est.setup + 5 + est.runs)
+    capped = pace.probe_estimate(store, [100_000], seeds=1, epochs=3, seconds_cap=10, train_sentences=500,
+                                 splits=splits)
+    assert capped.runs == pytest.approx(2 * (pace.RUN_OVERHEAD + 10 + 2 + 4))  # cap, one dev pass, test
+    assert capped.setup == pytest.approx(3)  # spaCy already imported: only the splits
+    assert "spaCy and the target's splits loaded" in capped.text()

@@ -161,10 +161,15 @@ class StoredSplit:
     entities: int
 
 
+def stored_split_key(splits: TargetSplits, split: str, limit: int | None, seed: int) -> str:
+    """The store key of the split's ``docs.spacy`` under this cap (estimates ask whether it is built)."""
+    return digest("probe-docs", splits.fingerprint(split), limit, seed)
+
+
 def stored_split(splits: TargetSplits, split: str, limit: int | None, seed: int,
                  store: ArtefactStore) -> StoredSplit:
     """The split, capped to ``limit`` sentences, as ``docs.spacy`` (built once per file and cap)."""
-    key = digest("probe-docs", splits.fingerprint(split), limit, seed)
+    key = stored_split_key(splits, split, limit, seed)
 
     def build(out: Path) -> dict[str, Any]:
         import spacy
