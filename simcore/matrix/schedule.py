@@ -328,9 +328,8 @@ def tokenize_in_processes(cache: CorpusCache, sources: list[Corpus], targets: li
         whole.append((c, role))
     if len(whole) + sum(p.left for p in passes) < 2:
         return False
+    # the targets' indexes, built here (a target not yet in the store is tokenized here for it)
     scan = piece_scan(cache, targets, overlap) if passes and overlap is not None else None
-    if scan is not None:  # the targets were tokenized here, for their indexes
-        whole = [(c, role) for c, role in whole if role == "source" or not cache.in_store(c)]
     whole.sort(key=lambda item: _tokens_hint(item[0]), reverse=True)
     method = "fork" if threading.active_count() == 1 else "spawn"
     config = (str(cache.store.root), cache.tokenizer, cache.options, cache.raw_keys_by_name())
