@@ -382,3 +382,35 @@ def test_an_unreadable_source_is_reported_as_without_a_cluster(client, tmp_path)
         assert got == expected and "broken" in got
     else:
         pd.testing.assert_frame_equal(expected, got)
+
+
+def test_a_large_source_s_overlap_is_scanned_by_the_workers_in_their_pass(client, tmp_path, monkeypatch):
+    """The overlap of a large source with the targets is scanned in the workers' one pass over its
+    shards and stored there: the process assembling the table reads none of it again (whole reads of
+    its files are counted here), and the values are one process's."""
+    monkeypatch.setattr("simcore.matrix.corpus_cache.STREAM_MIN_BYTES", 0)
+    held = tmp_path / "held"
+    held.mkdir()
+    lines = (SAMPLE_DATA / "sources" / "news.txt").read_text(encoding="utf-8").splitlines(keepends=True)
+    rows = (SAMPLE_DATA / "targets" / "news_ner.conll").read_text(encoding="utf-8").split("\n\n")
+    sentences = [" ".join(r.split()[0] for r in block.splitlines() if r.strip()) for block in rows[::5]]
+    (held / "part-0.txt").write_text("".join(lines[: len(lines) // 2]), encoding="utf-8")
+    (held / "part-1.txt").write_text("".join(lines[len(lines) // 2:]) + "\n".join(sentences) + "\n",
+                                     encoding="utf-8")
+    sources = [Corpus.from_path(held)]
+    targets = [Corpus.from_path(SAMPLE_DATA / "targets" / "news_ner.conll")]
+    columns = ["source", "overlap_test", "overlap_all", "overlap_ngram"]
+    expected = Workbench(ArtefactStore(tmp_path / "a")).matrix(sources, targets, ["jsd"])
+    assert expected["overlap_all"].iloc[0] > 0  # the injected sentences are found
+    original = Corpus.units
+    reads: list[str] = []
+
+    def counted(self, *args, **kwargs):
+        yield from original(self, *args, **kwargs)  # counted when read to its end (a whole read)
+        if self.name == "held":
+            reads.extend(f.name for f in self.files)
+
+    monkeypatch.setattr(Corpus, "units", counted)  # here only: the workers are processes of their own
+    got = cluster_matrix(client, Workbench(ArtefactStore(tmp_path / "b")), sources, targets, ["jsd"])
+    assert reads == []
+    pd.testing.assert_frame_equal(expected[columns], got[columns])

@@ -351,3 +351,44 @@ def test_the_cheap_test_finds_runs_of_every_length_at_every_alignment():
         assert scanner.result() == brute
         assert all(index.held(brute))  # every sentence, long or short, is found in its own line
         assert scanner.every_unit == (n == 2)
+
+
+def test_a_large_source_in_two_processes_is_read_once(injected, shared_data, tmp_path, monkeypatch):
+    """--jobs 2: the overlap is scanned in the pieces' own read of a large source (a folder of three
+    shards, each read by a worker process), so every shard is read once, and the values are the
+    serial run's. Whole reads are counted (a file read to its end; the language is guessed from the
+    first lines), in a file, since the pieces are read in other processes."""
+    import simcore.matrix.schedule as schedule
+
+    root, n_test, expected = injected
+    lines = (root / "dirty.txt").read_text(encoding="utf-8").splitlines()
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    third = -(-len(lines) // 3)
+    for k in range(3):
+        (shards / f"part-{k}.txt").write_text("\n".join(lines[k * third:(k + 1) * third]) + "\n",
+                                              encoding="utf-8")
+    monkeypatch.setattr(corpus_cache, "STREAM_MIN_BYTES", 1)  # sampled in one streaming pass, in pieces
+    monkeypatch.setattr(schedule, "PARALLEL_MIN_BYTES", 1)  # read in processes however small
+    original = Corpus.units
+
+    def counted(self, *args, **kwargs):
+        yield from original(self, *args, **kwargs)
+        if self.name == "shards":
+            with open(tmp_path / "reads.log", "a", encoding="utf-8") as log:
+                log.write("".join(f"{f.name}\n" for f in self.files))
+
+    monkeypatch.setattr(Corpus, "units", counted)
+    target = [Corpus.from_path(shared_data / "targets" / "conll2003")]
+    tables, reads = {}, {}
+    for jobs in (1, 2):
+        (tmp_path / "reads.log").write_text("", encoding="utf-8")
+        tables[jobs] = Workbench(ArtefactStore(tmp_path / f"store{jobs}")).matrix(
+            [Corpus.from_path(shards)], target, ["jsd"], jobs=jobs)
+        reads[jobs] = sorted((tmp_path / "reads.log").read_text(encoding="utf-8").split())
+    shard_names = ["part-0.txt", "part-1.txt", "part-2.txt"]
+    assert reads[1] == shard_names  # one process: the scan rides on the sampling pass
+    assert reads[2] == shard_names  # two: on the pieces' reads in the workers, none again here
+    columns = ["source", "overlap_test", "overlap_all", "overlap_ngram"]
+    pd.testing.assert_frame_equal(tables[1][columns], tables[2][columns])
+    assert tables[2]["overlap_test"].iloc[0] == pytest.approx(expected / n_test)

@@ -6,6 +6,11 @@ with the scanner watching every unit), so the source is read once. Only when tha
 remembered from an earlier run and a new target comes is the source read again, by the scanner
 alone. Each (source, target) result is stored under both fingerprints, the n-gram and the
 tokenizer options, like any other artefact: a second run reads it back.
+
+When the pass runs in pieces in other processes (``--jobs``) or on Dask workers, each piece's task
+scans its units (:class:`PieceScan`, :func:`piece_scanner`), the hits are merged by union, and the
+results are stored under the pass's fingerprint (:func:`store_scan`): :func:`source_overlaps` then
+reads them back instead of reading the source again.
 """
 
 from __future__ import annotations
@@ -17,9 +22,10 @@ from typing import Any
 
 from ..corpora.corpus import Corpus, unit_tokenizer
 from ..corpora.sampling import remembered_pass, sample_source
+from ..corpora.tokenize import TokenizerOptions
 from ..matrix.corpus_cache import STREAM_SIZES
 from ..utils.errors import SimcoreError, StoreError
-from ..utils.store import digest
+from ..utils.store import ArtefactStore, digest
 from .ngrams import (
     MIN_CHARS_CUT,
     MIN_WORDS,
@@ -73,9 +79,26 @@ def target_index(cache: Any, target: Corpus, options: OverlapOptions) -> TargetI
     return memo[key]
 
 
-def _key(source_fingerprint: str, target_fingerprint: str, index: TargetIndex, cache: Any) -> str:
+def _key(source_fingerprint: str, target_fingerprint: str, index: TargetIndex,
+         tokenizer: TokenizerOptions) -> str:
     return digest("overlap", OVERLAP_VERSION, source_fingerprint, target_fingerprint, index.n, index.min_words,
-                  cache.tokenizer.as_dict())
+                  tokenizer.as_dict())
+
+
+def _readable_indexes(cache: Any, targets: Sequence[Corpus],
+                      options: OverlapOptions) -> tuple[dict[str, TargetIndex], dict[str, str]]:
+    """The index and the fingerprint of each target that can be read (the others' cells say why)."""
+    indexes: dict[str, TargetIndex] = {}
+    target_prints: dict[str, str] = {}
+    for t in targets:
+        try:
+            indexes[t.name] = target_index(cache, t, options)
+            target_prints[t.name] = cache.tokenize(t).fingerprint
+        except StoreError:
+            raise
+        except SimcoreError:
+            continue
+    return indexes, target_prints
 
 
 def _result(index: TargetIndex, hits: set[int], chars: bool) -> Overlap:
@@ -88,17 +111,7 @@ def source_overlaps(cache: Any, source: Corpus, targets: Sequence[Corpus], optio
                     progress: Progress = lambda m, f: None, samples: int = 1) -> dict[str, Overlap]:
     """Overlap of ``source`` with each readable target (by name); stored, read back when stored.
     ``samples``: the sample count of the matrix, so a large source's pass here is the one it remembers."""
-    chars = cache.tokenizer.chars
-    indexes: dict[str, TargetIndex] = {}
-    target_prints: dict[str, str] = {}
-    for t in targets:
-        try:
-            indexes[t.name] = target_index(cache, t, options)
-            target_prints[t.name] = cache.tokenize(t).fingerprint
-        except StoreError:
-            raise
-        except SimcoreError:
-            continue  # the target's own cells say why
+    indexes, target_prints = _readable_indexes(cache, targets, options)
     if not indexes:
         return {}
     streams = cache.streams(source)
@@ -110,7 +123,7 @@ def source_overlaps(cache: Any, source: Corpus, targets: Sequence[Corpus], optio
     out: dict[str, Overlap] = {}
     missing = []
     for name, index in indexes.items():
-        record = (cache.store.get_json("overlap", _key(fingerprint, target_prints[name], index, cache))
+        record = (cache.store.get_json("overlap", _key(fingerprint, target_prints[name], index, cache.tokenizer))
                   if fingerprint else None)
         if record is not None:
             out[name] = Overlap(**{**record, "overlap_test": _num(record["overlap_test"]),
@@ -134,12 +147,63 @@ def source_overlaps(cache: Any, source: Corpus, targets: Sequence[Corpus], optio
                 pass
     hits = scanner.result()
     for name in missing:
-        result = _result(indexes[name], hits, chars)
-        cache.store.put_json("overlap", _key(fingerprint, target_prints[name], indexes[name], cache),
-                             {**result.as_dict(), "overlap_test": _json(result.overlap_test),
-                              "overlap_all": _json(result.overlap_all)})
-        out[name] = result
+        out[name] = _put(cache.store, cache.tokenizer, fingerprint, target_prints[name], indexes[name], hits)
     return out
+
+
+def _put(store: ArtefactStore, tokenizer: TokenizerOptions, fingerprint: str, target_print: str,
+         index: TargetIndex, hits: set[int]) -> Overlap:
+    """One pair's result from the keys the source holds, stored under both fingerprints."""
+    result = _result(index, hits, tokenizer.chars)
+    store.put_json("overlap", _key(fingerprint, target_print, index, tokenizer),
+                   {**result.as_dict(), "overlap_test": _json(result.overlap_test),
+                    "overlap_all": _json(result.overlap_all)})
+    return result
+
+
+@dataclass(frozen=True)
+class PieceScan:
+    """The targets a large source's pieces are scanned against in other processes (it pickles):
+    their indexes and fingerprints, and the tokenizer options of the run."""
+
+    indexes: tuple[TargetIndex, ...]
+    target_prints: tuple[str, ...]
+    tokenizer: TokenizerOptions
+    key: str  # names the scan in a process's memo of built scanners
+
+
+def piece_scan(cache: Any, targets: Sequence[Corpus], options: OverlapOptions) -> PieceScan | None:
+    """What the pieces of a source's pass need to scan for ``targets`` (those that can be read; the
+    targets are tokenized here if they are not yet); None when none can be read."""
+    indexes, prints = _readable_indexes(cache, targets, options)
+    if not indexes:
+        return None
+    names = list(indexes)
+    key = digest("piece-scan", OVERLAP_VERSION, [prints[n] for n in names],
+                 [(indexes[n].n, indexes[n].min_words) for n in names], cache.tokenizer.as_dict())
+    return PieceScan(tuple(indexes[n] for n in names), tuple(prints[n] for n in names), cache.tokenizer, key)
+
+
+_SCANNERS: dict[tuple[str, str, str], Scanner] = {}
+
+
+def piece_scanner(scan: PieceScan, source: Corpus) -> Scanner:
+    """A scanner for one piece of ``source``, its ``hits`` empty; its tables are built once a process."""
+    key = (scan.key, source.name, source.segmenter().name)
+    if key not in _SCANNERS:
+        _SCANNERS.clear()  # one scan at a time: the tables are large
+        _SCANNERS[key] = Scanner(scan.indexes, unit_tokenizer(source.segmenter(), scan.tokenizer))
+    scanner = _SCANNERS[key]
+    scanner.flush()  # a piece that failed may have left units in the batch
+    scanner.hits = set()
+    return scanner
+
+
+def store_scan(store: ArtefactStore, scan: PieceScan, fingerprint: str, hits: set[int]) -> None:
+    """The overlap of a source whose pass (fingerprint ``fingerprint``) was read in pieces, from the
+    union of the pieces' hits: stored as :func:`source_overlaps` stores it, so it reads it back."""
+    for index, target_print in zip(scan.indexes, scan.target_prints):
+        _put(store, scan.tokenizer, fingerprint, target_print, index, hits)
 
 
 def _json(value: float) -> float | None:

@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..contamination.scan import OverlapOptions, piece_scan
 from ..corpora.corpus import Corpus, TokenizedCorpus
 from ..matrix.corpus_cache import STREAM_SIZES, CorpusCache
 from ..matrix.plan import DEFAULT_MEASURES, plan_matrix
@@ -141,7 +142,7 @@ def cluster_matrix(
     progress(f"running on {workers} Dask workers", 0.0)
     tracker = Tracker(client, progress, (0.0, CLUSTER_SHARE))
     _run(tracker, bench.cache, settings, list(sources), list(targets), names, samples, sample_tokens,
-         compute_noise)
+         compute_noise, bench.overlap_options)
 
     def local(message: str, fraction: float) -> None:
         progress(message, CLUSTER_SHARE + (1 - CLUSTER_SHARE) * fraction)
@@ -163,16 +164,21 @@ def matrix_runner(bench: Any, scheduler: str | None = None, local_workers: int |
 
 
 def _run(tracker: Tracker, bench: CorpusCache, settings: Settings, sources: list[Corpus], targets: list[Corpus],
-         names: list[str], samples: int, sample_tokens: int | None, compute_noise: bool = False) -> None:
+         names: list[str], samples: int, sample_tokens: int | None, compute_noise: bool = False,
+         overlap: OverlapOptions | None = None) -> None:
     """Everything but the assembly; a corpus that cannot be read is left to the assembly, which
     reports it exactly as it does without a cluster.
 
     A large source (:meth:`CorpusCache.streams`) is never tokenized whole: its shards are read by the
     workers in one streaming pass for the ladder :meth:`CorpusCache.size` asks for, which the store
     remembers, so the assembly reads nothing of it again; its samples are the start of that pass's.
+    With ``overlap``, the same pass scans it for the targets' n-grams (their indexes built here) and
+    stores the overlap, which the assembly reads back.
     """
     streamed = {c.name: c for c in sources if bench.streams(c)}
-    passes = {name: stream_sample_sharded(tracker, settings, c, STREAM_SIZES, samples) for name, c in streamed.items()}
+    scan = piece_scan(bench, targets, overlap) if streamed and overlap is not None else None
+    passes = {name: stream_sample_sharded(tracker, settings, c, STREAM_SIZES, samples, scan)
+              for name, c in streamed.items()}
     sharded_sources = [tokenize_sharded(tracker, settings, c) for c in sources if c.name not in streamed]
     sharded_targets = [tokenize_sharded(tracker, settings, c) for c in targets]
     readable = [(s, t) for s, t in zip(sharded_sources, tracker.wait([s.joined for s in sharded_sources]))

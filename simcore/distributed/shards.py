@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ..contamination.scan import PieceScan, piece_scanner, store_scan
 from ..corpora.corpus import (
     Corpus,
     TokenizedCorpus,
@@ -183,37 +184,57 @@ MERGE_FAN_IN = 4
 TASKS_PER_WORKER = 2
 
 
+@dataclass
+class Scanned:
+    """Some pieces' candidates, with the target keys their units hold (the overlap scanned in the same
+    read; empty when no scan was asked for)."""
+
+    found: Candidates
+    hits: set[int] = field(default_factory=set)
+
+
 @_guarded
 def shard_candidates_task(corpus: Corpus, work: list[tuple[Path, int, int]], target: int, samples: int,
-                          seed: int) -> Candidates:
+                          seed: int, scan: PieceScan | None = None) -> Scanned:
     """Several pieces read in turn into one set of candidates: what leaves the worker is at most the
-    largest sample's worth of units, however many pieces it read."""
+    largest sample's worth of units, however many pieces it read; with ``scan``, each unit is also
+    tested for the targets' n-grams on the way."""
     merged = Candidates(target, samples, seed)
+    scanner = piece_scanner(scan, corpus) if scan is not None else None
     for file, start, end in work:
-        merged.merge(shard_candidates(corpus, file, target, samples, seed, span=(start, end)))
-    return merged
+        merged.merge(shard_candidates(corpus, file, target, samples, seed, span=(start, end),
+                                      watch=scanner.watch if scanner is not None else None))
+    return Scanned(merged, scanner.result() if scanner is not None else set())
 
 
 @_guarded
-def merge_candidates(*parts: Candidates) -> Candidates:
-    """Parts in file order merged: what one process reading those files in turn keeps."""
-    merged = Candidates(parts[0].target, parts[0].samples, parts[0].seed)
+def merge_candidates(*parts: Scanned) -> Scanned:
+    """Parts in file order merged: what one process reading those files in turn keeps (hits: the union)."""
+    first = parts[0].found
+    merged = Scanned(Candidates(first.target, first.samples, first.seed))
     for part in parts:
-        merged.merge(part)
+        merged.found.merge(part.found)
+        merged.hits |= part.hits
     return merged
 
 
 @_guarded
 def draw_stream_samples(settings: Settings, corpus: Corpus, sizes: tuple[int, ...],
-                        found: Candidates) -> StreamSamples:
+                        scanned: Scanned, scan: PieceScan | None = None) -> StreamSamples:
+    """The samples drawn from the merged candidates and the pass remembered; with ``scan``, the overlap
+    of the source with its targets stored under the pass's fingerprint (so nothing reads it again)."""
+    found = scanned.found
     result = draw_samples(corpus, found, sizes, settings.store, settings.tokenizer)
     remember_pass(corpus, result, found.samples, found.seed, settings.store, settings.tokenizer)
+    if scan is not None:
+        store_scan(settings.store, scan, result.fingerprint, scanned.hits)
     return result
 
 
 def stream_sample_sharded(tracker: Tracker, settings: Settings, corpus: Corpus, sizes: Sequence[int],
-                          samples: int) -> Any:
-    """Submit the one-pass sample of ``corpus`` (a future of :class:`StreamSamples`, or of Failed)."""
+                          samples: int, scan: PieceScan | None = None) -> Any:
+    """Submit the one-pass sample of ``corpus`` (a future of :class:`StreamSamples`, or of Failed); with
+    ``scan``, its overlap with the targets is scanned in the same read and stored."""
     sizes = tuple(sorted(set(sizes)))
     seed = settings.options.seed
     work = pieces(corpus)  # a large plain file in line-aligned byte ranges, as one process reads it
@@ -221,13 +242,13 @@ def stream_sample_sharded(tracker: Tracker, settings: Settings, corpus: Corpus, 
     groups = min(len(work), TASKS_PER_WORKER * workers)
     bounds = [len(work) * g // groups for g in range(groups + 1)]
     level = [tracker.submit("candidates", f"read {corpus.name} pieces {a + 1}-{b} of {len(work)}",
-                            shard_candidates_task, corpus, work[a:b], sizes[-1], samples, seed)
+                            shard_candidates_task, corpus, work[a:b], sizes[-1], samples, seed, scan)
              for a, b in zip(bounds[:-1], bounds[1:])]
     while len(level) > 1:
         level = [tracker.submit("merge", f"merged {corpus.name} candidates", merge_candidates,
                                 *level[i:i + MERGE_FAN_IN]) for i in range(0, len(level), MERGE_FAN_IN)]
     return tracker.submit("draw", f"drew the samples of {corpus.name}", draw_stream_samples,
-                          settings, corpus, sizes, level[0])
+                          settings, corpus, sizes, level[0], scan)
 
 
 def sample_source_on_cluster(client: Any, settings: Settings, corpus: Corpus, sizes: Sequence[int], samples: int,

@@ -18,6 +18,7 @@ from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from dataclasses import dataclass
 from typing import Any
 
+from ..contamination.scan import OverlapOptions, PieceScan, piece_scan, piece_scanner, store_scan
 from ..corpora.corpus import Corpus
 from ..corpora.sampling import Candidates, Piece, draw_samples, pieces, remember_pass, remembered_pass, shard_candidates
 from ..corpora.tokenize import TokenizerOptions
@@ -117,24 +118,31 @@ def _read_in_worker(config: Any, corpus: Corpus, source: bool, samples: int) -> 
 
 
 def _piece_in_worker(corpus: Corpus, piece: Piece, target: int, samples: int, seed: int,
-                     ceilings: list[int] | None) -> Candidates | None:
-    """One piece of a large source's streaming pass (a shard, or a byte range of a large file); None when it
+                     ceilings: list[int] | None,
+                     scan: PieceScan | None = None) -> tuple[Candidates, set[int]] | None:
+    """One piece of a large source's streaming pass (a shard, or a byte range of a large file), with the
+    target keys its units hold when ``scan`` is given (the overlap scanned in the same read); None when it
     cannot be read (the source's pass is then left to the parent, which says why)."""
     file, start, end = piece
+    scanner = piece_scanner(scan, corpus) if scan is not None else None
     try:
-        return shard_candidates(corpus, file, target, samples, seed, span=(start, end), ceilings=ceilings)
+        found = shard_candidates(corpus, file, target, samples, seed, span=(start, end), ceilings=ceilings,
+                                 watch=scanner.watch if scanner is not None else None)
     except SimcoreError:
         return None
+    return found, (scanner.result() if scanner is not None else set())
 
 
-def _draw_in_worker(config: Any, corpus: Corpus, found: Candidates, samples: int) -> None:
-    """A pass's merged candidates tokenized into the ladder's samples and remembered, as sample_source does."""
+def _draw_in_worker(config: Any, corpus: Corpus, found: Candidates, samples: int) -> str | None:
+    """A pass's merged candidates tokenized into the ladder's samples and remembered, as sample_source does;
+    the pass's fingerprint (None when it failed)."""
     cache = _worker_cache(config)
     try:
         result = draw_samples(corpus, found, STREAM_SIZES, cache.store, cache.tokenizer)
         remember_pass(corpus, result, samples, cache.options.seed, cache.store, cache.tokenizer)
     except SimcoreError:
-        pass
+        return None
+    return result.fingerprint
 
 
 def _prepare_in_worker(config: Any, corpus: Corpus, name: str, size: int, samples: int) -> None:
@@ -274,27 +282,34 @@ class _Pass:
         self.todo: list[Piece] = pieces(corpus)
         self.left = len(self.todo)
         self.merged = Candidates(max(STREAM_SIZES), samples, seed)
+        self.hits: set[int] = set()  # the target keys the pieces read so far hold
         self.failed = False
 
-    def task(self) -> tuple[Any, ...]:
-        return (self.corpus, self.todo.pop(0), max(STREAM_SIZES), self.samples, self.seed, self.merged.bounds())
+    def task(self, scan: PieceScan | None) -> tuple[Any, ...]:
+        return (self.corpus, self.todo.pop(0), max(STREAM_SIZES), self.samples, self.seed, self.merged.bounds(),
+                scan)
 
-    def take(self, found: Candidates | None) -> bool:
-        """Merge one piece's candidates; whether the pass is complete (and every piece was read)."""
+    def take(self, found: tuple[Candidates, set[int]] | None) -> bool:
+        """Merge one piece's candidates and hits; whether the pass is complete (and every piece was read)."""
         self.left -= 1
         if found is None:
             self.failed = True
         elif not self.failed:
-            self.merged.merge(found)
+            self.merged.merge(found[0])
+            self.hits |= found[1]
         return self.left == 0 and not self.failed
 
 
 def tokenize_in_processes(cache: CorpusCache, sources: list[Corpus], targets: list[Corpus], samples: int, jobs: int,
-                          progress: Progress) -> bool:
+                          progress: Progress, overlap: OverlapOptions | None = None) -> bool:
     """Corpora not yet in the store tokenized in ``jobs`` processes, largest first; a large source's pass
     in pieces (each shard or byte range a task of its own, merged here, then its samples drawn in a
     process), so one big source keeps every process busy. This process then reads them back. Below
-    PARALLEL_MIN_BYTES in all, starting the processes costs more than it saves. Whether it read them."""
+    PARALLEL_MIN_BYTES in all, starting the processes costs more than it saves. Whether it read them.
+
+    With ``overlap``, the pieces also scan their units for the targets' n-grams (the targets are then
+    tokenized here first) and the overlap is stored under the pass's fingerprint, so
+    :func:`simcore.contamination.scan.source_overlaps` does not read the source again."""
     todo = [(c, role) for role, corpora in (("source", sources), ("target", targets)) for c in corpora
             if c.problem is None and not cache.in_store(c)]
     if sum(_tokens_hint(c) for c, _ in todo) < PARALLEL_MIN_BYTES:
@@ -313,6 +328,8 @@ def tokenize_in_processes(cache: CorpusCache, sources: list[Corpus], targets: li
         whole.append((c, role))
     if len(whole) + sum(p.left for p in passes) < 2:
         return False
+    # the targets' indexes, built here (a target not yet in the store is tokenized here for it)
+    scan = piece_scan(cache, targets, overlap) if passes and overlap is not None else None
     whole.sort(key=lambda item: _tokens_hint(item[0]), reverse=True)
     method = "fork" if threading.active_count() == 1 else "spawn"
     config = (str(cache.store.root), cache.tokenizer, cache.options, cache.raw_keys_by_name())
@@ -320,13 +337,14 @@ def tokenize_in_processes(cache: CorpusCache, sources: list[Corpus], targets: li
     try:
         pending: dict[Any, _Pass | None] = {pool.submit(_read_in_worker, config, c, role == "source", samples): None
                                             for c, role in whole}
+        drawing: dict[Any, _Pass] = {}  # each pass's draw: its fingerprint comes back
         total = len(pending) + sum(p.left + 1 for p in passes)  # every piece, and each pass's draw
         queue = [p for p in passes for _ in range(p.left)]  # source by source: a pass's bound falls soonest
 
         def submit() -> None:
             while queue and len(pending) < PASS_IN_FLIGHT * jobs:
                 owner = queue.pop(0)
-                pending[pool.submit(_piece_in_worker, *owner.task())] = owner
+                pending[pool.submit(_piece_in_worker, *owner.task(scan))] = owner
 
         submit()
         finished = 0
@@ -335,8 +353,14 @@ def tokenize_in_processes(cache: CorpusCache, sources: list[Corpus], targets: li
             for future in done:
                 owner = pending.pop(future)
                 finished += 1
-                if owner is not None and owner.take(future.result()):
-                    pending[pool.submit(_draw_in_worker, config, owner.corpus, owner.merged, samples)] = None
+                if future in drawing:
+                    fingerprint = future.result()
+                    if fingerprint is not None and scan is not None:
+                        store_scan(cache.store, scan, fingerprint, drawing.pop(future).hits)
+                elif owner is not None and owner.take(future.result()):
+                    draw = pool.submit(_draw_in_worker, config, owner.corpus, owner.merged, samples)
+                    pending[draw] = None
+                    drawing[draw] = owner
             submit()
             progress(f"reading the corpora in {jobs} processes ({finished} of {total} parts)",
                      READING_SHARE * finished / total)

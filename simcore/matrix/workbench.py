@@ -158,7 +158,8 @@ class Workbench:
         """The table of targets whose rows are cut as this workbench cuts its corpora."""
         cache = self.cache
         failed: dict[str, str] = {}  # one corpus that cannot be read fails only its own cells
-        read = jobs > 1 and tokenize_in_processes(cache, sources, targets, samples, jobs, progress)
+        read = jobs > 1 and tokenize_in_processes(cache, sources, targets, samples, jobs, progress,
+                                                  self.overlap_options)
         overlaps = self._overlaps(sources, targets, samples, failed,
                                   progress if jobs == 1 else progress.hold)
         sizes = {c.name: size for c in sources if (size := attempt(
