@@ -351,3 +351,13 @@ def test_the_cheap_test_finds_runs_of_every_length_at_every_alignment():
         assert scanner.result() == brute
         assert all(index.held(brute))  # every sentence, long or short, is found in its own line
         assert scanner.every_unit == (n == 2)
+
+
+def test_breaks_as_spaces_is_the_unit_by_unit_join():
+    """The C-level join of a scanner's batch equals joining unit by unit with their line breaks as spaces."""
+    from simcore.contamination.ngrams import breaks_as_spaces
+
+    for batch in (["a b\n", "c\n", "\n"], ["x\x00y\n", "z"], [("a", "b"), "q\nr\n"], ["só\n", "日本\n"],
+                  [("a\x00",), "b\n"]):
+        by_unit = "\n".join((u if isinstance(u, str) else "".join(u)).replace("\n", " ") for u in batch)
+        assert breaks_as_spaces(batch) == by_unit
