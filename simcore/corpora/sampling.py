@@ -439,26 +439,27 @@ _UNITS_FILE = "units.jsonl.gz"
 
 
 def _write_units(units: Iterable[Unit], path: Path) -> dict[str, Any]:
-    """A sample's kept units in key order, one JSON value a line (a token tuple as a list)."""
+    """A sample's kept units in key order: a JSON list of up to 4,096 units a line (a token tuple as a list)."""
     count = 0
     with gzip.open(path / _UNITS_FILE, "wt", encoding="utf-8", compresslevel=1) as f:
-        batch: list[str] = []
+        batch: list[Unit] = []
         for unit in units:
-            batch.append(json.dumps(unit))
-            count += 1
+            batch.append(unit)
             if len(batch) >= 4096:
-                f.write("\n".join(batch) + "\n")
+                f.write(json.dumps(batch) + "\n")
+                count += len(batch)
                 batch = []
         if batch:
-            f.write("\n".join(batch) + "\n")
+            f.write(json.dumps(batch) + "\n")
+            count += len(batch)
     return {"n_units": count}
 
 
 def _read_units(path: Path) -> Iterator[Unit]:
     with gzip.open(path / _UNITS_FILE, "rt", encoding="utf-8") as f:
         for line in f:
-            unit = json.loads(line)
-            yield unit if isinstance(unit, str) else tuple(unit)
+            for unit in json.loads(line):
+                yield unit if isinstance(unit, str) else tuple(unit)
 
 
 class LazySamples(Mapping[int, list[TokenizedCorpus]]):
