@@ -54,7 +54,7 @@ def timed(command: list[str] | str, env: dict[str, str] | None = None) -> tuple[
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(command, shell=isinstance(command, str), env=env, capture_output=True, text=True,
-                          check=False)
+                          check=False, cwd=tempfile.gettempdir())  # not the repository: -m puts the cwd first
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode:
