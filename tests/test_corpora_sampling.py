@@ -196,3 +196,31 @@ def test_pieces_read_under_the_bounds_merged_so_far_keep_less_and_merge_the_same
     plain = [sum(len(h) for h in shard_candidates(sharded, f, 300, samples, 5).heaps) for f in sharded.files]
     assert kept[0] == plain[0] and sum(kept[1:]) < sum(plain[1:]) / 2  # the later pieces return far less
     assert Candidates(300, samples, 5).bounds() is None  # not full: no bound yet
+
+
+def test_a_size_is_tokenized_when_asked_for_from_the_stored_kept_units(tmp_path, store):
+    """A source larger than the pass's top: no size is tokenized by the pass itself; each, when asked
+    for, is its kept units in key order tokenized and cut (computed here with ``tokenize``), also after
+    the pass is read back from the store, and the top size never tokenized unless asked for."""
+    from simcore.corpora.tokenize import tokenize
+
+    corpus = write_shards(tmp_path / "c", LINES, 2)
+    result = sample_source(corpus, [50, 400], SAMPLES, 5, store)
+    assert result.whole == () and not (store.root / "sample").exists()
+
+    def expected(size, i):
+        lines, left = [], size
+        for line in expected_bottom_k(LINES, 400, i, 5):
+            tokens = tokenize(line)
+            if left > 0 and tokens:
+                lines.append(" ".join(tokens[:left]))
+                left -= len(tokens)
+        return "".join(line + "\n" for line in lines)
+
+    for i in range(SAMPLES):
+        assert result.samples[50][i].tokens_file.read_text() == expected(50, i)
+    assert len(list((store.root / "sample").iterdir())) == SAMPLES  # 50 only: 400 not drawn
+    again = sample_source(corpus, [400, 50], SAMPLES, 5, store)
+    for i in range(SAMPLES):
+        assert again.samples[400][i].tokens_file.read_text() == expected(400, i)
+        assert again.samples[50][i].tokens_file.read_bytes() == result.samples[50][i].tokens_file.read_bytes()

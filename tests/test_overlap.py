@@ -392,3 +392,13 @@ def test_a_large_source_in_two_processes_is_read_once(injected, shared_data, tmp
     columns = ["source", "overlap_test", "overlap_all", "overlap_ngram"]
     pd.testing.assert_frame_equal(tables[1][columns], tables[2][columns])
     assert tables[2]["overlap_test"].iloc[0] == pytest.approx(expected / n_test)
+
+
+def test_breaks_as_spaces_is_the_unit_by_unit_join():
+    """The C-level join of a scanner's batch equals joining unit by unit with their line breaks as spaces."""
+    from simcore.contamination.ngrams import breaks_as_spaces
+
+    for batch in (["a b\n", "c\n", "\n"], ["x\x00y\n", "z"], [("a", "b"), "q\nr\n"], ["só\n", "日本\n"],
+                  [("a\x00",), "b\n"]):
+        by_unit = "\n".join((u if isinstance(u, str) else "".join(u)).replace("\n", " ") for u in batch)
+        assert breaks_as_spaces(batch) == by_unit

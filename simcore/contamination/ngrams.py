@@ -212,6 +212,19 @@ def _window_hashes(reads: np.ndarray, at: np.ndarray, words: int, first: np.ndar
     return out
 
 
+def breaks_as_spaces(batch: list[Any]) -> str:
+    """The units joined by line breaks, each unit's own line breaks made spaces (a text line ends with
+    one): in C when no unit holds a NUL, else one unit at a time; the same string either way."""
+    try:
+        texts, joined = batch, "\0".join(batch)
+    except TypeError:  # token lists among the units
+        texts = [u if isinstance(u, str) else "".join(u) for u in batch]
+        joined = "\0".join(texts)
+    if joined.count("\0") == len(texts) - 1:
+        return joined.replace("\n", " ").replace("\0", "\n")
+    return "\n".join(u.replace("\n", " ") for u in texts)
+
+
 def _unique(values: np.ndarray) -> np.ndarray:
     """The distinct values, sorted (by sorting: numpy's hashing ``unique`` is slower here)."""
     ordered = np.sort(values)
@@ -496,8 +509,8 @@ class Scanner:
             joined = "\n".join(batch)
         except TypeError:  # token lists among the units
             joined = "\n".join(u if isinstance(u, str) else "".join(u) for u in batch)
-        if joined.count("\n") != len(batch) - 1:  # a unit holding a line break (a JSONL text): made a space
-            joined = "\n".join((u if isinstance(u, str) else "".join(u)).replace("\n", " ") for u in batch)
+        if joined.count("\n") != len(batch) - 1:  # a unit holding a line break (a text line's own): a space
+            joined = breaks_as_spaces(batch)
         data = fold(joined)
         at = _unique(np.concatenate([self._grid(data), self._fours(data)]))
         # the unit of each position: the line breaks before it

@@ -16,9 +16,11 @@ options that shape the units) and its size in whitespace words.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import heapq
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -345,7 +347,7 @@ class StreamSamples:
     fingerprint: str
     words: int
     units: int
-    samples: dict[int, list[TokenizedCorpus]]
+    samples: Mapping[int, list[TokenizedCorpus]]
     whole: tuple[int, ...]
     notes: ReadNotes
 
@@ -377,14 +379,27 @@ def _cut(lines: Iterable[list[str]], n_tokens: int) -> Iterator[list[str]]:
 
 def draw_samples(corpus: Corpus, found: Candidates, sizes: Sequence[int], store: ArtefactStore,
                  options: TokenizerOptions = TokenizerOptions()) -> StreamSamples:
-    """Tokenize each sample's kept units once, in key order, for its largest size; the smaller sizes are
-    the start of that one (read back from its file, not tokenized again), each cut to its exact size."""
+    """Each sample's kept units, in key order, tokenized for the sizes asked for.
+
+    A source larger than the largest size: its kept units are stored as they are (compressed) and a
+    size is tokenized when it is first asked for (:class:`LazySamples`), so a pass for the whole ladder
+    does not tokenize 10M tokens when only a small size is used. A smaller source: its samples are
+    tokenized at once, for the largest size (it may be the whole source); the smaller sizes are the
+    start of that one (read back from its file, not tokenized again). Either way a size's sample is
+    the same bytes: the kept units in key order, tokenized and cut at exactly that many tokens."""
 
     sizes = _check(sizes, found.samples, found.seed)
     if found.words == 0:
         raise CorpusError(f"{corpus.name}: no words found in {corpus.path.name}")
     fingerprint = content_fingerprint(corpus, found.file_hashes, options)
     kept_everything = found.words <= found.target  # then sample 0's largest may be the whole source
+    if not kept_everything:
+        for i in range(found.samples):
+            store.build("stream-units", _units_key(fingerprint, sizes[-1], i, found.seed),
+                        lambda path, i=i: _write_units(found.ordered(i), path))
+        lazy = LazySamples(corpus, store, options, fingerprint, found.notes, found.seed, found.samples, sizes[-1],
+                           tuple(sizes))
+        return StreamSamples(corpus.name, fingerprint, found.words, found.units, lazy, (), found.notes)
     out: dict[int, list[TokenizedCorpus]] = {size: [] for size in sizes}
     whole: TokenizedCorpus | None = None
 
@@ -401,7 +416,7 @@ def draw_samples(corpus: Corpus, found: Candidates, sizes: Sequence[int], store:
             return record(key, count, units, size, i)
 
         top = from_artefact(corpus.name, store.build("sample", top_key, build_top), store)
-        if i == 0 and kept_everything and top.n_tokens < top_size:
+        if i == 0 and top.n_tokens < top_size:
             whole = top  # the source is smaller than the largest size: used whole there, the same for every sample
         for size in sizes:
             if whole is not None and whole.n_tokens < size:
@@ -414,6 +429,85 @@ def draw_samples(corpus: Corpus, found: Candidates, sizes: Sequence[int], store:
                                             store))
     whole_sizes = tuple(size for size in sizes if whole is not None and whole.n_tokens < size)
     return StreamSamples(corpus.name, fingerprint, found.words, found.units, out, whole_sizes, found.notes)
+
+
+def _units_key(fingerprint: str, top: int, index: int, seed: int) -> str:
+    return digest("stream-units", fingerprint, top, index, seed)
+
+
+_UNITS_FILE = "units.jsonl.gz"
+
+
+def _write_units(units: Iterable[Unit], path: Path) -> dict[str, Any]:
+    """A sample's kept units in key order: a JSON list of up to 4,096 units a line (a token tuple as a list)."""
+    count = 0
+    with gzip.open(path / _UNITS_FILE, "wt", encoding="utf-8", compresslevel=1) as f:
+        batch: list[Unit] = []
+        for unit in units:
+            batch.append(unit)
+            if len(batch) >= 4096:
+                f.write(json.dumps(batch) + "\n")
+                count += len(batch)
+                batch = []
+        if batch:
+            f.write(json.dumps(batch) + "\n")
+            count += len(batch)
+    return {"n_units": count}
+
+
+def _read_units(path: Path) -> Iterator[Unit]:
+    with gzip.open(path / _UNITS_FILE, "rt", encoding="utf-8") as f:
+        for line in f:
+            for unit in json.loads(line):
+                yield unit if isinstance(unit, str) else tuple(unit)
+
+
+class LazySamples(Mapping[int, list[TokenizedCorpus]]):
+    """A pass's samples by size, each tokenized (and stored) when first asked for, from the kept units
+    the pass stored (or, for a pass stored before those were, from its largest sample). Picklable: a
+    Dask task may return it."""
+
+    def __init__(self, corpus: Corpus, store: ArtefactStore, options: TokenizerOptions, fingerprint: str,
+                 notes: ReadNotes, seed: int, samples: int, top: int, sizes: tuple[int, ...]) -> None:
+        self.corpus, self.store, self.options, self.fingerprint = corpus, store, options, fingerprint
+        self.notes, self.seed, self.count, self.top, self.sizes = notes, seed, samples, top, sizes
+        self.drawn: dict[int, list[TokenizedCorpus]] = {}
+
+    def __getitem__(self, size: int) -> list[TokenizedCorpus]:
+        if size not in self.sizes:
+            raise KeyError(size)
+        if size not in self.drawn:
+            self.drawn[size] = [self.one(size, i) for i in range(self.count)]
+        return self.drawn[size]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.sizes)
+
+    def __len__(self) -> int:
+        return len(self.sizes)
+
+    def one(self, size: int, i: int) -> TokenizedCorpus:
+        """Sample ``i`` at ``size``: stored already, the start of its stored largest size, or tokenized
+        from the kept units until ``size`` tokens."""
+        store, name = self.store, self.corpus.name
+        key = digest("stream-sample", self.fingerprint, size, i, self.seed)
+        found = store.get("sample", key)
+        if found is not None:
+            return from_artefact(name, found, store)
+        top = store.get("sample", digest("stream-sample", self.fingerprint, self.top, i, self.seed))
+        if top is not None:
+            return _prefix_sample(self.corpus, from_artefact(name, top, store), size, i, self.seed,
+                                  self.fingerprint, self.options, self.notes, store)
+        units = store.get("stream-units", _units_key(self.fingerprint, self.top, i, self.seed))
+        if units is None:
+            raise CorpusError(f"{name}: the stored sample of its pass is gone; sample it again")
+
+        def build(path: Path) -> dict[str, Any]:
+            tokens_of = unit_tokenizer(self.corpus.segmenter(), self.options)
+            _, count, n_units = write_tokens(_cut(_tokens_in_order(_read_units(units), tokens_of), size), path)
+            return _sample_meta(key, count, n_units, self.fingerprint, self.options, self.notes, size, i, self.seed)
+
+        return from_artefact(name, store.build("sample", key, build), store)
 
 
 def _sample_meta(key: str, count: int, units: int, fingerprint: str, options: TokenizerOptions, notes: ReadNotes,
@@ -511,22 +605,29 @@ def _remembered(corpus: Corpus, store: ArtefactStore, top: int, sizes: list[int]
     record = store.get_json("stream-pass", pass_key) if pass_key else None
     if record is None:
         return None
+    notes = ReadNotes.from_dict(record["notes"])
+    if record["whole"] is None:  # the source is larger than top: every size is drawn when asked for
+        fingerprint = record["fingerprint"]
+        if any(store.get("sample", digest("stream-sample", fingerprint, top, i, seed)) is None
+               and store.get("stream-units", _units_key(fingerprint, top, i, seed)) is None for i in range(samples)):
+            return None
+        lazy = LazySamples(corpus, store, options, fingerprint, notes, seed, samples, top, tuple(sizes))
+        return StreamSamples(corpus.name, fingerprint, record["words"], record["units"], lazy, (), notes)
     # each sample's largest size, stored under the key draw_samples gives it (the whole source is sample 0's)
     paths = [store.get("sample", digest("stream-sample", record["fingerprint"], top, i, seed)) for i in range(samples)]
     if any(p is None for p in paths):
         return None
     tops = [from_artefact(corpus.name, p, store) for p in paths if p is not None]
-    notes = ReadNotes.from_dict(record["notes"])
-    whole = tops[0] if record["whole"] is not None else None
+    whole = tops[0]
     out: dict[int, list[TokenizedCorpus]] = {}
     for size in sizes:
-        if whole is not None and whole.n_tokens < size:
+        if whole.n_tokens < size:
             out[size] = [whole] * samples
         elif size == top:
             out[size] = tops
         else:
             out[size] = [_prefix_sample(corpus, t, size, i, seed, record["fingerprint"], options, notes, store)
                          for i, t in enumerate(tops)]
-    whole_sizes = tuple(size for size in sizes if whole is not None and whole.n_tokens < size)
+    whole_sizes = tuple(size for size in sizes if whole.n_tokens < size)
     return StreamSamples(corpus.name, record["fingerprint"], record["words"], record["units"], out, whole_sizes,
                          notes)

@@ -149,7 +149,12 @@ def text_units(text: IO[str], name: str, corpus: Corpus, notes: ReadNotes | None
     carry = ""
     number = 0
     inside = False  # in the middle of a line over the bound
-    for piece, complete in bounded_lines(text):
+    readline, bound = text.readline, LINE_BOUND
+    while True:  # bounded_lines, inlined: the common line costs no generator of its own
+        piece = readline(bound)
+        if not piece:
+            break
+        complete = piece.endswith("\n") or len(piece) < bound
         if not inside and complete:
             number += 1
             if piece.strip():
