@@ -1,6 +1,6 @@
 """Estimate vs measured time for the NER probe (the dashboard's job), on ../shared/data.
 
-The probe's estimate (simcore.estimates.probe_seconds, from simcore.pace's stored paces of this
+The probe's estimate (simcore.matrix.estimates.probe_seconds, from simcore.utils.pace's stored paces of this
 machine) is made before the probe runs, then the probe runs and the wall time is measured. Each case
 runs on the same store in order, so the first case is cold (default paces, every vector to train)
 and later ones use the paces recorded meanwhile and find vectors already stored. The issue's case:
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from simcore.corpora.corpus import Corpus  # noqa: E402
-from simcore.estimates import probe_seconds, probe_splits  # noqa: E402
+from simcore.matrix.estimates import probe_seconds, probe_splits  # noqa: E402
 from simcore.matrix.workbench import Workbench  # noqa: E402
 from simcore.probe.config import ProbeCaps  # noqa: E402
 from simcore.probe.data import TargetSplits  # noqa: E402

@@ -19,7 +19,7 @@ wall time that did not shrink from 1 to 2 processes beyond what the second core 
 than the largest single piece of work (one target's tagging or one source's preparation; the --profile
 stage figures give them).
 
-- with --estimates: the estimate the Similarity form shows (simcore.estimates.matrix_seconds, this machine's
+- with --estimates: the estimate the Similarity form shows (simcore.matrix.estimates.matrix_seconds, this machine's
   recorded paces) against the measured time of the matrix on two small cases: the bundled sample (in a fresh
   store, first at the default paces, then again with the paces the runs recorded) and two ../shared/data
   sources (200k tokens each) against the conll2003 and wetlab test splits.
@@ -139,8 +139,8 @@ def profile(sources: Path, targets: Path, store: Path) -> tuple[Any, str]:
 
 def estimate_then_run(sources: Path, targets: Path, store: Path, out: Path, jobs: int) -> dict[str, Any]:
     """The estimate made before the matrix (as the dashboard makes it), then the matrix's measured wall time."""
-    from simcore.estimates import matrix_seconds
     from simcore.matrix.corpus_cache import corpora_in
+    from simcore.matrix.estimates import matrix_seconds
     from simcore.matrix.plan import DEFAULT_MEASURES
     from simcore.matrix.workbench import Workbench
     from simcore.utils.store import ArtefactStore

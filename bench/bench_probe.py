@@ -35,8 +35,8 @@ from simcore.analysis.correlation import (  # noqa: E402
 from simcore.analysis.regret import regret  # noqa: E402
 from simcore.analysis.tables import read_matrix, to_long  # noqa: E402
 from simcore.corpora.corpus import Corpus  # noqa: E402
-from simcore.estimates import probe_seconds, probe_splits  # noqa: E402
 from simcore.matrix.corpus_cache import corpora_in  # noqa: E402
+from simcore.matrix.estimates import probe_seconds, probe_splits  # noqa: E402
 from simcore.matrix.workbench import Workbench  # noqa: E402
 from simcore.probe.config import ProbeCaps  # noqa: E402
 from simcore.probe.data import TargetSplits  # noqa: E402

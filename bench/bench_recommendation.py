@@ -12,7 +12,7 @@ independent draws of the sub-corpora (seeds 13 and 14); the mean confidence; the
 
 With --fairness: the checks of the size ladder (issue 20):
 - size bias: PPL, its OOV rate, JSD and TVC of each source as its sample shrinks (10k to 1M tokens), per
-  target, and the direction each moves (the wording of simcore.ladder.SIZE_DIRECTION is tested against it);
+  target, and the direction each moves (the wording of simcore.matrix.ladder.SIZE_DIRECTION is tested against it);
 - size invariance: one source cut to 10k, 30k and 100k tokens beside the five full sources: the cut copy's
   rank under PPL and JSD (compared pairwise at common sizes) and in the recommendation, before this change
   (the recommendation of commit 336cfc9 on a table at max(smallest source, 100k) tokens, small sources used

@@ -85,7 +85,7 @@ def _estimate_key(state: AppState, job: Job) -> str:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _estimate(key: str, _state: AppState, _job: Job) -> tuple[float, str]:
-    from simcore.estimates import matrix_seconds
+    from simcore.matrix.estimates import matrix_seconds
 
     options, tokenizer = job_options(_job)
     estimate = matrix_seconds(get_bench(options, tokenizer).workbench, [_state.sources[n].corpus for n in _job.sources],
@@ -97,7 +97,7 @@ def _estimate(key: str, _state: AppState, _job: Job) -> tuple[float, str]:
 
 def matrix_estimate(state: AppState, job: Job) -> tuple[float, str] | None:
     """(seconds, the sentence the form shows) for these choices, from this machine's recorded paces and
-    counting only what is not stored yet (simcore.estimates.matrix_seconds); None when it cannot be made."""
+    counting only what is not stored yet (simcore.matrix.estimates.matrix_seconds); None when it cannot be made."""
     if not job.sources or not job.targets or not job.measures or any(
             n not in state.sources for n in job.sources) or any(n not in state.targets for n in job.targets):
         return None

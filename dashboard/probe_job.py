@@ -13,13 +13,13 @@ from functools import partial
 
 import pandas as pd
 
-from simcore import pace
 from simcore.corpora.corpus import display_name, save_upload
-from simcore.estimates import probe_splits
+from simcore.matrix.estimates import probe_splits
 from simcore.probe.config import ProbeCaps
 from simcore.probe.data import TargetSplits
 from simcore.probe.lm_train import LMCaps
 from simcore.probe.run import seed_list
+from simcore.utils import pace
 from simcore.utils.errors import SimcoreError
 from simcore.utils.store import ArtefactStore
 

@@ -17,7 +17,7 @@ from simcore.corpora.corpus import Corpus
 from simcore.corpora.tokenize import TokenizerOptions
 from simcore.distributed.cluster import scheduler_from_env
 from simcore.distributed.prepare import matrix_runner
-from simcore.estimates import probe_seconds, probe_splits
+from simcore.matrix.estimates import probe_seconds, probe_splits
 from simcore.matrix.workbench import Workbench
 from simcore.measures.options import MeasureOptions
 from simcore.probe.config import ProbeCaps

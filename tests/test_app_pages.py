@@ -691,9 +691,9 @@ def _time_caption(at: AppTest) -> str:
 def test_the_estimate_follows_the_form_before_compute(cache: Path):
     """Issue 37: the estimate showed the last submitted choices (a form reports its widgets only on submit).
     Each change now reruns the choices, and the caption is the estimate of the widgets' values as they are,
-    worked out here by simcore.estimates from the same corpora and store, without pressing Compute."""
+    worked out here by simcore.matrix.estimates from the same corpora and store, without pressing Compute."""
     from dashboard.jobs import duration
-    from simcore.estimates import matrix_seconds
+    from simcore.matrix.estimates import matrix_seconds
 
     at = go(_sample_session(), "pages/2_Similarity.py")
     s = state(at)

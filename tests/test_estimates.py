@@ -1,14 +1,14 @@
-"""simcore.estimates: a probe's estimate counts the vectors still to train and every run."""
+"""simcore.matrix.estimates: a probe's estimate counts the vectors still to train and every run."""
 
 from __future__ import annotations
 
 import pytest
 
-from simcore import pace
 from simcore.corpora.corpus import Corpus
-from simcore.estimates import probe_seconds
+from simcore.matrix.estimates import probe_seconds
 from simcore.matrix.workbench import Workbench
 from simcore.measures.lookup import get_measure
+from simcore.utils import pace
 
 from .conftest import SAMPLE_DATA
 
@@ -34,7 +34,7 @@ def test_vectors_already_trained_take_no_time_and_every_run_counts(store):
 
 def test_a_matrix_estimate_counts_each_slow_step_once_and_nothing_stored(tmp_path):
     """Issue 29 item 3: the matrix's estimate from this machine's paces; what is stored takes no time."""
-    from simcore.estimates import BYTES_PER_TOKEN, matrix_seconds
+    from simcore.matrix.estimates import BYTES_PER_TOKEN, matrix_seconds
     from simcore.utils.store import ArtefactStore
 
     store = ArtefactStore(tmp_path / "store")
@@ -63,7 +63,7 @@ def test_a_matrix_estimate_counts_each_slow_step_once_and_nothing_stored(tmp_pat
 
 
 def test_a_matrix_estimate_shares_its_steps_over_the_processes_but_not_its_start_up():
-    from simcore.pace import MatrixEstimate
+    from simcore.utils.pace import MatrixEstimate
 
     steps = {"start-up": 5.0, "tokenize": 4.0, "kenlm": 6.0, "skipgram": 0.0, "tagging": 2.0, "scoring": 8.0}
     assert MatrixEstimate(steps, 10, True).seconds == 25.0  # 5 + 20, one process
@@ -77,7 +77,7 @@ def _conll(path, sentences: int) -> None:
 def test_a_probe_estimate_counts_the_targets_splits_as_the_probe_reads_them(store, tmp_path):
     """Issue 37 item 3: the dev sentences each run evaluates (capped), the test sentences it tags, and the
     split bytes to read: all three splits before their docs are stored, then the test split alone."""
-    from simcore.estimates import probe_splits
+    from simcore.matrix.estimates import probe_splits
     from simcore.probe.config import ProbeCaps
     from simcore.probe.data import TargetSplits, stored_split
     from simcore.probe.run import SAMPLE_SEED

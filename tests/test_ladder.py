@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 from simcore.corpora.corpus import Corpus
-from simcore.ladder import LADDER, pair_size, pair_sizes, rungs, table_size
 from simcore.matrix.corpus_cache import corpora_in
+from simcore.matrix.ladder import LADDER, pair_size, pair_sizes, rungs, table_size
 from simcore.matrix.rows import decode_replicates
 from simcore.matrix.workbench import Workbench
 

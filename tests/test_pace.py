@@ -1,4 +1,4 @@
-"""simcore.pace: paces recorded by the slow steps, read back as rates, and the probe's estimate from them."""
+"""simcore.utils.pace: paces recorded by the slow steps, read back as rates, and the probe's estimate from them."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from simcore import pace
 from simcore.corpora.corpus import Corpus
 from simcore.matrix.workbench import Workbench
 from simcore.measures.lookup import get_measure
 from simcore.measures.options import MeasureOptions
+from simcore.utils import pace
 
 from .conftest import SAMPLE_DATA
 

@@ -16,8 +16,8 @@ import pytest
 from simcore.analysis.tables import read_matrix
 from simcore.answer.recommendation import pairwise_table, recommend, recommendation_table
 from simcore.corpora.corpus import Corpus, sample_corpus
-from simcore.ladder import size_bias
 from simcore.matrix.corpus_cache import corpora_in
+from simcore.matrix.ladder import size_bias
 from simcore.matrix.rows import encode_replicates
 from simcore.matrix.workbench import Workbench
 from simcore.measures.lookup import explained, get_measure

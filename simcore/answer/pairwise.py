@@ -2,7 +2,7 @@
 at every size the sources were sampled at, and the outcome of every pair in every bootstrap replicate.
 
 Each pair of sources is compared at the largest sample size both have (the table's size or a rung of
-the ladder, :mod:`simcore.ladder`), so that no comparison mixes sizes. :mod:`simcore.answer.recommendation`
+the ladder, :mod:`simcore.matrix.ladder`), so that no comparison mixes sizes. :mod:`simcore.answer.recommendation`
 turns the outcomes into the answer.
 """
 

@@ -7,7 +7,7 @@ target vocabulary covered (content words first) and word vector variance. The ot
 reported beside it but cannot change it.
 
 Sources are compared in pairs, each pair at the largest sample size both sources have (the table's
-size, or a larger rung of the ladder, :mod:`simcore.ladder`), so that no decision compares values
+size, or a larger rung of the ladder, :mod:`simcore.matrix.ladder`), so that no decision compares values
 taken at different sizes. In every bootstrap replicate of the target (see
 :mod:`simcore.measures.uncertainty`; with k source samples, replicate r comes from sample r mod k) a pair is
 won by the source that the majority of the carrying measures prefer (a split is half a win each),
@@ -35,7 +35,7 @@ import pandas as pd
 
 from ..contamination.verdict import OVERLAP_THRESHOLD, with_overlap
 from ..corpora.lang.detect import known_language, language_name
-from ..ladder import size_bias
+from ..matrix.ladder import size_bias
 from ..measures.lookup import explained, family, get_measure
 from ..measures.registry import LM, VECTORS
 from ..utils.errors import SimcoreError

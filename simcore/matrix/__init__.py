@@ -10,6 +10,6 @@ Modules, each importing only those listed before it:
 - ``rows``: the table's rows and columns as the parts finish;
 - ``workbench``: :class:`Workbench`, which holds a corpus cache and makes the table.
 
-The Dask runner (:mod:`simcore.distributed.prepare`) and the estimates (:mod:`simcore.estimates`)
+The Dask runner (:mod:`simcore.distributed.prepare`) and the estimates (:mod:`simcore.matrix.estimates`)
 read the same plan. Import each name from the module that defines it.
 """

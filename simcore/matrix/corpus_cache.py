@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import pace
 from ..corpora.corpus import Corpus, TokenizedCorpus, corpus_name, sample_corpus, tokenize_corpus
 from ..corpora.lang.cut import CHARS, WORDS, detect_cut
 from ..corpora.lang.scripts import NO_SPACE_SCRIPTS
@@ -31,14 +30,15 @@ from ..corpora.remote import RemoteFile, is_url, location
 from ..corpora.remote_corpora import corpora_in_url
 from ..corpora.sampling import StreamSamples, sample_source
 from ..corpora.tokenize import TokenizerOptions
-from ..ladder import DEFAULT_SAMPLE_CAP, LADDER, table_size
 from ..measures.lookup import get_measure
 from ..measures.options import MeasureOptions
 from ..measures.prepared import PreparedSource, PreparedTarget
 from ..measures.uncertainty import centred, interval, pool_samples
+from ..utils import pace
 from ..utils.errors import CorpusError, InvalidArgument, SimcoreError, StoreError
 from ..utils.store import ArtefactStore, digest
 from ..utils.versions import measure_versions
+from .ladder import DEFAULT_SAMPLE_CAP, LADDER, table_size
 
 MEMORY_SOURCES = 16  # prepared sources (their loaded models) kept in memory per workbench
 MEMORY_TARGETS = 32  # targets (their sentences) kept in memory per workbench

@@ -2,7 +2,7 @@
 out.
 
 Every runner reads the same plan (the serial and the parallel one in :mod:`simcore.matrix.schedule`,
-the Dask one in :mod:`simcore.distributed.prepare`, the estimate in :mod:`simcore.estimates`), so
+the Dask one in :mod:`simcore.distributed.prepare`, the estimate in :mod:`simcore.matrix.estimates`), so
 the size and noise rules are stated once, here. A part is a source at one size under one measure,
 with every target.
 """
@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..corpora.corpus import Corpus
-from ..ladder import DEFAULT_SAMPLE_CAP, pair_sizes, table_size
 from ..measures.lookup import default_measures, get_measure, parse_measures
 from ..utils.errors import InvalidArgument, SimcoreError
 from .corpus_cache import corpus_list, whole
+from .ladder import DEFAULT_SAMPLE_CAP, pair_sizes, table_size
 
 DEFAULT_MEASURES = default_measures()  # tvc, tvcc, ppl, wvv, jsd, ttr: each measure's `default`
 
@@ -27,7 +27,7 @@ Part = tuple[Corpus, str, int]  # a source, a measure, a sample size
 def comparison_size(source_tokens: Sequence[int], measure: str = "ppl",
                     cap: int = DEFAULT_SAMPLE_CAP) -> int:
     """Tokens per source sample in the table: the smallest source's size, at most ``cap``
-    (:func:`simcore.ladder.table_size`); the same for every measure, so every source is compared at
+    (:func:`simcore.matrix.ladder.table_size`); the same for every measure, so every source is compared at
     one size. Pairs of larger sources also meet at larger sizes (the ``ladder`` column)."""
     return table_size(source_tokens, cap)
 
@@ -62,7 +62,7 @@ class Plan:
     measures: list[str]  # as asked: the table's order
     sizes: dict[str, int]  # tokens of each source that could be read
     common: int  # the size every source is compared at in the table
-    ladders: dict[str, list[int]]  # each source's larger sizes, where pairs meet (simcore.ladder)
+    ladders: dict[str, list[int]]  # each source's larger sizes, where pairs meet (simcore.matrix.ladder)
     order: list[str]  # the measures computed, cheap first
     skipped: list[str]  # measures that are noise at ``common``, not computed
     parts: list[Part] = field(default_factory=list)

@@ -19,12 +19,12 @@ from ..contamination.scan import Overlap
 from ..corpora.corpus import Corpus
 from ..corpora.lang.cut import cut_of_tokenizer, describe_cut
 from ..corpora.tokenize import TokenizerOptions
-from ..ladder import size_bias
 from ..measures.lookup import get_measure
 from ..measures.options import MeasureOptions
 from ..measures.prepared import PreparedTarget
 from ..utils.errors import SimcoreError, StoreError
 from .corpus_cache import UnitResult
+from .ladder import size_bias
 from .plan import Plan
 
 COLUMNS = ["source", "target", "measure", "value", "std", "ci_low", "ci_high", "n_samples",

@@ -90,7 +90,7 @@ class JensenShannonDivergence(Measure):
     description = "Jensen-Shannon divergence of 1..3-gram distributions (0 same, 1 disjoint)"
     gloss = "divergence of word and phrase distributions"
     reliable_tokens = 100_000
-    size_ladder = True  # pairs of sources also meet at larger common sizes (simcore.ladder)
+    size_ladder = True  # pairs of sources also meet at larger common sizes (simcore.matrix.ladder)
     noise_when_small = False
     unit = "bits, 0 to 1"
     value_range = (0.0, 1.0)

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import pace
 from ..models.kenlm_tools import estimate
+from ..utils import pace
 from ..utils.store import digest
 from .prepared import PreparedSource, PreparedTarget, Score
 from .registry import LM, LOWER, Measure, register
@@ -64,7 +64,7 @@ class Perplexity(Measure):
     description = "perplexity of the target under a KenLM model of the source"
     gloss = "how surprised a language model of the source is by the target's text"
     reliable_tokens = 100_000
-    size_ladder = True  # pairs of sources also meet at larger common sizes (simcore.ladder)
+    size_ladder = True  # pairs of sources also meet at larger common sizes (simcore.matrix.ladder)
     noise_when_small = False
     unit = "perplexity per word"
     value_range = (0.0, math.inf)

@@ -66,7 +66,7 @@ class Measure:
     # True when, below that size, the measure is noise and is left out of the recommendation.
     noise_when_small: ClassVar[bool] = False
     # True when pairs of sources of different sizes should also be compared at larger common sizes
-    # (simcore.ladder).
+    # (simcore.matrix.ladder).
     size_ladder: ClassVar[bool] = False
     # Which way the value moves as a source sample shrinks, measured on ../shared/data
     # (bench/bench_recommendation.py --sizes): +1 = a smaller sample looks MORE similar, -1 = less,

@@ -39,7 +39,7 @@ class TargetVocabularyCovered(Measure):
     description = "share of the target's word types that occur in the source"
     gloss = "share of the target's words found in the source"
     reliable_tokens = 100_000
-    size_ladder = True  # pairs of sources also meet at larger common sizes (simcore.ladder)
+    size_ladder = True  # pairs of sources also meet at larger common sizes (simcore.matrix.ladder)
     noise_when_small = False
     unit = "fraction of the target's vocabulary"
     percent = True

@@ -104,7 +104,7 @@ class TargetContentVocabularyCovered(Measure):
     description = "share of the target's content words (spaCy NOUN/VERB/ADJ) found in the source"
     gloss = "share of the target's content words found in the source"
     reliable_tokens = 100_000
-    size_ladder = True  # pairs of sources also meet at larger common sizes (simcore.ladder)
+    size_ladder = True  # pairs of sources also meet at larger common sizes (simcore.matrix.ladder)
     noise_when_small = False
     unit = "fraction of the target's content words"
     percent = True

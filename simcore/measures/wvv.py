@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import pace
+from ..utils import pace
 from ..utils.errors import SimcoreError
 from ..utils.store import digest
 from ..utils.versions import package_versions

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import pace
 from ..corpora.lang.content import TAGGER_PIPELINES, ContentWordMethod, content_words_method
 from ..corpora.tokenize import TokenizerOptions, normalise
+from ..utils import pace
 from ..utils.errors import MeasureUnavailable, StoreError
 from ..utils.store import ArtefactStore, digest
 from ..utils.versions import package_versions

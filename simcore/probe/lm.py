@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import pace
 from ..corpora.corpus import Corpus
 from ..matrix.workbench import Workbench
 from ..models.sentence_encoder import (
@@ -33,6 +32,7 @@ from ..models.sentence_encoder import (
     resolve_encoder,
     transformer_directory,
 )
+from ..utils import pace
 from ..utils.errors import SimcoreError, StoreError
 from ..utils.store import ArtefactStore, digest
 from .data import Sentences, TargetSplits, cap_sentences, read_split

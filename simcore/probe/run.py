@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import pace
 from ..corpora.corpus import Corpus
 from ..matrix.plan import comparison_size
 from ..matrix.workbench import Workbench
+from ..utils import pace
 from ..utils.errors import SimcoreError, StoreError
 from ..utils.store import ArtefactStore, digest
 from .config import ProbeCaps

@@ -68,6 +68,6 @@ def pair_sizes(sizes: Mapping[str, int], table: int, *, cap: int = DEFAULT_SAMPL
 def size_bias(measure: str) -> str:
     """The measured direction of a measure's size bias, in words (each measure's ``size_direction`` and
     ``size_why``, measured on ../shared/data by bench/bench_recommendation.py --sizes)."""
-    from .measures.lookup import get_measure
+    from ..measures.lookup import get_measure
 
     return get_measure(measure).size_bias()

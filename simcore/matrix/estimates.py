@@ -3,7 +3,7 @@
 :func:`matrix_seconds` counts what a similarity matrix will do (tokenizing, KenLM, skip-gram, tagging, scoring)
 that is not stored yet; :func:`probe_seconds` counts what a probe will do: the skip-gram vectors of each source not yet
 trained at the probe's sample size (the matrix's WVV trains the same ones), and every tagger run.
-The paces are :mod:`simcore.pace`'s (recorded by the steps themselves).
+The paces are :mod:`simcore.utils.pace`'s (recorded by the steps themselves).
 """
 
 from __future__ import annotations
@@ -11,16 +11,16 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from . import pace
-from .corpora.corpus import Corpus
-from .matrix.plan import comparison_size, plan_matrix
-from .matrix.workbench import Workbench
-from .measures.wvv import vectors_stored
-from .probe.config import ProbeCaps
-from .probe.data import TargetSplits, read_split, stored_split_key
-from .probe.run import SAMPLE_SEED
-from .utils.errors import SimcoreError, StoreError
-from .utils.store import ArtefactStore, digest
+from ..corpora.corpus import Corpus
+from ..measures.wvv import vectors_stored
+from ..probe.config import ProbeCaps
+from ..probe.data import TargetSplits, read_split, stored_split_key
+from ..probe.run import SAMPLE_SEED
+from ..utils import pace
+from ..utils.errors import SimcoreError, StoreError
+from ..utils.store import ArtefactStore, digest
+from .plan import comparison_size, plan_matrix
+from .workbench import Workbench
 
 
 def probe_splits(store: ArtefactStore, targets: Sequence[TargetSplits],
@@ -71,7 +71,7 @@ def docs_missing(store: ArtefactStore, target: TargetSplits, split: str, caps: P
 def probe_seconds(bench: Workbench, sources: Sequence[Corpus], *, seeds: int, epochs: int, seconds_cap: float,
                   train_sentences: int | None, source_tokens: int | None = None,
                   targets: int = 1, splits: pace.ProbeSplits = pace.ProbeSplits()) -> pace.ProbeEstimate:
-    """The probe's estimate (see :func:`simcore.pace.probe_estimate`) counting only the vectors still to
+    """The probe's estimate (see :func:`simcore.utils.pace.probe_estimate`) counting only the vectors still to
     train: the sample each source's vectors train on is the probe's (``source_tokens``, else the size
     the matrix compares sources at), drawn here as the probe would draw it (and stored for it).
     ``splits`` (:func:`probe_splits`) counts the targets' reading and tagging; spaCy's import is

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from .utils.store import ArtefactStore
+from .store import ArtefactStore
 
 # Units a second on a shared 2-core machine, recorded by bench/bench_estimates.py (600,000 and 170-250).
 DEFAULTS = {
