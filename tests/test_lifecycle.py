@@ -238,7 +238,7 @@ def test_end_group_ends_a_stale_job_group(tmp_path):
 LMPLZ_WORKER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from simcore import kenlm_tools
+    from simcore.models import kenlm_tools
     kenlm_tools.estimate(Path(sys.argv[1]), Path(sys.argv[2]), 3)
 """)
 

@@ -161,7 +161,7 @@ def test_report_reads_as_a_reader_expects_labels_units_wide_tables_and_ties():
     # TVC as a percentage whichever way it is stored: a fraction here, a percentage in Table 3
     cadec_1bwb = "<td>CADEC</td><td>1BWB</td>"
     values = html[html.index("<h2>Values"):]
-    assert "TVC (%)" in values and "WVV (no unit)" in values
+    assert "TVC (%)" in values and ">WVV<" in values and "(no unit)" not in values  # issue 37: no "(no unit)"
     row = values[values.index(cadec_1bwb):].split("</tr>")[0]
     assert "<td>81.73</td>" in row and "<td>0.817</td>" not in row
     assert heatmap_svg(long, "tvc") == heatmap_svg(table3, "tvc")

@@ -142,7 +142,7 @@ def test_content_words_tagged_once_per_distinct_sentence_equal_every_sentence_ta
 
 TORCH_FREE = """
 import json, sys
-from simcore import tagging
+from simcore.models import tagging
 tagging.import_spacy_without_torch()
 sentences = json.load(sys.stdin)
 print(json.dumps({"torch": "torch" in sys.modules, "tags": list(tagging.pos_tags(sentences))}))
