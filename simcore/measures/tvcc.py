@@ -25,6 +25,7 @@ from ..models.tagging import (
     method_for,
     parts_of,
     stop_word_content_words,
+    tagged_stored,
 )
 from ..utils.errors import MeasureUnavailable, SimcoreError
 from ..utils.store import ArtefactStore
@@ -128,8 +129,11 @@ class TargetContentVocabularyCovered(Measure):
         if (not isinstance(target.raw, Corpus) or target.tokenized.n_tokens < BACKGROUND_MIN_TOKENS
                 or target.language != "en"):  # only English is tagged; stop words cost one pass over the target
             return []
-        args = (target.raw, target.fingerprint, str(target.store.root), tuple(target.options.tvcc_pos),
-                target.tokenized.meta.get("options", {}))
+        options = target.tokenized.meta.get("options", {})
+        if tagged_stored(target.fingerprint, target.store, tuple(target.options.tvcc_pos),
+                         TokenizerOptions(**options)):
+            return []  # tagged already (when it was added): starting a process would only load spaCy
+        args = (target.raw, target.fingerprint, str(target.store.root), tuple(target.options.tvcc_pos), options)
         parts = parts_of(target.tokenized.n_units)
         jobs = max(1, min(processes, parts))
         bounds = [round(k * parts / jobs) for k in range(jobs + 1)]

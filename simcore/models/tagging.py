@@ -257,8 +257,7 @@ def content_words(
 
         path = store.build("content-words", key, build_stop)
         return set(json.loads((path / "words.json").read_text()))
-    key = digest("content-words", fingerprint, sorted(pos), PIPELINE, options.as_dict(),
-                 package_versions("spacy", *PIPELINE_PACKAGES))
+    key = _tagged_key(fingerprint, pos, options)
 
     def build(out: Path) -> dict[str, Any]:
         parts = range(parts_of(sentence_count(sentences, fingerprint, store)))
@@ -268,3 +267,15 @@ def content_words(
 
     path = store.build("content-words", key, build)
     return set(json.loads((path / "words.json").read_text()))
+
+
+def _tagged_key(fingerprint: str, pos: tuple[str, ...], options: TokenizerOptions) -> str:
+    return digest("content-words", fingerprint, sorted(pos), PIPELINE, options.as_dict(),
+                  package_versions("spacy", *PIPELINE_PACKAGES))
+
+
+def tagged_stored(fingerprint: str, store: ArtefactStore, pos: tuple[str, ...],
+                  options: TokenizerOptions = TokenizerOptions()) -> bool:
+    """Whether an English corpus's content words (the union of its tagged parts) are stored already:
+    then nothing is left to tag, and no process need load the tagger."""
+    return store.get("content-words", _tagged_key(fingerprint, pos, options)) is not None
