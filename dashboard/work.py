@@ -100,3 +100,14 @@ def decontamination(task: Any, root: str, source: Corpus, target: Corpus, test_o
 
     path, report = stored_copy(source, target, ArtefactStore(Path(root)), test_only=test_only, progress=task.progress)
     return {"path": str(path), "report": report, "source": source.name, "target": target.name}
+
+
+def target_ahead(task: Any, root: str, target: Corpus, sources: list[Corpus]) -> str:
+    """A newly added target's own work and its slow work against the loaded sources, for the default
+    choices of the Similarity form (simcore.matrix.ahead), stored for Compute to reuse; one line on what
+    was done."""
+    from simcore.matrix.ahead import prepare_target
+
+    bench = Workbench(ArtefactStore(root))  # the form's default options and tokenizer
+    return prepare_target(bench.cache, target, sources, jobs=os.cpu_count() or 1,
+                          progress=task.progress).summary()

@@ -30,6 +30,7 @@ from dashboard.navigation import HOME, SIMILARITY
 from dashboard.page_setup import setup_page
 from dashboard.paths import data_roots, remote_roots
 from dashboard.session import get_state
+from dashboard.target_job import start_target_work
 from dashboard.widgets import changed
 from simcore.contamination.ngrams import OVERLAP_CHAR_NGRAM, OVERLAP_NGRAM
 from simcore.corpora.lang.detect import language_name as language_label
@@ -62,13 +63,16 @@ with add_tab:
     if submitted:
         if not files:
             st.warning("Choose one or more files first.")
+        added = []
         with st.spinner(f"Reading and tokenizing {len(files or [])} file(s)…"):
             for f in files or []:
                 try:
-                    name = add_upload(state, role, f.name, f.getvalue(), fmt, field)
+                    added.append(name := add_upload(state, role, f.name, f.getvalue(), fmt, field))
                     state.say("success", f"Added {md(name)} as a {role}.")
                 except SimcoreError as exc:
                     state.say("error", str(exc))
+        if role == "target":
+            start_target_work(state, added)  # in the background: Compute then reuses it
         if files:
             changed(state)
 
@@ -120,6 +124,8 @@ with path_tab:
                         f"The name {md(given.strip())} was not used: the directory became "
                         f"{len(names)} corpora, each named after its file (rename them below).",
                     )
+                if prole == "target":
+                    start_target_work(state, names)  # in the background: Compute then reuses it
                 changed(
                     state,
                     "success",
