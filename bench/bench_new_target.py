@@ -6,13 +6,21 @@ the store. The sources: the five of ../shared/data, each resampled to --source-t
 prepared once (not timed). The new target: a sample of --target-tokens (default 100k) whole sentences of
 the conll2003 train split, cut anew for each repeat (a new fingerprint: nothing of it is stored).
 
+With --ahead, the target's work is also done the way the dashboard does it when a target is added
+(:func:`simcore.matrix.ahead.prepare_target` in a fresh process, every default measure's choices),
+then the same matrix command runs on the store it filled: the table gives the add-time work, Compute
+after it (what the user waits for once that work has finished), and their sum, the time from adding the
+target to its answer when Compute is pressed at once (the dashboard's Compute waits for the add-time job,
+which holds the server's computation lock). The artefacts Compute built are counted from the store's build
+log: after the add-time work, only cells.
+
 With --baseline DIR, each timed command also runs with DIR's simcore first on PYTHONPATH (for example the
 main checkout, /work/main), so the table compares the two on the same machine in the same run. Each
 command runs --repeat times (the median wall time and the median CPU seconds, user + sys of the
 command and all its processes, are printed); the machine's load average is printed beside it.
 
 Usage: .venv/bin/python bench/bench_new_target.py [--jobs 2] [--repeat 3] [--each | --alone M,M]
-       [--baseline /work/main]
+       [--ahead] [--baseline /work/main]
        [--work DIR]
 """
 
@@ -55,12 +63,27 @@ def target_sample(out: Path, tokens: int, seed: int) -> int:
 CPU: list[float] = []  # CPU seconds (user + sys, the command and its processes) of each command
 
 
-def timed(args: list[str], path: Path) -> float:
-    """Wall seconds of ``python -m simcore ARGS`` run from ``path`` (its CPU added to ``CPU``)."""
-    env = {**os.environ, "PYTHONPATH": str(path)}
+AHEAD = """
+import sys
+from simcore.corpora.corpus import Corpus
+from simcore.matrix.ahead import prepare_target
+from simcore.matrix.corpus_cache import corpora_in
+from simcore.matrix.workbench import Workbench
+from simcore.utils.store import ArtefactStore
+sources, target, store, jobs = sys.argv[1:]
+bench = Workbench(ArtefactStore(store))
+prepare_target(bench.cache, corpora_in(target)[0], corpora_in(sources), jobs=int(jobs))
+"""
+
+
+def timed(args: list[str], path: Path, env: dict[str, str] | None = None) -> float:
+    """Wall seconds of ``python -m simcore ARGS`` (``python -c CODE ARGS`` when ARGS starts with "-c") run
+    from ``path`` (its CPU added to ``CPU``)."""
+    env = {**os.environ, **(env or {}), "PYTHONPATH": str(path)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    result = subprocess.run([PYTHON, "-m", "simcore", *args], cwd=path, env=env, stdout=subprocess.DEVNULL,
+    command = [PYTHON, *args] if args[0] == "-c" else [PYTHON, "-m", "simcore", *args]
+    result = subprocess.run(command, cwd=path, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     took = time.perf_counter() - start
     if result.returncode != 0:
@@ -78,6 +101,8 @@ def main() -> None:
     parser.add_argument("--target-tokens", type=int, default=100_000)
     parser.add_argument("--each", action="store_true", help="also each default measure alone")
     parser.add_argument("--alone", default="", help="also these measures alone (comma-separated)")
+    parser.add_argument("--ahead", action="store_true",
+                        help="also the work done when a target is added, and Compute after it")
     parser.add_argument("--baseline", type=Path, help="another checkout to time the same way")
     parser.add_argument("--work", type=Path,
                         help="keep the sources and stores here (prepared once, reused)")
@@ -124,6 +149,43 @@ def main() -> None:
                 print(f"{name:9} {label:24} {median:9.2f} {median / help_s:9.1f} "
                       f"{statistics.median(CPU):6.2f} "
                       f"{' '.join(f'{r:.1f}' for r in runs):>24}  {os.getloadavg()[0]:.1f}", flush=True)
+            if args.ahead and name == "this":
+                seed = ahead_cases(args, work, common, path, help_s, seed)
+
+
+def ahead_cases(args: argparse.Namespace, work: Path, common: list[str], path: Path, help_s: float,
+                seed: int) -> int:
+    """The add-time work, Compute after it and their sum, each on a new target; the seed last used."""
+    walls: dict[str, list[float]] = {"work at add time": [], "Compute after it": [], "add -> answer": []}
+    cpus: dict[str, list[float]] = {k: [] for k in walls}
+    built: list[str] = []
+    for _ in range(args.repeat):
+        seed += 1
+        target = work / f"t{seed}"
+        target_sample(target, args.target_tokens, seed)
+        store = work / "store-this"
+        CPU.clear()
+        walls["work at add time"].append(timed(["-c", AHEAD, str(work / "sources"), str(target), str(store),
+                                                str(args.jobs)], path))
+        log = work / "builds.log"
+        log.unlink(missing_ok=True)
+        walls["Compute after it"].append(timed(
+            ["matrix", *common, "--targets", str(target), "--measures", ",".join(DEFAULT), "--out",
+             str(work / "m.csv"), "--cache", str(store)],
+            path, {"SIMCORE_BUILD_LOG": str(log)}))
+        kinds = [line.split()[0] for line in log.read_text().splitlines()] if log.exists() else []
+        built.append(", ".join(f"{kinds.count(k)} {k}" for k in sorted(set(kinds))) or "nothing")
+        walls["add -> answer"].append(sum(w[-1] for k, w in walls.items() if k != "add -> answer"))
+        cpus["work at add time"].append(CPU[0])
+        cpus["Compute after it"].append(CPU[1])
+        cpus["add -> answer"].append(CPU[0] + CPU[1])
+    for label, runs in walls.items():
+        median = statistics.median(runs)
+        print(f"{'this':9} {label:24} {median:9.2f} {median / help_s:9.1f} "
+              f"{statistics.median(cpus[label]):6.2f} "
+              f"{' '.join(f'{r:.1f}' for r in runs):>24}  {os.getloadavg()[0]:.1f}", flush=True)
+    print(f"# built by Compute after the add-time work: {' | '.join(built)}")
+    return seed
 
 
 if __name__ == "__main__":

@@ -71,9 +71,12 @@ def _vectors_in_worker(config: Config, source: Corpus, size: int, samples: int, 
         vector_sets(sample, prepared)
 
 
-def _overlap_in_worker(config: Config, source: Corpus, target: Corpus, samples: int) -> None:
-    """The overlap of ``source`` with ``target``, stored (:func:`simcore.contamination.scan.source_overlaps`)."""
-    source_overlaps(_cache_of(config), source, [target], OverlapOptions(), samples=samples)
+def _overlaps_in_worker(config: Config, sources: list[Corpus], target: Corpus, samples: int) -> None:
+    """The overlap of each source with ``target``, stored (:func:`simcore.contamination.scan.source_overlaps`):
+    in one task, so that the target's n-gram index is built once (its cache keeps it)."""
+    cache = _cache_of(config)
+    for source in sources:
+        _attempt(source_overlaps, (cache, source, [target], OverlapOptions()), {"samples": samples})
 
 
 def prepare_target(cache: CorpusCache, target: Corpus, sources: Sequence[Corpus],
@@ -104,20 +107,24 @@ def prepare_target(cache: CorpusCache, target: Corpus, sources: Sequence[Corpus]
     plan = plan_matrix(readable, sizes, list(measures), sample_tokens=sample_tokens,
                        compute_noise=compute_noise)
     computed = [n for n in plan.order if n not in plan.skipped]
-    tasks: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = []
-    if TAGGED in computed:
-        background = get_measure(TAGGED).background_work(prepared, max(1, jobs))
-        tasks += [("tagging", function, args) for function, args in background]
     config: Config = (str(cache.store.root), cache.tokenizer, cache.options, cache.raw_keys_by_name())
-    tasks += [("overlap", _overlap_in_worker, (config, s, target, samples)) for s in readable]
+    vectors: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = []
     if VECTORS in computed:
         for source in readable:
             why = _not_ready(cache, source, plan.sizes_of(source.name, VECTORS), samples)
             if why:
                 report.left[source.name] = why
                 continue
-            tasks += [("vectors", _vectors_in_worker, (config, source, size, samples, target))
-                      for size in plan.sizes_of(source.name, VECTORS)]
+            vectors += [("vectors", _vectors_in_worker, (config, source, size, samples, target))
+                        for size in plan.sizes_of(source.name, VECTORS)]
+    tasks: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = []
+    if TAGGED in computed:
+        # in parts over the processes only when nothing else keeps them busy: each loads the tagger
+        background = get_measure(TAGGED).background_work(prepared, 1 if vectors else max(1, jobs))
+        tasks += [("tagging", function, args) for function, args in background]
+    if readable:
+        tasks.append(("overlaps", _overlaps_in_worker, (config, readable, target, samples)))
+    tasks += vectors
     _run(tasks, jobs, progress)
     report.overlaps = [s.name for s in readable]
     report.vectors = sorted({args[1].name for kind, _, args in tasks if kind == "vectors"})
@@ -175,9 +182,11 @@ def _run(tasks: list[tuple[str, Callable[..., Any], tuple[Any, ...]]], jobs: int
     pool.shutdown(wait=True)
 
 
-def _attempt(function: Callable[..., Any], args: tuple[Any, ...]) -> None:
+def _attempt(function: Callable[..., Any], args: tuple[Any, ...],
+             keywords: dict[str, Any] | None = None) -> None:
+    """``function(*args, **keywords)``; a failure of the corpus (not of the store) is left to the matrix."""
     try:
-        function(*args)
+        function(*args, **(keywords or {}))
     except StoreError:
         raise
     except SimcoreError:
