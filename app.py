@@ -83,8 +83,10 @@ elif task is not None:
                        "are in, and the work goes on if you open other pages.")
             return
         show_answer(rows)
-        st.caption("For language models and BERT-style encoders (PPL and JSD are in: this answer is final). "
-                   "The other measures (word vectors, content words) are still being computed.")
+        coming = compute.still_coming(current) if current is not None else []
+        st.caption("For language models and BERT-style encoders (PPL and JSD are in: this answer is final, "
+                   "the other measures do not enter it)."
+                   + (f" Still being computed: {', '.join(coming)}." if coming else ""))
 
     st.fragment(early_answer, run_every=REFRESH_SECONDS)()
     job_progress(compute.KIND, lambda job: f"{len(job.partial)} similarity values finished.")

@@ -250,6 +250,19 @@ def early_lm_matrix(task: jobs.BackgroundJob) -> pd.DataFrame | None:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
+def still_coming(task: jobs.BackgroundJob) -> list[str]:
+    """The labels of a running matrix's measures some of whose cells are not in yet, in the job's order
+    (what the early answer says is still being computed)."""
+    job = task.params
+    if not isinstance(job, Job):
+        return []
+    got: dict[str, int] = {}
+    for row in list(task.partial):
+        got[str(row.get("measure"))] = got.get(str(row.get("measure")), 0) + 1
+    cells = len(job.sources) * len(job.targets)
+    return [get_measure(m).label for m in job.measures if got.get(m, 0) < cells]
+
+
 def failures(long: pd.DataFrame) -> pd.DataFrame:
     if "error" not in long:
         return long.iloc[0:0]

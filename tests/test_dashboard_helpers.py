@@ -532,3 +532,20 @@ def test_heatmap_titles_are_short_lines_with_room_above_the_chart():
             max(map(len, lines)) <= 72
         )  # about 500 px of the 12 px text: fits beside the colour bar
         assert layout.margin.t >= 40 + 16 * (len(lines) - 1)
+
+
+def test_the_early_answer_names_the_measures_still_coming():
+    """Issue 37: the early answer says which measures are still being computed, by their labels, until
+    every one of their cells is in."""
+    from dashboard.compute import still_coming
+    from dashboard.state import Job
+
+    task = jobs.BackgroundJob("matrix", "test", params=Job(["a", "b"], ["t"], ["ppl", "jsd", "tvcc", "wvv"], {}, {}))
+    assert still_coming(task) == ["PPL", "JSD", "TVcC", "WVV"]
+    for source in ("a", "b"):
+        task.partial += [{"source": source, "target": "t", "measure": m} for m in ("ppl", "jsd")]
+    task.partial.append({"source": "a", "target": "t", "measure": "tvcc"})
+    assert still_coming(task) == ["TVcC", "WVV"], "one of TVcC's two cells is in: still coming"
+    task.partial.append({"source": "b", "target": "t", "measure": "tvcc"})
+    assert still_coming(task) == ["WVV"]
+    assert still_coming(jobs.BackgroundJob("probe", "test", params={"x": 1})) == []
