@@ -12,7 +12,8 @@ then the same matrix command runs on the store it filled: the table gives the ad
 after it (what the user waits for once that work has finished), and their sum, the time from adding the
 target to its answer when Compute is pressed at once (the dashboard's Compute waits for the add-time job,
 which holds the server's computation lock). The artefacts Compute built are counted from the store's build
-log: after the add-time work, only cells.
+log: after the add-time work, only cells; with --cells (the add-time work scores the cells too, as the
+dashboard's job does), nothing.
 
 With --baseline DIR, each timed command also runs with DIR's simcore first on PYTHONPATH (for example the
 main checkout, /work/main), so the table compares the two on the same machine in the same run. Each
@@ -20,7 +21,7 @@ command runs --repeat times (the median wall time and the median CPU seconds, us
 command and all its processes, are printed); the machine's load average is printed beside it.
 
 Usage: .venv/bin/python bench/bench_new_target.py [--jobs 2] [--repeat 3] [--each | --alone M,M]
-       [--ahead] [--baseline /work/main]
+       [--ahead [--cells]] [--baseline /work/main]
        [--work DIR]
 """
 
@@ -70,9 +71,9 @@ from simcore.matrix.ahead import prepare_target
 from simcore.matrix.corpus_cache import corpora_in
 from simcore.matrix.workbench import Workbench
 from simcore.utils.store import ArtefactStore
-sources, target, store, jobs = sys.argv[1:]
+sources, target, store, jobs, cells = sys.argv[1:]
 bench = Workbench(ArtefactStore(store))
-prepare_target(bench.cache, corpora_in(target)[0], corpora_in(sources), jobs=int(jobs))
+prepare_target(bench.cache, corpora_in(target)[0], corpora_in(sources), jobs=int(jobs), cells=cells == "1")
 """
 
 
@@ -103,6 +104,8 @@ def main() -> None:
     parser.add_argument("--alone", default="", help="also these measures alone (comma-separated)")
     parser.add_argument("--ahead", action="store_true",
                         help="also the work done when a target is added, and Compute after it")
+    parser.add_argument("--cells", action="store_true",
+                        help="with --ahead: the add-time work scores the cells too, as the dashboard's does")
     parser.add_argument("--baseline", type=Path, help="another checkout to time the same way")
     parser.add_argument("--work", type=Path,
                         help="keep the sources and stores here (prepared once, reused)")
@@ -166,7 +169,7 @@ def ahead_cases(args: argparse.Namespace, work: Path, common: list[str], path: P
         store = work / "store-this"
         CPU.clear()
         walls["work at add time"].append(timed(["-c", AHEAD, str(work / "sources"), str(target), str(store),
-                                                str(args.jobs)], path))
+                                                str(args.jobs), "1" if args.cells else "0"], path))
         log = work / "builds.log"
         log.unlink(missing_ok=True)
         walls["Compute after it"].append(timed(

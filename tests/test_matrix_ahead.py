@@ -106,3 +106,19 @@ def test_a_large_target_tagged_ahead_by_other_processes_is_not_tagged_again(tmp_
     assert {kind for kind, _ in builds(log)} == {"cell"}
     fresh = Workbench(ArtefactStore(tmp_path / "fresh")).matrix([source], [target], compute_noise=True)
     pd.testing.assert_frame_equal(table, fresh)
+
+
+def test_with_cells_the_matrix_afterwards_only_reads(tmp_path, monkeypatch):
+    sources = [Corpus.from_path(p) for p in SOURCES]
+    target = Corpus.from_path(SAMPLE_DATA / "targets" / "lab_protocol_ner.conll")
+    store = ArtefactStore(tmp_path / "store")
+    Workbench(store).matrix(sources, [Corpus.from_path(SAMPLE_DATA / "targets" / "news_ner.conll")],
+                            compute_noise=True)
+    report = prepare_target(Workbench(store).cache, target, sources, compute_noise=True, cells=True)
+    assert report.cells == len(sources) * len(DEFAULT_MEASURES)
+    log = tmp_path / "builds.log"
+    monkeypatch.setenv("SIMCORE_BUILD_LOG", str(log))
+    table = Workbench(store).matrix(sources, [target], compute_noise=True)
+    assert builds(log) == [], "every artefact, cells included, was stored ahead"
+    fresh = Workbench(ArtefactStore(tmp_path / "fresh")).matrix(sources, [target], compute_noise=True)
+    pd.testing.assert_frame_equal(table, fresh)

@@ -29,6 +29,7 @@ from ..utils.lifecycle import process_pool, stop_pool
 from ..utils.store import ArtefactStore
 from .corpus_cache import CorpusCache, Progress, quiet
 from .plan import DEFAULT_MEASURES, plan_matrix
+from .schedule import run_parts
 
 TAGGED, VECTORS = "tvcc", "wvv"  # the measures whose slow work is done ahead
 
@@ -43,12 +44,15 @@ class AheadReport:
     overlaps: list[str] = field(default_factory=list)
     vectors: list[str] = field(default_factory=list)
     left: dict[str, str] = field(default_factory=dict)  # source -> why its WVV was not done ahead
+    cells: int = 0  # cells scored ahead (with ``cells``)
 
     def summary(self) -> str:
         """One line for a progress message or a log."""
         parts = ["tagged" if self.tagged else "not tagged (not needed)",
                  f"overlap with {len(self.overlaps)} source(s)",
                  f"WVV trained against {len(self.vectors)} source(s)"]
+        if self.cells:
+            parts.append(f"{self.cells} part(s) of cells scored")
         return f"{self.target}: " + ", ".join(parts)
 
 
@@ -82,15 +86,18 @@ def _overlaps_in_worker(config: Config, sources: list[Corpus], target: Corpus, s
 def prepare_target(cache: CorpusCache, target: Corpus, sources: Sequence[Corpus],
                    measures: Sequence[str] = DEFAULT_MEASURES, *, samples: int = 1,
                    sample_tokens: int | None = None, compute_noise: bool = False, jobs: int = 1,
-                   progress: Progress = quiet) -> AheadReport:
+                   cells: bool = False, progress: Progress = quiet) -> AheadReport:
     """Store ``target``'s own work and its slow work against ``sources`` for a matrix of these choices.
 
     The target is tokenized and, for TVcC, tagged (in parts, by up to ``jobs`` processes); its overlap
     with each source is counted; and for WVV (when the plan computes it: sources of at least 1M tokens,
     or ``compute_noise``) the source's vectors are trained further on the target for every source
     whose vectors are stored already (a source not yet prepared is left to the matrix, which trains
-    its vectors first). A source that cannot be read is left out (the matrix says why). Nothing here
-    changes a value: the same functions build the same artefacts as the matrix would.
+    its vectors first). A source that cannot be read is left out (the matrix says why). With ``cells``,
+    every cell of these choices is then scored and stored too (the matrix's own parts, run by
+    :func:`simcore.matrix.schedule.run_parts`), except WVV's against the sources left out: a matrix of
+    the same choices afterwards only reads. Nothing here changes a value: the same functions build the
+    same artefacts as the matrix would.
     """
     report = AheadReport(target.name)
     progress(f"reading {target.name}", 0.0)
@@ -137,8 +144,16 @@ def prepare_target(cache: CorpusCache, target: Corpus, sources: Sequence[Corpus]
             raise
         except SimcoreError:
             pass  # no way to find content words in this language: the cells say so
+    if cells:
+        plan.parts = [(c, n, z) for c, n, z in plan.parts if not (n == VECTORS and c.name in report.left)]
+        run_parts(cache, plan, samples, [target], [prepared], jobs, progress, _ignore)
+        report.cells = len(plan.parts)
     progress(report.summary(), 1.0)
     return report
+
+
+def _ignore(*_: Any) -> None:
+    """A finished part: its cells are in the store, which is all that is wanted here."""
 
 
 def _not_ready(cache: CorpusCache, source: Corpus, sizes: list[int], samples: int) -> str | None:
