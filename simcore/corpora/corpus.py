@@ -471,7 +471,7 @@ def sample_corpus(
     n_tokens, index, seed = int(n_tokens), int(index), int(seed)
     if n_tokens >= tokenized.n_tokens:
         return tokenized
-    key = digest("sample", tokenized.fingerprint, n_tokens, index, seed)
+    key = sample_fingerprint(tokenized, n_tokens, index, seed)
 
     def build(out: Path) -> dict[str, Any]:
         keep = sample_units(tokenized.lengths(), n_tokens, index, seed)
@@ -480,6 +480,21 @@ def sample_corpus(
 
     path = store.build("sample", key, build)
     return from_artefact(tokenized.name, path, store)
+
+
+def sample_fingerprint(tokenized: TokenizedCorpus, n_tokens: int, index: int, seed: int = 13) -> str:
+    """The fingerprint (and store key) of :func:`sample_corpus`'s sample, known without drawing it: the
+    corpus's own when it has no more than ``n_tokens`` tokens."""
+    if n_tokens >= tokenized.n_tokens:
+        return tokenized.fingerprint
+    return digest("sample", tokenized.fingerprint, int(n_tokens), int(index), int(seed))
+
+
+def sample_drawn(tokenized: TokenizedCorpus, n_tokens: int, index: int, store: ArtefactStore,
+                 seed: int = 13) -> bool:
+    """Whether :func:`sample_corpus` would find its sample in the store (or the corpus is the sample)."""
+    return (n_tokens >= tokenized.n_tokens
+            or store.get("sample", sample_fingerprint(tokenized, n_tokens, index, seed)) is not None)
 
 
 def _sample_record(tokenized: TokenizedCorpus, key: str, count: int, units: int, n_tokens: int, index: int,

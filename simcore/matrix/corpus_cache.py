@@ -21,7 +21,14 @@ from typing import Any
 
 import numpy as np
 
-from ..corpora.corpus import Corpus, TokenizedCorpus, corpus_name, sample_corpus, tokenize_corpus
+from ..corpora.corpus import (
+    Corpus,
+    TokenizedCorpus,
+    corpus_name,
+    sample_corpus,
+    sample_drawn,
+    tokenize_corpus,
+)
 from ..corpora.lang.cut import CHARS, WORDS, detect_cut
 from ..corpora.lang.scripts import NO_SPACE_SCRIPTS
 from ..corpora.lang.segment import is_char_tokenized
@@ -309,9 +316,10 @@ class CorpusCache:
             return UnitResult(None, str(exc), None, {})
         failure = None
         try:
-            for s in prepared:
-                progress(f"preparing {measure.label} for {corpus.name} ({size:,} tokens)", 0.0)
-                measure.prepare(s)
+            if not self.cells_stored(prepared, targets, name):  # else scoring only reads: nothing to load
+                for s in prepared:
+                    progress(f"preparing {measure.label} for {corpus.name} ({size:,} tokens)", 0.0)
+                    measure.prepare(s)
         except StoreError:
             raise
         except SimcoreError as exc:
@@ -329,6 +337,33 @@ class CorpusCache:
             except SimcoreError as exc:
                 cells[target.name] = CellResult(math.nan, math.nan, [], {}, str(exc))
         return UnitResult(prepared[0].sample.n_tokens, None, failure, cells)
+
+    def cells_stored(self, prepared: list[PreparedSource], targets: list[Corpus], name: str) -> bool:
+        """Whether the cells of these source samples with every target under measure ``name`` are all
+        stored (a target that cannot be read: not)."""
+        try:
+            return all(self.store.get("cell", self.cell_key(prepared, self.target(t), name)) is not None
+                       for t in targets)
+        except StoreError:
+            raise
+        except SimcoreError:
+            return False
+
+    def unit_stored(self, corpus: Corpus, name: str, size: int, samples: int, targets: list[Corpus]) -> bool:
+        """Whether scoring a part (a source at one size under one measure, with every target) would only
+        read stored cells: then it needs no process, no model and no counts."""
+        try:
+            if self.streams(corpus) and size not in STREAM_SIZES:
+                return False  # its samples would need a pass of their own: left to the part
+            if not self.streams(corpus):  # a sample not drawn yet has no cell: do not draw it here
+                tokenized = self.tokenize(corpus)
+                if not all(sample_drawn(tokenized, size, i, self.store, self.options.seed) for i in range(samples)):
+                    return False
+            return self.cells_stored(self.source(corpus, size, samples), targets, name)
+        except StoreError:
+            raise
+        except SimcoreError:
+            return False
 
     def in_store(self, corpus: Corpus) -> bool:
         """Whether the corpus's tokens are stored already (a large source: never, its pass says itself)."""

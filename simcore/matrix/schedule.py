@@ -15,7 +15,7 @@ import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..contamination.scan import OverlapOptions, PieceScan, piece_scan, piece_scanner, store_scan
@@ -57,6 +57,16 @@ def run_parts(cache: CorpusCache, plan: Plan, samples: int, targets: list[Corpus
     (:func:`worth_processes`), else here with the targets' tagging beside it in other processes.
     The bar starts at ``start`` (past the reading, when the corpora were read in processes)."""
     names = plan.measures
+    # the parts whose every cell is stored (a target whose work was done when it was added, a second
+    # run): read here first, without starting a process or loading a model
+    stored = [p for p in plan.parts if cache.unit_stored(p[0], p[1], p[2], samples, targets)]
+    if stored:
+        for corpus, name, size in stored:
+            take(corpus, name, size, cache.unit(corpus, name, size, samples, targets))
+        rest = [p for p in plan.parts if p not in stored]
+        plan = replace(plan, parts=rest, weight={(c.name, n, z): plan.weight[(c.name, n, z)] for c, n, z in rest})
+        if not rest:
+            return
     if worth_processes(jobs, plan.parts):
         side = [job for n in names if hasattr(get_measure(n), "background_work") for t in prepared
                 for job in get_measure(n).background_work(t, taggers(t, prepared, jobs))]
