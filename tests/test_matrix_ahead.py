@@ -118,7 +118,11 @@ def test_with_cells_the_matrix_afterwards_only_reads(tmp_path, monkeypatch):
     assert report.cells == len(sources) * len(DEFAULT_MEASURES)
     log = tmp_path / "builds.log"
     monkeypatch.setenv("SIMCORE_BUILD_LOG", str(log))
-    table = Workbench(store).matrix(sources, [target], compute_noise=True)
+    monkeypatch.setattr("simcore.matrix.schedule.PARALLEL_MIN_TOKENS", 0)  # processes, were anything left
+    seen: list[str] = []
+    table = Workbench(store).matrix(sources, [target], compute_noise=True, jobs=2,
+                                    progress=lambda message, _fraction: seen.append(message))
     assert builds(log) == [], "every artefact, cells included, was stored ahead"
+    assert seen and not [m for m in seen if "processes" in m], "stored parts are read here: no process"
     fresh = Workbench(ArtefactStore(tmp_path / "fresh")).matrix(sources, [target], compute_noise=True)
     pd.testing.assert_frame_equal(table, fresh)
