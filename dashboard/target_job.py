@@ -1,11 +1,12 @@
-"""A target's own work started the moment it is added (the Corpora page calls :func:`start_target_work`):
-a session job that tags it for TVcC, counts its overlap with each loaded source and trains WVV further on
-it against every source whose word vectors are stored (:func:`simcore.matrix.ahead.prepare_target`).
+"""A target's own work started the moment it is added (the Corpora page calls
+:func:`start_target_work`): a session job that tags it for TVcC, counts its overlap with each loaded
+source and trains WVV further on it against every source whose word vectors are stored
+(:func:`simcore.matrix.ahead.prepare_target`).
 
-By the time the user has chosen sources and pressed Compute, the matrix job reads that work back from
-the store instead of doing it. The job takes the server's computation lock (the one a matrix job takes),
-so a Compute pressed meanwhile waits for it and then reuses all of it, rather than doing the same work
-beside it on the same cores.
+By the time the user has chosen sources and pressed Compute, the matrix job reads that work back
+from the store instead of doing it. The job takes the server's computation lock (the one a matrix
+job takes), so a Compute pressed meanwhile waits for it and then reuses all of it, rather than
+doing the same work beside it on the same cores.
 """
 
 from __future__ import annotations
@@ -29,13 +30,14 @@ def kind_of(name: str) -> str:
 
 
 def worth_ahead(state: AppState, name: str) -> bool:
-    """Whether the target's work is worth a process of its own: the target is large enough that tagging
-    it takes seconds, or a loaded source is large enough for WVV (its further training on the target
-    takes seconds per source). Otherwise the matrix job does it in about the time a process takes to
-    start."""
+    """Whether the target's work is worth a process of its own: the target is large enough that
+    tagging it takes seconds, or a loaded source is large enough for WVV (its further training on
+    the target takes seconds per source). Otherwise the matrix job does it in about the time a
+    process takes to start."""
     bench = get_workbench()
     try:
-        if bench.tokenize(state.targets[name].corpus).n_tokens >= AHEAD_MIN_TOKENS:  # tokenized when added
+        # tokenized when it was added: from memory
+        if bench.tokenize(state.targets[name].corpus).n_tokens >= AHEAD_MIN_TOKENS:
             return True
     except SimcoreError:
         return False  # it cannot be read: the matrix says why in its cells
@@ -54,18 +56,32 @@ def _done(state: AppState, job: jobs.BackgroundJob) -> None:
 
 
 def start_target_work(state: AppState, names: list[str]) -> list[jobs.BackgroundJob]:
-    """Start each added target's work in the background (one job per target, never blocking the page);
-    a target already being prepared, or too small to be worth it, is skipped."""
+    """Start each added target's work in the background (one job per target, never blocking the
+    page); a target already being prepared, or too small to be worth it, is skipped."""
     started = []
     sources = [loaded.corpus for _, loaded in sorted(state.sources.items())]
-    lock = get_bench().lock  # the default options' workbench: the one Compute with the form's defaults uses
+    # the default options' workbench: the one a Compute with the form's default choices uses
+    lock = get_bench().lock
     for name in names:
         if name not in state.targets or jobs.running(state, kind_of(name)) is not None:
             continue
         if not worth_ahead(state, name):
             continue
-        task = partial(work.target_ahead, root=str(get_store().root), target=state.targets[name].corpus,
-                       sources=sources)
-        started.append(jobs.start(state, kind_of(name), f"Preparing {name} for Compute", task, _done,
-                                  params={"target": name}, lock=lock))
+        task = partial(
+            work.target_ahead,
+            root=str(get_store().root),
+            target=state.targets[name].corpus,
+            sources=sources,
+        )
+        started.append(
+            jobs.start(
+                state,
+                kind_of(name),
+                f"Preparing {name} for Compute",
+                task,
+                _done,
+                params={"target": name},
+                lock=lock,
+            )
+        )
     return started

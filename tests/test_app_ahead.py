@@ -1,5 +1,6 @@
-"""AppTest: adding a target on the Corpora page starts its work in the background (simcore.matrix.ahead,
-issue 37) and the page answers at once; the work lands in the store where Compute finds it."""
+"""AppTest: adding a target on the Corpora page starts its work in the background
+(simcore.matrix.ahead, issue 37) and the page answers at once; the work lands in the store where
+Compute finds it."""
 
 from __future__ import annotations
 
@@ -26,16 +27,20 @@ def cache(app_environment: Path) -> Path:
 
 def big_target() -> bytes:
     """The three sample targets three times over: about 30k tokens, enough to be tagged ahead."""
-    text = "".join((SAMPLE_DATA / "targets" / name).read_text()
-                   for name in ("news_ner.conll", "lab_protocol_ner.conll", "med_forum_posts.conll"))
+    text = "".join(
+        (SAMPLE_DATA / "targets" / name).read_text()
+        for name in ("news_ner.conll", "lab_protocol_ner.conll", "med_forum_posts.conll")
+    )
     return "\n".join([text] * 3).encode()
 
 
 def test_adding_a_target_starts_its_work_and_the_page_does_not_wait_for_it(cache: Path):
     at = go(fresh(), "pages/1_Corpora.py")
-    with get_bench().lock:  # another computation of this server runs: the target's job must wait for it
+    # another computation of this server runs: the target's job must wait for it
+    with get_bench().lock:
         at.get("file_uploader")[0].upload("ward_notes.conll", big_target(), "text/plain")
-        at.button(key="add_uploads").click().run()  # would never return if the page waited on the lock
+        # this run would never return if the page waited on the lock
+        at.button(key="add_uploads").click().run()
         no_problems(at)
         assert "ward_notes" in state(at).targets
         job = state(at).jobs[kind_of("ward_notes")]
@@ -45,7 +50,9 @@ def test_adding_a_target_starts_its_work_and_the_page_does_not_wait_for_it(cache
     target = Workbench(ArtefactStore(cache)).target(corpus)
     pos = tuple(target.options.tvcc_pos)
     options = TokenizerOptions(**target.tokenized.meta.get("options", {}))
-    assert tagged_stored(target.fingerprint, target.store, pos, options), "tagged for TVcC, in the store"
+    assert tagged_stored(target.fingerprint, target.store, pos, options), (
+        "tagged for TVcC, in the store"
+    )
     at.run()  # the ended job is filed quietly: no message, no error
     no_problems(at)
 
