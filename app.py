@@ -84,8 +84,8 @@ elif task is not None:
             return
         show_answer(rows)
         coming = compute.still_coming(current) if current is not None else []
-        st.caption("For language models and BERT-style encoders (PPL and JSD are in: this answer is final, "
-                   "the other measures do not enter it)."
+        st.caption("For language models and BERT-style encoders (PPL and JSD are in: this answer is "
+                   "final, the other measures do not enter it)."
                    + (f" Still being computed: {', '.join(coming)}." if coming else ""))
 
     st.fragment(early_answer, run_every=REFRESH_SECONDS)()

@@ -6,14 +6,14 @@ the store. The sources: the five of ../shared/data, each resampled to --source-t
 prepared once (not timed). The new target: a sample of --target-tokens (default 100k) whole sentences of
 the conll2003 train split, cut anew for each repeat (a new fingerprint: nothing of it is stored).
 
-With --ahead, the target's work is also done the way the dashboard does it when a target is added
-(:func:`simcore.matrix.ahead.prepare_target` in a fresh process, every default measure's choices),
-then the same matrix command runs on the store it filled: the table gives the add-time work, Compute
-after it (what the user waits for once that work has finished), and their sum, the time from adding the
-target to its answer when Compute is pressed at once (the dashboard's Compute waits for the add-time job,
-which holds the server's computation lock). The artefacts Compute built are counted from the store's build
-log: after the add-time work, only cells; with --cells (the add-time work scores the cells too, as the
-dashboard's job does), nothing.
+With --ahead, the target's work is also done the way the dashboard does it when a target is
+added (:func:`simcore.matrix.ahead.prepare_target` in a fresh process, every default measure's
+choices), then the same matrix command runs on the store it filled: the table gives the add-time
+work, Compute after it (what the user waits for once that work has finished), and their sum, the
+time from adding the target to its answer when Compute is pressed at once (the dashboard's Compute
+waits for the add-time job, which holds the server's computation lock). The artefacts Compute built
+are counted from the store's build log: after the add-time work, only cells; with --cells (the
+add-time work scores the cells too, as the dashboard's job does), nothing.
 
 With --baseline DIR, each timed command also runs with DIR's simcore first on PYTHONPATH (for example the
 main checkout, /work/main), so the table compares the two on the same machine in the same run. Each
@@ -73,13 +73,14 @@ from simcore.matrix.workbench import Workbench
 from simcore.utils.store import ArtefactStore
 sources, target, store, jobs, cells = sys.argv[1:]
 bench = Workbench(ArtefactStore(store))
-prepare_target(bench.cache, corpora_in(target)[0], corpora_in(sources), jobs=int(jobs), cells=cells == "1")
+prepare_target(bench.cache, corpora_in(target)[0], corpora_in(sources), jobs=int(jobs),
+               cells=cells == "1")
 """
 
 
 def timed(args: list[str], path: Path, env: dict[str, str] | None = None) -> float:
-    """Wall seconds of ``python -m simcore ARGS`` (``python -c CODE ARGS`` when ARGS starts with "-c") run
-    from ``path`` (its CPU added to ``CPU``)."""
+    """Wall seconds of ``python -m simcore ARGS`` (``python -c CODE ARGS`` when ARGS starts with
+    "-c") run from ``path`` (its CPU added to ``CPU``)."""
     env = {**os.environ, **(env or {}), "PYTHONPATH": str(path)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
@@ -105,7 +106,8 @@ def main() -> None:
     parser.add_argument("--ahead", action="store_true",
                         help="also the work done when a target is added, and Compute after it")
     parser.add_argument("--cells", action="store_true",
-                        help="with --ahead: the add-time work scores the cells too, as the dashboard's does")
+                        help="with --ahead: the add-time work scores the cells too "
+                             "(as the dashboard's does)")
     parser.add_argument("--baseline", type=Path, help="another checkout to time the same way")
     parser.add_argument("--work", type=Path,
                         help="keep the sources and stores here (prepared once, reused)")
@@ -158,8 +160,10 @@ def main() -> None:
 
 def ahead_cases(args: argparse.Namespace, work: Path, common: list[str], path: Path, help_s: float,
                 seed: int) -> int:
-    """The add-time work, Compute after it and their sum, each on a new target; the seed last used."""
-    walls: dict[str, list[float]] = {"work at add time": [], "Compute after it": [], "add -> answer": []}
+    """The add-time work, Compute after it and their sum, each on a new target; the seed last
+    used."""
+    walls: dict[str, list[float]] = {"work at add time": [], "Compute after it": [],
+                                     "add -> answer": []}
     cpus: dict[str, list[float]] = {k: [] for k in walls}
     built: list[str] = []
     for _ in range(args.repeat):
@@ -168,8 +172,9 @@ def ahead_cases(args: argparse.Namespace, work: Path, common: list[str], path: P
         target_sample(target, args.target_tokens, seed)
         store = work / "store-this"
         CPU.clear()
-        walls["work at add time"].append(timed(["-c", AHEAD, str(work / "sources"), str(target), str(store),
-                                                str(args.jobs), "1" if args.cells else "0"], path))
+        ahead = ["-c", AHEAD, str(work / "sources"), str(target), str(store), str(args.jobs),
+                 "1" if args.cells else "0"]
+        walls["work at add time"].append(timed(ahead, path))
         log = work / "builds.log"
         log.unlink(missing_ok=True)
         walls["Compute after it"].append(timed(

@@ -251,8 +251,8 @@ def early_lm_matrix(task: jobs.BackgroundJob) -> pd.DataFrame | None:
 
 
 def still_coming(task: jobs.BackgroundJob) -> list[str]:
-    """The labels of a running matrix's measures some of whose cells are not in yet, in the job's order
-    (what the early answer says is still being computed)."""
+    """The labels of a running matrix's measures some of whose cells are not in yet, in the job's
+    order (what the early answer says is still being computed)."""
     job = task.params
     if not isinstance(job, Job):
         return []

@@ -103,9 +103,9 @@ def decontamination(task: Any, root: str, source: Corpus, target: Corpus, test_o
 
 
 def target_ahead(task: Any, root: str, target: Corpus, sources: list[Corpus]) -> str:
-    """A newly added target's own work, its slow work against the loaded sources and then its cells, for
-    the default choices of the Similarity form (simcore.matrix.ahead), stored for Compute to reuse; one
-    line on what was done."""
+    """A newly added target's own work, its slow work against the loaded sources and then its
+    cells, for the default choices of the Similarity form (simcore.matrix.ahead), stored for Compute
+    to reuse; one line on what was done."""
     from simcore.matrix.ahead import prepare_target
 
     bench = Workbench(ArtefactStore(root))  # the form's default options and tokenizer

@@ -535,12 +535,13 @@ def test_heatmap_titles_are_short_lines_with_room_above_the_chart():
 
 
 def test_the_early_answer_names_the_measures_still_coming():
-    """Issue 37: the early answer says which measures are still being computed, by their labels, until
-    every one of their cells is in."""
+    """Issue 37: the early answer says which measures are still being computed, by their labels,
+    until every one of their cells is in."""
     from dashboard.compute import still_coming
     from dashboard.state import Job
 
-    task = jobs.BackgroundJob("matrix", "test", params=Job(["a", "b"], ["t"], ["ppl", "jsd", "tvcc", "wvv"], {}, {}))
+    job = Job(["a", "b"], ["t"], ["ppl", "jsd", "tvcc", "wvv"], {}, {})
+    task = jobs.BackgroundJob("matrix", "test", params=job)
     assert still_coming(task) == ["PPL", "JSD", "TVcC", "WVV"]
     for source in ("a", "b"):
         task.partial += [{"source": source, "target": "t", "measure": m} for m in ("ppl", "jsd")]

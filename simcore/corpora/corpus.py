@@ -482,9 +482,10 @@ def sample_corpus(
     return from_artefact(tokenized.name, path, store)
 
 
-def sample_fingerprint(tokenized: TokenizedCorpus, n_tokens: int, index: int, seed: int = 13) -> str:
-    """The fingerprint (and store key) of :func:`sample_corpus`'s sample, known without drawing it: the
-    corpus's own when it has no more than ``n_tokens`` tokens."""
+def sample_fingerprint(tokenized: TokenizedCorpus, n_tokens: int, index: int,
+                       seed: int = 13) -> str:
+    """The fingerprint (and store key) of :func:`sample_corpus`'s sample, known without drawing it:
+    the corpus's own when it has no more than ``n_tokens`` tokens."""
     if n_tokens >= tokenized.n_tokens:
         return tokenized.fingerprint
     return digest("sample", tokenized.fingerprint, int(n_tokens), int(index), int(seed))
@@ -492,9 +493,10 @@ def sample_fingerprint(tokenized: TokenizedCorpus, n_tokens: int, index: int, se
 
 def sample_drawn(tokenized: TokenizedCorpus, n_tokens: int, index: int, store: ArtefactStore,
                  seed: int = 13) -> bool:
-    """Whether :func:`sample_corpus` would find its sample in the store (or the corpus is the sample)."""
-    return (n_tokens >= tokenized.n_tokens
-            or store.get("sample", sample_fingerprint(tokenized, n_tokens, index, seed)) is not None)
+    """Whether :func:`sample_corpus` would find its sample in the store (or the corpus is the
+    sample)."""
+    key = sample_fingerprint(tokenized, n_tokens, index, seed)
+    return n_tokens >= tokenized.n_tokens or store.get("sample", key) is not None
 
 
 def _sample_record(tokenized: TokenizedCorpus, key: str, count: int, units: int, n_tokens: int, index: int,

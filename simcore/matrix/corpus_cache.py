@@ -316,7 +316,8 @@ class CorpusCache:
             return UnitResult(None, str(exc), None, {})
         failure = None
         try:
-            if not self.cells_stored(prepared, targets, name):  # else scoring only reads: nothing to load
+            # all stored: scoring only reads, nothing need be loaded
+            if not self.cells_stored(prepared, targets, name):
                 for s in prepared:
                     progress(f"preparing {measure.label} for {corpus.name} ({size:,} tokens)", 0.0)
                     measure.prepare(s)
@@ -338,26 +339,29 @@ class CorpusCache:
                 cells[target.name] = CellResult(math.nan, math.nan, [], {}, str(exc))
         return UnitResult(prepared[0].sample.n_tokens, None, failure, cells)
 
-    def cells_stored(self, prepared: list[PreparedSource], targets: list[Corpus], name: str) -> bool:
-        """Whether the cells of these source samples with every target under measure ``name`` are all
-        stored (a target that cannot be read: not)."""
+    def cells_stored(self, prepared: list[PreparedSource], targets: list[Corpus],
+                     name: str) -> bool:
+        """Whether the cells of these source samples with every target under measure ``name`` are
+        all stored (a target that cannot be read: not)."""
         try:
-            return all(self.store.get("cell", self.cell_key(prepared, self.target(t), name)) is not None
-                       for t in targets)
+            return all(self.store.get("cell", self.cell_key(prepared, self.target(t), name))
+                       is not None for t in targets)
         except StoreError:
             raise
         except SimcoreError:
             return False
 
-    def unit_stored(self, corpus: Corpus, name: str, size: int, samples: int, targets: list[Corpus]) -> bool:
-        """Whether scoring a part (a source at one size under one measure, with every target) would only
-        read stored cells: then it needs no process, no model and no counts."""
+    def unit_stored(self, corpus: Corpus, name: str, size: int, samples: int,
+                    targets: list[Corpus]) -> bool:
+        """Whether scoring a part (a source at one size under one measure, with every target) would
+        only read stored cells: then it needs no process, no model and no counts."""
         try:
             if self.streams(corpus) and size not in STREAM_SIZES:
                 return False  # its samples would need a pass of their own: left to the part
             if not self.streams(corpus):  # a sample not drawn yet has no cell: do not draw it here
                 tokenized = self.tokenize(corpus)
-                if not all(sample_drawn(tokenized, size, i, self.store, self.options.seed) for i in range(samples)):
+                seed = self.options.seed
+                if not all(sample_drawn(tokenized, size, i, self.store, seed) for i in range(samples)):
                     return False
             return self.cells_stored(self.source(corpus, size, samples), targets, name)
         except StoreError:

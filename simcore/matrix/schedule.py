@@ -64,7 +64,8 @@ def run_parts(cache: CorpusCache, plan: Plan, samples: int, targets: list[Corpus
         for corpus, name, size in stored:
             take(corpus, name, size, cache.unit(corpus, name, size, samples, targets))
         rest = [p for p in plan.parts if p not in stored]
-        plan = replace(plan, parts=rest, weight={(c.name, n, z): plan.weight[(c.name, n, z)] for c, n, z in rest})
+        weight = {(c.name, n, z): plan.weight[(c.name, n, z)] for c, n, z in rest}
+        plan = replace(plan, parts=rest, weight=weight)
         if not rest:
             return
     if worth_processes(jobs, plan.parts):

@@ -132,8 +132,9 @@ class TargetContentVocabularyCovered(Measure):
         options = target.tokenized.meta.get("options", {})
         if tagged_stored(target.fingerprint, target.store, tuple(target.options.tvcc_pos),
                          TokenizerOptions(**options)):
-            return []  # tagged already (when it was added): starting a process would only load spaCy
-        args = (target.raw, target.fingerprint, str(target.store.root), tuple(target.options.tvcc_pos), options)
+            return []  # tagged already (when it was added): a process would only load spaCy
+        args = (target.raw, target.fingerprint, str(target.store.root),
+                tuple(target.options.tvcc_pos), options)
         parts = parts_of(target.tokenized.n_units)
         jobs = max(1, min(processes, parts))
         bounds = [round(k * parts / jobs) for k in range(jobs + 1)]
