@@ -25,13 +25,13 @@ def cache(app_environment: Path) -> Path:
     return app_environment
 
 
-def big_target() -> bytes:
-    """The three sample targets three times over: about 30k tokens, enough to be tagged ahead."""
+def big_target(copies: int = 3) -> bytes:
+    """The three sample targets ``copies`` times over (3: about 30k tokens, enough to be worth it)."""
     text = "".join(
         (SAMPLE_DATA / "targets" / name).read_text()
         for name in ("news_ner.conll", "lab_protocol_ner.conll", "med_forum_posts.conll")
     )
-    return "\n".join([text] * 3).encode()
+    return "\n".join([text] * copies).encode()
 
 
 def test_adding_a_target_starts_its_work_and_the_page_does_not_wait_for_it(cache: Path):
@@ -65,3 +65,33 @@ def test_a_small_target_with_no_large_source_starts_no_job():
     no_problems(at)
     assert "med_forum_posts_sample" in state(at).targets
     assert not [kind for kind in state(at).jobs if kind.startswith("target ")]
+
+
+def test_compute_after_the_work_done_at_add_time_builds_nothing(cache: Path, monkeypatch):
+    """The job works for the Similarity form's default choices: a Compute of them afterwards finds
+    every artefact stored (the store's build log, written by the job's processes, stays empty)."""
+    at = fresh()
+    at.button(key="load_sample").click().run()
+    go(at, "pages/1_Corpora.py")
+    at.get("file_uploader")[0].upload("clinic_notes.conll", big_target(4), "text/plain")
+    at.button(key="add_uploads").click().run()
+    no_problems(at)
+    job = state(at).jobs[kind_of("clinic_notes")]
+    assert job.wait(300) and job.status == jobs.DONE, job.error
+    log = cache / "builds.log"
+    monkeypatch.setenv("SIMCORE_BUILD_LOG", str(log))  # the matrix job's process inherits it
+    go(at, "pages/2_Similarity.py")
+    at.multiselect(key="f_targets").set_value(["clinic_notes"])
+    at.button(key="compute").click().run()
+    matrix = state(at).jobs["matrix"]
+    assert matrix.wait(300) and matrix.status == jobs.DONE, matrix.error
+    assert not log.exists() or log.read_text() == "", log.read_text()
+    assert len(matrix.result) == len(state(at).sources) * len(matrix.params.measures)
+    # the log is written from the job's process: a target nothing was done for builds its cells
+    at.run()  # the finished matrix filed, as the sidebar's timer would
+    at.multiselect(key="f_targets").set_value(["med_forum_posts"])
+    at.multiselect(key="f_measures").set_value(["tvc"])
+    at.button(key="compute").click().run()
+    other = state(at).jobs["matrix"]
+    assert other is not matrix and other.wait(300) and other.status == jobs.DONE, other.error
+    assert "cell " in log.read_text()
