@@ -106,9 +106,10 @@ def char_script(char: str) -> str:
 def script_counts(text: str) -> Counter[str]:
     """How many letters of each script ``text`` has (combining marks and other characters not counted)."""
     counts: Counter[str] = Counter()
-    for char in text:
+    # each distinct character looked up once, in the order first seen: the same counts, same order
+    for char, n in Counter(text).items():
         if char.isalpha():
-            counts[char_script(char)] += 1
+            counts[char_script(char)] += n
     counts.pop(UNKNOWN, None)
     return counts
 
