@@ -156,3 +156,22 @@ def test_with_cells_the_matrix_afterwards_only_reads(tmp_path, monkeypatch):
         sources, [target], compute_noise=True
     )
     pd.testing.assert_frame_equal(table, fresh)
+
+
+def test_a_target_cut_into_characters_is_prepared_as_the_matrix_cuts_it(tmp_path, monkeypatch):
+    """KLUE-style rows (one Hangul character a row): the matrix cuts both sides into characters;
+    the work done ahead is keyed the same, so the matrix afterwards builds nothing."""
+    from .test_corpora_cuts import KO_SENTENCES, klue
+
+    (tmp_path / "klue.tsv").write_text(klue(KO_SENTENCES, space_rows=False), encoding="utf-8")
+    (tmp_path / "ko.txt").write_text("\n".join(KO_SENTENCES) + "\n", encoding="utf-8")
+    target = Corpus.from_path(tmp_path / "klue.tsv", fmt="conll")
+    source = Corpus.from_path(tmp_path / "ko.txt")
+    store = ArtefactStore(tmp_path / "store")
+    prepare_target(Workbench(store).cache, target, [source], ["tvc", "jsd"], cells=True)
+    log = tmp_path / "builds.log"
+    monkeypatch.setenv("SIMCORE_BUILD_LOG", str(log))
+    table = Workbench(store).matrix([source], [target], ["tvc", "jsd"])
+    assert builds(log) == [] and table["target_cut"].str.startswith("characters").all()
+    fresh = Workbench(ArtefactStore(tmp_path / "fresh")).matrix([source], [target], ["tvc", "jsd"])
+    pd.testing.assert_frame_equal(table, fresh)

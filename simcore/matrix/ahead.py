@@ -20,6 +20,7 @@ from typing import Any
 
 from ..contamination.scan import OverlapOptions, source_overlaps
 from ..corpora.corpus import Corpus
+from ..corpora.lang.cut import WORDS, tokenizer_for_cut
 from ..corpora.tokenize import TokenizerOptions
 from ..measures.lookup import get_measure
 from ..measures.options import MeasureOptions
@@ -120,6 +121,14 @@ def prepare_target(
     """
     report = AheadReport(target.name)
     progress(f"reading {target.name}", 0.0)
+    try:
+        cut = cache.target_cut(target)
+    except StoreError:
+        raise
+    except SimcoreError:
+        cut = WORDS  # it cannot be read: found again below
+    if cut != WORDS:  # both sides cut as the target's rows say, as the matrix does (same store)
+        cache = CorpusCache(cache.store, tokenizer_for_cut(cache.tokenizer, cut), cache.options)
     prepared = cache.target(target)
     sizes: dict[str, int] = {}
     for source in sources:
