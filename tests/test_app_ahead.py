@@ -44,7 +44,7 @@ def test_adding_a_target_starts_its_work_and_the_page_does_not_wait_for_it(cache
         no_problems(at)
         assert "ward_notes" in state(at).targets
         job = state(at).jobs[kind_of("ward_notes")]
-        assert job.running and "waiting for another computation" in job.message
+        assert job.running and job.work_started is None, "it waits for the lock, the page did not"
     assert job.wait(240) and job.status == jobs.DONE, job.error
     corpus = state(at).targets["ward_notes"].corpus
     target = Workbench(ArtefactStore(cache)).target(corpus)
