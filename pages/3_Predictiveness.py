@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard.analysis_cache import audits, correlations, regrets
+from dashboard.analysis_cache import audit_views, correlations, regrets, scatter_specs
 from dashboard.charts import label, scatter
 from dashboard.loading import TABLE3_NAME, load_table3, read_table, set_results, use_table3_results
 from dashboard.markdown import md
@@ -22,7 +22,7 @@ from dashboard.widgets import (
     similarity_measures,
     uncomputed_measures,
 )
-from simcore.analysis.audit import RULE, WRITERS, display_table
+from simcore.analysis.audit import RULE
 from simcore.analysis.correlation import CAPPED, join, left_out_note, usable_results
 from simcore.utils.errors import SimcoreError
 
@@ -166,10 +166,14 @@ st.caption("One colour and shape per target; each point is labelled with its sou
            + (" Red rings: runs cut short by the probe's time cap (included above)." if include_capped and capped_runs
               else ""))
 grid = st.columns(2)
+specs = scatter_specs(shown[shown["measure"].isin(measures)], measures, targets, CAPPED)  # built once per content
 for i, m in enumerate(measures):
     with grid[i % 2]:
-        st.altair_chart(scatter(shown[shown["measure"] == m], m, targets=targets, capped_column=CAPPED), width="stretch",
-                        key=f"scatter_{m}")
+        if specs[m] is not None:
+            st.vega_lite_chart(specs[m], width="stretch", key=f"scatter_{m}")
+        else:
+            st.altair_chart(scatter(shown[shown["measure"] == m], m, targets=targets, capped_column=CAPPED),
+                            width="stretch", key=f"scatter_{m}")
 
 st.subheader("Regret: F1 lost by choosing the source each measure ranks first")
 if "f1_std" in results and results["f1_std"].notna().any():
@@ -212,14 +216,14 @@ tie_f1 = knobs[1].number_input("Tie margin (F1 points)", min_value=0.0, max_valu
                                help="Pairs whose F1 differ by less than this, or than their spread over seeds "
                                     "(f1_std) when larger, are ties, not errors")
 try:
-    audited = audits(long, results, measures, int(k), float(tie_f1), include_capped)
-    st.dataframe(display_table(audited, scope_key if scope_key in set(audited["scope"]) else "all"),
-                 hide_index=True, width="stretch")
+    audited, audit_view, audit_files = audit_views(long, results, measures, int(k), float(tie_f1), include_capped,
+                                                   scope_key)  # each made once per content
+    st.dataframe(audit_view, hide_index=True, width="stretch")
     if audited["measure"].astype(str).str.startswith(RULE).any():
         st.caption(RULE_ROWS)
-    downloads = st.columns(len(WRITERS))
-    for column, (suffix, writer) in zip(downloads, WRITERS.items()):
-        column.download_button(f"Audit ({suffix[1:].upper()})", writer(audited), file_name=f"simcore-audit{suffix}",
+    downloads = st.columns(len(audit_files))
+    for column, (suffix, text) in zip(downloads, audit_files.items()):
+        column.download_button(f"Audit ({suffix[1:].upper()})", text, file_name=f"simcore-audit{suffix}",
                                key=f"audit_download_{suffix[1:]}")
 except SimcoreError as exc:
     st.error(f"The audit cannot be computed: {exc}")

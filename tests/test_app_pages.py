@@ -24,7 +24,7 @@ from simcore.measures.options import MeasureOptions
 from simcore.utils.store import ArtefactStore
 
 from .app_helpers import charts, finish_jobs, fresh, go, no_problems, state
-from .conftest import SAMPLE_DATA
+from .conftest import ROOT, SAMPLE_DATA
 
 PAGES = ["pages/1_Corpora.py", "pages/2_Similarity.py", "pages/3_Predictiveness.py", "pages/4_Agreement.py",
          "pages/5_Ranking_and_export.py", "pages/6_Open_results.py", "pages/8_Compare_results.py"]
@@ -460,6 +460,50 @@ def test_results_table_can_be_typed_in_for_the_computed_matrix(computed):
     # no F1 typed yet: a message, not a traceback
     assert not at.exception
     assert any("no F1 values" in e.value for e in at.error)
+
+
+def test_predictiveness_scatters_and_audit_built_once_show_the_librarys_values():
+    """The scatters' specs and the audit's table and files are built once per content and kept for
+    every session: what each visit shows is Table 3's points and simcore's own audit, and a changed
+    tie margin is a new audit, not the kept one."""
+    import pyarrow as pa
+
+    from simcore.analysis.audit import audit, display_table
+    from simcore.analysis.correlation import results_frame
+
+    table = pd.read_csv(TABLE3)
+    long = to_long(table)
+    results = results_frame(table, f1="lm_f1", baseline="__no_baseline__", improvement="lm_delta")
+    measures = list(dict.fromkeys(long["measure"]))  # the page's order: the matrix's
+    labels = {"PPL": "ppl", "WVV": "wvv", "TVC": "tvc", "TVcC": "tvcc"}
+    first = go(fresh(), "pages/3_Predictiveness.py")
+    first.button(key="load_table3").click().run()
+    workspace = state(first).workspace
+    for visit in range(2):  # the second a new session by the page's address: the kept specs and tables
+        at = first if visit == 0 else AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+        if visit:
+            at.query_params["ws"] = workspace
+            go(at, "pages/3_Predictiveness.py")
+        no_problems(at)
+        scatters = charts(at, "vega_lite_chart")
+        assert sorted(labels[json.loads(c.proto.spec)["title"]] for c in scatters) == sorted(measures)
+        for chart in scatters:
+            measure = labels[json.loads(chart.proto.spec)["title"]]
+            points = next(frame for frame in (pa.ipc.open_stream(d.data.data).read_all().to_pandas()
+                                              for d in chart.proto.datasets) if "improvement" in frame)
+            got = points.set_index(["target", "source"]).sort_index()
+            want = table.set_index(["target", "source"]).sort_index()
+            assert got.index.equals(want.index)
+            np.testing.assert_allclose(got["value"], want[measure])
+            np.testing.assert_allclose(got["improvement"], want["lm_delta"])
+        shown = next(d.value for d in at.dataframe if "decision accuracy" in d.value.columns)
+        expected = display_table(audit(long, results, measures, k=3, tie_f1=0.0), "all")
+        pd.testing.assert_frame_equal(shown.reset_index(drop=True), expected.reset_index(drop=True))
+    at.number_input(key="audit_tie_f1").set_value(0.5).run()
+    shown = next(d.value for d in at.dataframe if "decision accuracy" in d.value.columns)
+    expected = display_table(audit(long, results, measures, k=3, tie_f1=0.5), "all")
+    pd.testing.assert_frame_equal(shown.reset_index(drop=True), expected.reset_index(drop=True))
+    assert not shown.equals(display_table(audit(long, results, measures, k=3, tie_f1=0.0), "all"))
 
 
 def test_a_measure_without_values_is_said_not_computed_and_not_plotted(computed):
