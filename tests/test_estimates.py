@@ -98,3 +98,34 @@ def test_a_probe_estimate_counts_the_targets_splits_as_the_probe_reads_them(stor
     (folder / "dev.conll").unlink()
     assert probe_splits(store, [TargetSplits.from_directory(folder)], ProbeCaps(
         train_sentences=3, test_sentences=4)) == pace.ProbeSplits(3, 4, test_bytes)
+
+
+def test_a_tvcc_cell_times_its_scoring_after_the_targets_tagging(tmp_path, monkeypatch):
+    """The first TVcC cell of a target tagged it (spaCy's load included: 10.2 s on the sample) inside
+    the scoring's clock, so the recorded scoring pace counted the tagging twice (it has its own pace
+    and start-up): the target's content words are now made before the clock starts."""
+    from simcore.matrix import corpus_cache
+    from simcore.measures import tvcc
+    from simcore.utils.store import ArtefactStore
+
+    events: list[str] = []
+    real_words, real_clock = tvcc.target_content_words, corpus_cache.time.perf_counter
+
+    class Clock:
+        @staticmethod
+        def perf_counter() -> float:
+            events.append("clock")
+            return real_clock()
+
+    def words(target):
+        events.append("tagged")
+        return real_words(target)
+
+    monkeypatch.setattr(tvcc, "target_content_words", words)
+    monkeypatch.setattr(corpus_cache, "time", Clock)
+    bench = Workbench(ArtefactStore(tmp_path / "store"))
+    source = bench.source(Corpus.from_path(SAMPLE_DATA / "sources" / "news.txt"), 5000, 1)
+    target = bench.target(Corpus.from_path(SAMPLE_DATA / "targets" / "news_ner.conll"))
+    bench.cache.cell(source, target, "tvcc")
+    assert events and events[0] == "tagged"  # before the scoring's clock started
+    assert (tmp_path / "store" / "pace" / "score-tvcc.jsonl").is_file()

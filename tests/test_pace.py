@@ -78,3 +78,24 @@ def test_the_probe_estimate_counts_the_splits_tagging_reading_and_spacys_start_u
     assert capped.runs == pytest.approx(2 * (pace.RUN_OVERHEAD + 10 + 2 + 4))  # cap, one dev pass, test
     assert capped.setup == pytest.approx(3)  # spaCy already imported: only the splits
     assert "spaCy and the target's splits loaded" in capped.text()
+
+
+def test_contention_is_the_runnable_processes_per_core_and_a_pace_under_load_is_read_alone(store, monkeypatch):
+    """Issue 37 item 3: the sample's cold matrix (10.4 CPU s) took 29.7 s wall at load 6.5-8.5 on 2
+    cores and the estimate said 10.8 s. A step recorded at contention 2 did its units in half its
+    seconds alone; an estimate made at load 8 on 2 cores is 4 times its steps' time."""
+    monkeypatch.setattr(pace.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(pace.os, "getloadavg", lambda: (8.0, 3.0, 1.0))
+    assert pace.contention() == 4.0
+    monkeypatch.setattr(pace.os, "getloadavg", lambda: (0.5, 0.5, 0.5))
+    assert pace.contention() == 1.0  # an idle machine: as fast as alone, never faster
+    pace.record(store, "kenlm", 1000, 4.0, contention=2.0)
+    pace.record(store, "kenlm", 1000, 2.0)  # alone
+    assert pace.recorded(store, "kenlm") == pytest.approx(2000 / (4.0 / 2 + 2.0))
+    steps = {"start-up": 3.0, "tokenize": 1.0, "kenlm": 2.0, "skipgram": 0.0, "tagging": 1.0, "scoring": 2.0}
+    loaded = pace.MatrixEstimate(steps, 10, False, processes=2, contention=4.0)
+    assert loaded.seconds == pytest.approx((3.0 + 6.0 / 2) * 4.0)
+    assert "4.0 times slower" in loaded.text()
+    est = pace.probe_estimate(store, [100_000], seeds=1, epochs=1, seconds_cap=60, train_sentences=60,
+                              wvv_epochs=5, contention=3.0)
+    assert est.seconds == pytest.approx((est.setup + est.vectors + est.runs) * 3.0)

@@ -52,15 +52,34 @@ def _file(store: ArtefactStore, step: str) -> Path:
     return Path(store.root) / "pace" / f"{step}.jsonl"
 
 
-def record(store: ArtefactStore | None, step: str, units: float, seconds: float) -> None:
-    """Note that ``step`` did ``units`` of work in ``seconds`` (never raises: an estimate must not stop the work)."""
+def contention() -> float:
+    """How many times slower than alone a CPU-bound step runs here now: the runnable processes (the
+    1-minute load average) per core, at least 1. A 2-core machine at load 8 runs a step about 4
+    times slower (the bundled sample's cold matrix, 10.4 CPU s: 29.7 s wall at load 6.5-8.5, 18.3 s
+    at load 5); an estimate made before a job scales by it, and a pace recorded under load is read
+    as the pace alone."""
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average on this system: as if alone
+        return 1.0
+    return max(1.0, load / (os.cpu_count() or 1))
+
+
+def record(store: ArtefactStore | None, step: str, units: float, seconds: float,
+           contention: float = 1.0) -> None:
+    """Note that ``step`` did ``units`` of work in ``seconds``, at ``contention`` (:func:`contention`
+    when it ran; the rate is read as the pace alone). Never raises: an estimate must not stop the
+    work."""
     if store is None or units <= 0 or seconds <= 0:
         return
     path = _file(store, step)
+    item = {"units": float(units), "seconds": float(seconds)}
+    if contention > 1.0:
+        item["contention"] = round(float(contention), 3)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         lines = path.read_text().splitlines()[-(KEEP - 1):] if path.exists() else []
-        lines.append(json.dumps({"units": float(units), "seconds": float(seconds)}))
+        lines.append(json.dumps(item))
         tmp = path.with_name(f".{path.name}.{os.getpid()}")
         tmp.write_text("\n".join(lines) + "\n")
         os.replace(tmp, path)
@@ -69,7 +88,8 @@ def record(store: ArtefactStore | None, step: str, units: float, seconds: float)
 
 
 def recorded(store: ArtefactStore | None, step: str) -> float | None:
-    """Units a second over the latest records of ``step`` on this store, or None before any."""
+    """Units a second over the latest records of ``step`` on this store, or None before any: each
+    record's seconds divided by its contention (the pace alone)."""
     if store is None:
         return None
     try:
@@ -80,8 +100,8 @@ def recorded(store: ArtefactStore | None, step: str) -> float | None:
     for line in lines:
         try:
             item = json.loads(line)
-            u, s = float(item["units"]), float(item["seconds"])
-        except (ValueError, KeyError, TypeError):
+            u, s = float(item["units"]), float(item["seconds"]) / max(1.0, float(item.get("contention", 1.0)))
+        except (ValueError, KeyError, TypeError, AttributeError):
             continue
         if u > 0 and s > 0:
             units, seconds = units + u, seconds + s
@@ -99,7 +119,7 @@ def timed(store: ArtefactStore | None, step: str, units: float, fresh: bool, wor
     began = time.perf_counter()
     result = work()
     if fresh:
-        record(store, step, units, time.perf_counter() - began)
+        record(store, step, units, time.perf_counter() - began, contention())
     return result
 
 
@@ -111,13 +131,14 @@ class MatrixEstimate:
     cells: int  # (source, target, measure) values still to compute
     measured: bool  # every pace used is this machine's own
     processes: int = 1  # the matrix's parts run in this many processes at once (--jobs)
+    contention: float = 1.0  # the machine's load when the estimate was made (:func:`contention`)
 
     @property
     def seconds(self) -> float:
-        """Start-up, then the steps shared out over the processes (each pace was recorded in a process
-        that shared the machine the same way, so the steps' sum over the processes is the wall time)."""
+        """Start-up, then the steps shared out over the processes (each pace is the step's pace alone),
+        all slowed by the machine's load."""
         work = sum(v for k, v in self.steps.items() if k != "start-up")
-        return self.steps.get("start-up", 0.0) + work / max(1, self.processes)
+        return (self.steps.get("start-up", 0.0) + work / max(1, self.processes)) * max(1.0, self.contention)
 
     def text(self, span: Callable[[float], str] = lambda s: f"{s:,.0f} s") -> str:
         if self.cells == 0:
@@ -126,6 +147,8 @@ class MatrixEstimate:
                  "tagging": "part-of-speech tagging", "scoring": f"{self.cells} values scored"}
         parts = [f"{words[k]} {span(v)}" for k, v in self.steps.items() if v >= 0.5]
         where = "this machine's pace" if self.measured else "the pace of a 2-core machine"
+        if self.contention >= 1.05:
+            where += f", {self.contention:.1f} times slower for the other work running now"
         return f"about {span(self.seconds)} ({', '.join(parts)}), at {where}"
 
 
@@ -146,13 +169,17 @@ class ProbeEstimate:
     sources: int  # sources whose vectors are counted
     measured: bool  # both paces are this machine's own
     setup: float = 0.0  # seconds before the runs: spaCy imported, the target's splits read and converted
+    contention: float = 1.0  # the machine's load when the estimate was made (:func:`contention`)
 
     @property
     def seconds(self) -> float:
-        return self.setup + self.vectors + self.runs
+        """Its parts at the paces alone, slowed by the machine's load."""
+        return (self.setup + self.vectors + self.runs) * max(1.0, self.contention)
 
     def text(self, span: Callable[[float], str] = lambda s: f"{s:,.0f} s") -> str:
         where = "this machine's pace" if self.measured else "the pace of a 2-core machine"
+        if self.contention >= 1.05:
+            where += f", {self.contention:.1f} times slower for the other work running now"
         return (f"about {span(self.seconds)}: skip-gram vectors for {self.sources} source"
                 f"{'s' if self.sources != 1 else ''} (about {span(self.vectors)}) and {self.count} training run"
                 f"{'s' if self.count != 1 else ''} (about {span(self.runs)})"
@@ -175,7 +202,7 @@ class ProbeSplits:
 def probe_estimate(store: ArtefactStore | None, source_tokens: list[int], *, seeds: int, epochs: int,
                    seconds_cap: float, train_sentences: int | None, wvv_epochs: int = 5,
                    targets: int = 1, splits: ProbeSplits = ProbeSplits(),
-                   startup: bool = False) -> ProbeEstimate:
+                   startup: bool = False, contention: float = 1.0) -> ProbeEstimate:
     """The probe's time from this machine's paces: each source's skip-gram training on its sample
     (``source_tokens``: the sample sizes) and (1 + sources) × seeds × targets tagger runs, plus what
     ``splits`` says is read and tagged, plus spaCy's import when ``startup`` (a process without it).
@@ -183,7 +210,7 @@ def probe_estimate(store: ArtefactStore | None, source_tokens: list[int], *, see
     A run is its start-up (:data:`RUN_OVERHEAD`), its epochs at the recorded pace (which counts the
     scheduled dev evaluations) or, when those would pass the time cap, the cap and one more dev
     evaluation (the loop stops only then), and the test split tagged. With no train cap (``None``)
-    a run is counted at its time cap."""
+    a run is counted at its time cap. ``contention``: the machine's load now (:func:`contention`)."""
     skipgram, own_vectors = rate(store, "skipgram")
     training_pace, own_runs = rate(store, "probe-epoch")
     tagging, _ = rate(store, "probe-tagging")
@@ -195,4 +222,5 @@ def probe_estimate(store: ArtefactStore | None, source_tokens: list[int], *, see
         capped, int(train_sentences) * max(1, int(epochs)) / training_pace)
     per_run = RUN_OVERHEAD + training + splits.test_sentences / tagging
     setup = (PROBE_STARTUP if startup else 0.0) + splits.split_bytes / reading
-    return ProbeEstimate(vectors, count * per_run, count, len(source_tokens), own_vectors and own_runs, setup)
+    return ProbeEstimate(vectors, count * per_run, count, len(source_tokens), own_vectors and own_runs, setup,
+                         contention)
