@@ -20,6 +20,7 @@ from dashboard.widgets import (
     pick_matrix,
     save_choices,
     similarity_measures,
+    table,
     uncomputed_measures,
 )
 from simcore.analysis.audit import RULE
@@ -181,20 +182,20 @@ if "f1_std" in results and results["f1_std"].notna().any():
                "√(std₁² + std₂²) are a tie, and choosing any source tied with the best costs nothing (regret 0; the "
                "note says so). A single seed has no spread: its F1 are compared exactly.")
 try:
-    table = regrets(long, results, measures)
-    table.attrs.clear()
+    regret_table = regrets(long, results, measures)
+    regret_table.attrs.clear()
     if scope_key == "all":
-        summary = table[table["target"] == "mean"][["measure", "regret"]]
+        summary = regret_table[regret_table["target"] == "mean"][["measure", "regret"]]
         heading = "mean regret (F1 points)"
     else:
-        summary = table[table["target"] == scope_key][["measure", "regret"]]
+        summary = regret_table[regret_table["target"] == scope_key][["measure", "regret"]]
         heading = f"regret on {scope_key} (F1 points)"
     summary = summary.assign(measure=lambda d: d["measure"].map(label))
     st.dataframe(summary.rename(columns={"regret": heading}).round(3), hide_index=True)
-    detail = table[table["target"] != "mean"]
+    detail = regret_table[regret_table["target"] != "mean"]
     if scope_key != "all":
         detail = detail[detail["target"] == scope_key]
-    st.dataframe(detail.assign(measure=detail["measure"].map(label)).round(3), hide_index=True, width="stretch")
+    table(detail.assign(measure=detail["measure"].map(label)).round(3))
 except (SimcoreError, ValueError, KeyError) as exc:
     st.error(f"Regret cannot be computed: {exc}")
 
