@@ -52,17 +52,28 @@ def _file(store: ArtefactStore, step: str) -> Path:
     return Path(store.root) / "pace" / f"{step}.jsonl"
 
 
+PROBE_SECONDS = 0.05  # the spin that measures the machine's contention
+CONTENTION_REFRESH = 10.0  # seconds a measured contention is reused in a process
+_CONTENTION = [float("-inf"), 1.0]  # when it was last measured (monotonic), its value
+
+
 def contention() -> float:
-    """How many times slower than alone a CPU-bound step runs here now: the runnable processes (the
-    1-minute load average) per core, at least 1. A 2-core machine at load 8 runs a step about 4
-    times slower (the bundled sample's cold matrix, 10.4 CPU s: 29.7 s wall at load 6.5-8.5, 18.3 s
-    at load 5); an estimate made before a job scales by it, and a pace recorded under load is read
+    """How many times slower than alone a CPU-bound step runs here now, at least 1: a thread spins
+    for 50 ms and compares the wall time with the CPU time it got (measured at most every 10 s in a
+    process). Not the load average: on a shared machine much of the load is niced work that takes
+    little from a job at normal priority (the bundled sample's cold matrix, 8-10 CPU s, took 14.6 s
+    wall at load 7.6 with niced neighbours, and 38 s at the same load beside work at normal
+    priority). An estimate made before a job scales by it; a pace recorded under contention is read
     as the pace alone."""
-    try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):  # no load average on this system: as if alone
-        return 1.0
-    return max(1.0, load / (os.cpu_count() or 1))
+    now = time.monotonic()
+    if now - _CONTENTION[0] < CONTENTION_REFRESH:
+        return _CONTENTION[1]
+    began, cpu = time.perf_counter(), time.thread_time()
+    while time.perf_counter() - began < PROBE_SECONDS:
+        pass
+    wall, used = time.perf_counter() - began, time.thread_time() - cpu
+    _CONTENTION[:] = [now, max(1.0, wall / max(used, 1e-6))]
+    return _CONTENTION[1]
 
 
 def record(store: ArtefactStore | None, step: str, units: float, seconds: float,
