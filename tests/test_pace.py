@@ -89,6 +89,8 @@ def test_contention_is_the_runnable_processes_per_core_and_a_pace_under_load_is_
     import time
 
     wall = time.perf_counter
+    monkeypatch.setattr(pace.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(pace.os, "getloadavg", lambda: (8.0, 3.0, 1.0))  # 4 runnable per core
     monkeypatch.setattr(pace, "_CONTENTION", [float("-inf"), 1.0])
     monkeypatch.setattr(pace.time, "thread_time", lambda: wall() / 2)
     assert pace.contention() == pytest.approx(2.0, rel=0.01)
@@ -96,6 +98,10 @@ def test_contention_is_the_runnable_processes_per_core_and_a_pace_under_load_is_
     assert pace.contention() == pytest.approx(2.0, rel=0.01)
     monkeypatch.setattr(pace, "_CONTENTION", [float("-inf"), 1.0])
     assert pace.contention() == 1.0  # more CPU than wall time (other threads): as fast as alone
+    monkeypatch.setattr(pace, "_CONTENTION", [float("-inf"), 1.0])
+    monkeypatch.setattr(pace.time, "thread_time", lambda: wall() / 10)
+    monkeypatch.setattr(pace.os, "getloadavg", lambda: (3.0, 3.0, 1.0))
+    assert pace.contention() == 1.5  # a spin slowed 10 times, but only 1.5 runnable per core: 1.5
     pace.record(store, "kenlm", 1000, 4.0, contention=2.0)
     pace.record(store, "kenlm", 1000, 2.0)  # alone
     assert pace.recorded(store, "kenlm") == pytest.approx(2000 / (4.0 / 2 + 2.0))

@@ -52,19 +52,20 @@ def _file(store: ArtefactStore, step: str) -> Path:
     return Path(store.root) / "pace" / f"{step}.jsonl"
 
 
-PROBE_SECONDS = 0.05  # the spin that measures the machine's contention
-CONTENTION_REFRESH = 10.0  # seconds a measured contention is reused in a process
+PROBE_SECONDS = 0.2  # the spin that measures the machine's contention
+CONTENTION_REFRESH = 30.0  # seconds a measured contention is reused in a process
 _CONTENTION = [float("-inf"), 1.0]  # when it was last measured (monotonic), its value
 
 
 def contention() -> float:
     """How many times slower than alone a CPU-bound step runs here now, at least 1: a thread spins
-    for 50 ms and compares the wall time with the CPU time it got (measured at most every 10 s in a
-    process). Not the load average: on a shared machine much of the load is niced work that takes
-    little from a job at normal priority (the bundled sample's cold matrix, 8-10 CPU s, took 14.6 s
-    wall at load 7.6 with niced neighbours, and 38 s at the same load beside work at normal
-    priority). An estimate made before a job scales by it; a pace recorded under contention is read
-    as the pace alone."""
+    for 0.2 s and compares the wall time with the CPU time it got, capped by the runnable processes
+    per core (the 1-minute load average); measured at most every 30 s in a process. The load average
+    alone overstates it on a shared machine, where much of the load is niced work that takes little
+    from a job at normal priority (the bundled sample's cold matrix, 8-10 CPU s, took 8.5-14.6 s
+    wall at load 3-7.6 beside niced work, and 38 s at load 7.7 beside work at normal priority);
+    the spin alone is noisy. An estimate made before a job scales by it; a pace recorded under
+    contention is read as the pace alone."""
     now = time.monotonic()
     if now - _CONTENTION[0] < CONTENTION_REFRESH:
         return _CONTENTION[1]
@@ -72,7 +73,11 @@ def contention() -> float:
     while time.perf_counter() - began < PROBE_SECONDS:
         pass
     wall, used = time.perf_counter() - began, time.thread_time() - cpu
-    _CONTENTION[:] = [now, max(1.0, wall / max(used, 1e-6))]
+    try:
+        load = os.getloadavg()[0] / (os.cpu_count() or 1)
+    except (AttributeError, OSError):  # no load average here: the spin alone
+        load = float("inf")
+    _CONTENTION[:] = [now, max(1.0, min(load, wall / max(used, 1e-6)))]
     return _CONTENTION[1]
 
 
