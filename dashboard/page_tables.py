@@ -141,7 +141,7 @@ def natural_widths(frame: pd.DataFrame, rows: int = 500) -> dict[str, int]:
     and its header), as Streamlit's grid does, capped at its largest (500 pixels)."""
     widths = {}
     for column in frame.columns:
-        values = frame[column].head(rows)
+        values = frame[column].head(rows).tolist()
         longest = max((len(str(v)) for v in values if not (isinstance(v, float) and math.isnan(v))), default=0)
         header = len(str(column)) * CHAR_PX + HEADER_PAD
         widths[str(column)] = int(min(500, max(MIN_COLUMN, longest * CHAR_PX + CELL_PAD, header)))
@@ -154,8 +154,8 @@ def prose_columns(frame: pd.DataFrame, rows: int = 500) -> list[str]:
     ambiguous (two sources named alike but for their ends)."""
     found = []
     for column in frame.columns:
-        values = frame[column].head(rows).dropna()
-        if len(values) and values.map(lambda v: isinstance(v, str) and " " in v.strip()).mean() >= 0.5:
+        values = [v for v in frame[column].head(rows).tolist() if isinstance(v, str)]
+        if values and sum(" " in v.strip() for v in values) >= 0.5 * len(values):
             found.append(str(column))
     return found
 

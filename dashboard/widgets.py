@@ -146,8 +146,8 @@ def table(frame: pd.DataFrame, room: int | None = None, column_config: dict[str,
           **kwargs: Any) -> None:
     """``st.dataframe`` across the page's width with every column in view: a table wider than its
     room (issue 37: columns cut off at the table's edge, seen only by scrolling it sideways) has its
-    widest columns narrowed (:func:`dashboard.page_tables.fitted_widths`). A width the page sets in
-    ``column_config`` is kept."""
+    columns of sentences narrowed (:func:`dashboard.page_tables.fitted_widths`). A width the page
+    sets in ``column_config`` is kept."""
     from .page_tables import TABLE_ROOM, fitted_widths
 
     config: dict[str, Any] = dict(column_config or {})
