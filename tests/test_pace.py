@@ -112,3 +112,16 @@ def test_contention_is_the_runnable_processes_per_core_and_a_pace_under_load_is_
     est = pace.probe_estimate(store, [100_000], seeds=1, epochs=1, seconds_cap=60, train_sentences=60,
                               wvv_epochs=5, contention=3.0)
     assert est.seconds == pytest.approx((est.setup + est.vectors + est.runs) * 3.0)
+
+
+def test_a_short_step_records_the_contention_already_measured_and_never_spins(monkeypatch):
+    """A cell's scoring takes milliseconds: it must not pay a 0.2 s spin. A step of 2 s or more
+    measures the contention; a shorter one takes the one measured in the last 30 s, else 1."""
+    spins: list[int] = []
+    monkeypatch.setattr(pace, "_CONTENTION", [float("-inf"), 1.0])
+    real = pace.contention
+    monkeypatch.setattr(pace, "contention", lambda: spins.append(1) or real())
+    assert pace.step_contention(0.01) == 1.0 and not spins  # nothing measured yet: as alone
+    measured = pace.step_contention(5.0)
+    assert spins == [1] and measured >= 1.0
+    assert pace.step_contention(0.01) == measured and spins == [1]  # kept: no second spin

@@ -272,7 +272,7 @@ class CorpusCache:
                 began = time.perf_counter()
                 scores.append(measure.score(source, target))
                 pace.record(self.store, f"score-{measure.name}", 1, time.perf_counter() - began,
-                            pace.contention())
+                            measure_contention=True)
             values = [s.value for s in scores]
             finite = [v for v in values if v is not None and math.isfinite(v)]
             record = {

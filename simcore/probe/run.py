@@ -156,7 +156,7 @@ def probe(
                             raise SimcoreError(f"{target.name}: spaCy could not train a tagger ({exc})") from exc
                         record = asdict(result)
                         pace.record(store, "probe-epoch", train.sentences * record["epochs"], record["seconds"],
-                                    pace.contention())
+                                    measure_contention=True)
                         # a run that ended by its epoch cap is the same under any time cap it fits in
                         store.put_json("probe-run", key if result.stopped_by == "epochs" else _timed(key, caps.seconds),
                                        record)

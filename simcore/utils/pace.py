@@ -81,13 +81,27 @@ def contention() -> float:
     return _CONTENTION[1]
 
 
+TIMED_ALONE = 2.0  # a step shorter than this is not worth a contention's spin of its own
+
+
+def step_contention(seconds: float) -> float:
+    """The contention to record a step of ``seconds`` with: measured for a step of 2 s or more (the
+    spin costs it at most a tenth), else the one measured in this process in the last 30 s, else 1
+    (a cell's scoring, in milliseconds, must not pay a 0.2 s spin)."""
+    if seconds >= TIMED_ALONE:
+        return contention()
+    return _CONTENTION[1] if time.monotonic() - _CONTENTION[0] < CONTENTION_REFRESH else 1.0
+
+
 def record(store: ArtefactStore | None, step: str, units: float, seconds: float,
-           contention: float = 1.0) -> None:
-    """Note that ``step`` did ``units`` of work in ``seconds``, at ``contention`` (:func:`contention`
-    when it ran; the rate is read as the pace alone). Never raises: an estimate must not stop the
-    work."""
+           contention: float = 1.0, measure_contention: bool = False) -> None:
+    """Note that ``step`` did ``units`` of work in ``seconds``, at ``contention`` (with
+    ``measure_contention``: :func:`step_contention`); the rate is read as the pace alone. Never
+    raises: an estimate must not stop the work."""
     if store is None or units <= 0 or seconds <= 0:
         return
+    if measure_contention:
+        contention = step_contention(seconds)
     path = _file(store, step)
     item = {"units": float(units), "seconds": float(seconds)}
     if contention > 1.0:
@@ -135,7 +149,7 @@ def timed(store: ArtefactStore | None, step: str, units: float, fresh: bool, wor
     began = time.perf_counter()
     result = work()
     if fresh:
-        record(store, step, units, time.perf_counter() - began, contention())
+        record(store, step, units, time.perf_counter() - began, measure_contention=True)
     return result
 
 
