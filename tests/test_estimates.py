@@ -23,7 +23,7 @@ def test_vectors_already_trained_take_no_time_and_every_run_counts(store):
     pace.record(store, "probe-epoch", 100, 1.0)
     skipgram, _ = pace.rate(store, "skipgram")
     est = probe_seconds(bench, [news, protocols], seeds=2, epochs=2, seconds_cap=100, train_sentences=300,
-                        source_tokens=n)
+                        source_tokens=n, contention=1.0)  # as alone: worked by hand below
     assert est.sources == 1  # lab_protocols only
     protocols_sample = bench.source(protocols, n, 1)[0].sample.n_tokens
     assert est.vectors == pytest.approx(protocols_sample * bench.options.wvv_epochs / skipgram)

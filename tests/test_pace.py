@@ -109,9 +109,18 @@ def test_contention_is_the_runnable_processes_per_core_and_a_pace_under_load_is_
     loaded = pace.MatrixEstimate(steps, 10, False, processes=2, contention=4.0)
     assert loaded.seconds == pytest.approx((3.0 + 6.0 / 2) * 4.0)
     assert "4.0 times slower" in loaded.text()
+    # a probe at contention 3 (default paces: 60 train sentences x epochs a second): each of its 2 runs
+    # takes 3 times its start-up and its 1 s of training, unless the time cap (wall clock) stops it
+    alone = pace.probe_estimate(store, [100_000], seeds=1, epochs=1, seconds_cap=60, train_sentences=60,
+                                wvv_epochs=5, startup=True)
     est = pace.probe_estimate(store, [100_000], seeds=1, epochs=1, seconds_cap=60, train_sentences=60,
+                              wvv_epochs=5, startup=True, contention=3.0)
+    assert est.runs == pytest.approx(2 * (pace.RUN_OVERHEAD + 1.0) * 3)
+    assert est.vectors == pytest.approx(alone.vectors * 3) and est.setup == pytest.approx(alone.setup * 3)
+    cut = pace.probe_estimate(store, [100_000], seeds=1, epochs=1, seconds_cap=2, train_sentences=60,
                               wvv_epochs=5, contention=3.0)
-    assert est.seconds == pytest.approx((est.setup + est.vectors + est.runs) * 3.0)
+    assert cut.runs == pytest.approx(2 * (pace.RUN_OVERHEAD * 3 + 2))  # stopped by the 2 s cap at 2 s
+    assert "3.0 times slower" in est.text()
 
 
 def test_a_short_step_records_the_contention_already_measured_and_never_spins(monkeypatch):

@@ -70,12 +70,15 @@ def docs_missing(store: ArtefactStore, target: TargetSplits, split: str, caps: P
 
 def probe_seconds(bench: Workbench, sources: Sequence[Corpus], *, seeds: int, epochs: int, seconds_cap: float,
                   train_sentences: int | None, source_tokens: int | None = None,
-                  targets: int = 1, splits: pace.ProbeSplits = pace.ProbeSplits()) -> pace.ProbeEstimate:
+                  targets: int = 1, splits: pace.ProbeSplits = pace.ProbeSplits(),
+                  contention: float | None = None) -> pace.ProbeEstimate:
     """The probe's estimate (see :func:`simcore.utils.pace.probe_estimate`) counting only the vectors still to
     train: the sample each source's vectors train on is the probe's (``source_tokens``, else the size
     the matrix compares sources at), drawn here as the probe would draw it (and stored for it).
     ``splits`` (:func:`probe_splits`) counts the targets' reading and tagging; spaCy's import is
-    counted when this process has not imported it yet (the probe runs where its estimate is made)."""
+    counted when this process has not imported it yet (the probe runs where its estimate is made).
+    ``contention``: how much the machine's other work slows it (default:
+    :func:`simcore.utils.pace.contention` now)."""
     sizes: dict[str, int] = {}
     for corpus in sources:
         try:
@@ -100,7 +103,7 @@ def probe_seconds(bench: Workbench, sources: Sequence[Corpus], *, seeds: int, ep
     estimate = pace.probe_estimate(bench.store, to_train, seeds=seeds, epochs=epochs, seconds_cap=seconds_cap,
                                    train_sentences=train_sentences, wvv_epochs=bench.options.wvv_epochs,
                                    targets=targets, splits=splits, startup="spacy" not in sys.modules,
-                                   contention=pace.contention())
+                                   contention=pace.contention() if contention is None else contention)
     # every source still counts its runs; only the vectors already stored take no time
     runs = (1 + len(sources)) * max(1, seeds) * max(1, targets)
     per_run = estimate.runs / estimate.count if estimate.count else 0.0

@@ -203,8 +203,7 @@ class ProbeEstimate:
 
     @property
     def seconds(self) -> float:
-        """Its parts at the paces alone, slowed by the machine's load."""
-        return (self.setup + self.vectors + self.runs) * max(1.0, self.contention)
+        return self.setup + self.vectors + self.runs
 
     def text(self, span: Callable[[float], str] = lambda s: f"{s:,.0f} s") -> str:
         where = "this machine's pace" if self.measured else "the pace of a 2-core machine"
@@ -240,17 +239,19 @@ def probe_estimate(store: ArtefactStore | None, source_tokens: list[int], *, see
     A run is its start-up (:data:`RUN_OVERHEAD`), its epochs at the recorded pace (which counts the
     scheduled dev evaluations) or, when those would pass the time cap, the cap and one more dev
     evaluation (the loop stops only then), and the test split tagged. With no train cap (``None``)
-    a run is counted at its time cap. ``contention``: the machine's load now (:func:`contention`)."""
+    a run is counted at its time cap. ``contention`` (:func:`contention` now) slows every part but
+    the time cap, which is wall-clock time: a run it stops takes the cap however slow the machine."""
     skipgram, own_vectors = rate(store, "skipgram")
     training_pace, own_runs = rate(store, "probe-epoch")
     tagging, _ = rate(store, "probe-tagging")
     reading, _ = rate(store, "probe-splits")
-    vectors = sum(max(0, int(n)) * max(1, int(wvv_epochs)) for n in source_tokens) / skipgram
+    slower = max(1.0, float(contention))
+    vectors = sum(max(0, int(n)) * max(1, int(wvv_epochs)) for n in source_tokens) / skipgram * slower
     count = (1 + len(source_tokens)) * max(1, int(seeds)) * max(1, int(targets))
-    capped = float(seconds_cap) + splits.dev_sentences / tagging
+    capped = float(seconds_cap) + splits.dev_sentences / tagging * slower
     training = capped if train_sentences is None else min(
-        capped, int(train_sentences) * max(1, int(epochs)) / training_pace)
-    per_run = RUN_OVERHEAD + training + splits.test_sentences / tagging
-    setup = (PROBE_STARTUP if startup else 0.0) + splits.split_bytes / reading
+        capped, int(train_sentences) * max(1, int(epochs)) / training_pace * slower)
+    per_run = (RUN_OVERHEAD + splits.test_sentences / tagging) * slower + training
+    setup = ((PROBE_STARTUP if startup else 0.0) + splits.split_bytes / reading) * slower
     return ProbeEstimate(vectors, count * per_run, count, len(source_tokens), own_vectors and own_runs, setup,
                          contention)
