@@ -7,7 +7,8 @@ and later ones use the paces recorded meanwhile and find vectors already stored.
 "2 training runs of at most 5 s: at most 10 s" for a probe that took 178 s.
 
 With ``--lm``: the language-model probe's plan (simcore.probe.lm.plan_lm_probe) against a measured
-run on the bundled sample, at tiny caps (``--lm-tokens``, ``--lm-train``, ``--lm-test``, ``--lm-epochs``).
+run on the bundled sample, at tiny caps (``--lm-tokens``, ``--lm-train``, ``--lm-test``,
+``--lm-epochs``).
 
 Usage: nice .venv/bin/python bench/bench_estimates.py [--cache DIR] [--tokens 300000] [--lm]
 Prints one row per case: estimate (vectors + runs), measured wall time, ratio, CPU seconds
@@ -80,7 +81,8 @@ def lm_case(store_root: str, lm_tokens: int, train: int, test: int, epochs: int)
     planned.run()
     took, cpu = time.perf_counter() - start, _cpu() - before
     print(f"LM probe on the bundled sample: 2 sources x {lm_tokens:,} tokens, {train} train and "
-          f"{test} test sentences, {epochs} epoch(s), 1 seed (3 fine-tuning runs); {os.cpu_count()} cores, "
+          f"{test} test sentences, {epochs} epoch(s), 1 seed (3 fine-tuning runs); "
+          f"{os.cpu_count()} cores, "
           f"load {load:.1f} before the run, contention {pace.contention():.1f} after")
     print("| plan made from | plan took s (CPU s) | estimate s | parts | measured run s | CPU s "
           "| ratio |")

@@ -464,7 +464,8 @@ def pages_run(browser, url: str, pid: int, rounds: int, issue_data: bool = False
 
 
 def large_workspace(cache: Path, data: Path) -> str:
-    """bench/bench_pages.py's workspace (20 sources, 8 targets, 7 matrices) built in ``cache``: its id."""
+    """bench/bench_pages.py's workspace (20 sources, 8 targets, 7 matrices) built in ``cache``: its
+    id."""
     sys.path.insert(0, str(ROOT / "bench"))
     import bench_pages
 
@@ -475,8 +476,8 @@ def large_workspace(cache: Path, data: Path) -> str:
 
 
 def on_fresh_server(cache: Path, log: Path, run: Callable, roots: list[Path] | None = None) -> tuple[object, float]:
-    """``run(browser, url, server pid)`` against a server started for it; the server is stopped whatever
-    happens."""
+    """``run(browser, url, server pid)`` against a server started for it; the server is stopped
+    whatever happens."""
     from playwright.sync_api import sync_playwright
 
     process, url, start_s = start_server(cache, log, roots)
@@ -502,8 +503,9 @@ def main() -> None:
     parser.add_argument("--clicks-only", action="store_true", help="skip the page-open rounds (a quicker run)")
     parser.add_argument("--pages-only", action="store_true", help="skip the clicks")
     parser.add_argument("--large", action="store_true",
-                        help="open the pages in bench/bench_pages.py's workspace (20 sources, 8 targets, 7 matrices, "
-                             "built first from ../shared/data) instead of the sample and Table 3")
+                        help="open the pages in bench/bench_pages.py's workspace (20 sources, 8 "
+                             "targets, 7 matrices, built first from ../shared/data) instead of the "
+                             "sample and Table 3")
     parser.add_argument("--issue-data", type=Path, default=None,
                         help="also add issue 29's corpora from this data folder (../shared/data) and compute their "
                              "matrix before the page-open rounds (9 sources x 5 targets)")
@@ -519,29 +521,34 @@ def main() -> None:
         if args.large:
             ws_id = large_workspace(cache, work / "data")
             roots = [SAMPLE, work / "data"]
-        rows, pages_start = on_fresh_server(cache, work / "server-pages.log",
-                                            lambda browser, url, pid: pages_run(browser, url, pid, args.rounds,
-                                                                                bool(args.issue_data), ws_id), roots)
+        def pages(browser, url: str, pid: int) -> list[tuple[str, list[Timing]]]:
+            return pages_run(browser, url, pid, args.rounds, bool(args.issue_data), ws_id)
+
+        rows, pages_start = on_fresh_server(cache, work / "server-pages.log", pages, roots)
     clicks, clicks_start = [], 0.0
     if not args.pages_only:
         print("clicks…", file=sys.stderr, flush=True)
-        clicks, clicks_start = on_fresh_server(args.cache or work / "cache-clicks", work / "server-clicks.log",
-                                               lambda browser, url, _pid: clicks_run(browser, url, work))
+        clicks, clicks_start = on_fresh_server(
+            args.cache or work / "cache-clicks", work / "server-clicks.log",
+            lambda browser, url, _pid: clicks_run(browser, url, work))
 
     # Other work on the machine slows every figure: the load average says how much there was.
     load = f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after (figures are indicative)"
     if rows:
-        data = ("bench_pages.py's workspace of 20 sources, 8 targets and 7 matrices" if args.large else
-                "the sample, Table 3" + (" and issue 29's corpora with their matrix" if args.issue_data else ""))
-        print(f"Dashboard pages in Chromium on {data} (server start {pages_start:.1f} s; {os.cpu_count()} cores; "
-              f"{load}; each open is a new session restoring the workspace; CPU: the server's user+sys seconds "
-              "until the page settled and its charts were drawn)")
-        print("| page | charts | " + " | ".join(f"open {i + 1}: first render s | settled s | charts drawn s | CPU s"
-                                              for i in range(args.rounds)) + " |")
+        issue = " and issue 29's corpora with their matrix" if args.issue_data else ""
+        data = ("bench_pages.py's workspace of 20 sources, 8 targets and 7 matrices" if args.large
+                else "the sample, Table 3" + issue)
+        print(f"Dashboard pages in Chromium on {data} (server start {pages_start:.1f} s; "
+              f"{os.cpu_count()} cores; {load}; each open is a new session restoring the "
+              "workspace; CPU: the server's user+sys seconds until the page settled and its "
+              "charts were drawn)")
+        heads = "first render s | settled s | charts drawn s | CPU s"
+        opens = " | ".join(f"open {i + 1}: {heads}" for i in range(args.rounds))
+        print(f"| page | charts | {opens} |")
         print("|" + "---|" * (2 + 4 * args.rounds))
         for title, times in rows:
-            print(f"| {title} | {times[0][3]} | "
-                  + " | ".join(f"{a:.2f} | {b:.2f} | {d:.2f} | {c:.2f}" for a, b, d, _, c in times) + " |")
+            cells = " | ".join(f"{a:.2f} | {b:.2f} | {d:.2f} | {c:.2f}" for a, b, d, _, c in times)
+            print(f"| {title} | {times[0][3]} | {cells} |")
         print()
     if not clicks:
         return

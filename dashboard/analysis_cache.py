@@ -64,14 +64,16 @@ def audits(long: pd.DataFrame, results: pd.DataFrame, measures: list[str], k: in
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _audit_views(key: str, _table: pd.DataFrame, scope: str) -> tuple[pd.DataFrame, dict[str, str]]:
-    return display_table(_table, scope), {suffix: writer(_table) for suffix, writer in WRITERS.items()}
+    files = {suffix: writer(_table) for suffix, writer in WRITERS.items()}
+    return display_table(_table, scope), files
 
 
-def audit_views(long: pd.DataFrame, results: pd.DataFrame, measures: list[str], k: int, tie_f1: float,
-                include_capped: bool, scope: str) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, str]]:
-    """:func:`audits`, its table as the page shows it for ``scope`` (``all`` when the audit has no such
-    scope) and its files (:data:`simcore.analysis.audit.WRITERS`), each made once per content: the
-    four files were written again on every visit."""
+def audit_views(long: pd.DataFrame, results: pd.DataFrame, measures: list[str], k: int,
+                tie_f1: float, include_capped: bool, scope: str
+                ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, str]]:
+    """:func:`audits`, its table as the page shows it for ``scope`` (``all`` when the audit has no
+    such scope) and its files (:data:`simcore.analysis.audit.WRITERS`), each made once per content:
+    the four files were written again on every visit."""
     table = audits(long, results, measures, k, tie_f1, include_capped)
     shown = scope if scope in set(table["scope"]) else "all"
     key = "|".join([fingerprint(long), fingerprint(results), ",".join(measures), str(int(k)),
@@ -99,8 +101,9 @@ def scatter_specs(points: pd.DataFrame, measures: list[str], targets: list[str],
     specs: dict[str, dict | None] = {}
     for measure in measures:
         try:
-            specs[measure] = _scatter_spec(f"{key}|{measure}", points[points["measure"] == measure], measure,
-                                           tuple(targets), capped_column)
+            part = points[points["measure"] == measure]
+            specs[measure] = _scatter_spec(f"{key}|{measure}", part, measure, tuple(targets),
+                                           capped_column)
         except SpecIncomplete:
             specs[measure] = None  # not cached: the next visit tries again
     return specs

@@ -91,9 +91,12 @@ def _estimate(key: str, _state: AppState, _job: Job) -> MatrixEstimate:
     from simcore.matrix.estimates import matrix_seconds
 
     options, tokenizer = job_options(_job)
-    return matrix_seconds(get_bench(options, tokenizer).workbench, [_state.sources[n].corpus for n in _job.sources],
-                          [_state.targets[n].corpus for n in _job.targets], list(_job.measures),
-                          samples=_job.samples, sample_tokens=_job.sample_tokens, compute_noise=_job.compute_noise,
+    sources = [_state.sources[n].corpus for n in _job.sources]
+    targets = [_state.targets[n].corpus for n in _job.targets]
+    bench = get_bench(options, tokenizer).workbench
+    return matrix_seconds(bench, sources, targets, list(_job.measures),
+                          samples=_job.samples, sample_tokens=_job.sample_tokens,
+                          compute_noise=_job.compute_noise,
                           jobs=os.cpu_count() or 1,  # as dashboard.work runs it
                           contention=1.0)  # the load is the moment's: applied when shown, not kept
 
@@ -105,7 +108,8 @@ def matrix_estimate(state: AppState, job: Job) -> tuple[float, str] | None:
             n not in state.sources for n in job.sources) or any(n not in state.targets for n in job.targets):
         return None
     try:
-        estimate = replace(_estimate(_estimate_key(state, job), state, job), contention=pace.contention())
+        kept = _estimate(_estimate_key(state, job), state, job)
+        estimate = replace(kept, contention=pace.contention())
     except (SimcoreError, OSError):
         return None
     return estimate.seconds, estimate.text(jobs.duration)

@@ -142,16 +142,17 @@ def natural_widths(frame: pd.DataFrame, rows: int = 500) -> dict[str, int]:
     widths = {}
     for column in frame.columns:
         values = frame[column].head(rows).tolist()
-        longest = max((len(str(v)) for v in values if not (isinstance(v, float) and math.isnan(v))), default=0)
+        shown = [v for v in values if not (isinstance(v, float) and math.isnan(v))]
+        longest = max((len(str(v)) for v in shown), default=0)
         header = len(str(column)) * CHAR_PX + HEADER_PAD
         widths[str(column)] = int(min(500, max(MIN_COLUMN, longest * CHAR_PX + CELL_PAD, header)))
     return widths
 
 
 def prose_columns(frame: pd.DataFrame, rows: int = 500) -> list[str]:
-    """The columns of sentences (most values hold a space: reasons, notes, 'a (50%) or b (22%)', paths
-    with their origin), which read well cut short; not names, numbers or flags, which would become
-    ambiguous (two sources named alike but for their ends)."""
+    """The columns of sentences (most values hold a space: reasons, notes, 'a (50%) or b (22%)',
+    paths with their origin), which read well cut short; not names, numbers or flags, which would
+    become ambiguous (two sources named alike but for their ends)."""
     found = []
     for column in frame.columns:
         values = [v for v in frame[column].head(rows).tolist() if isinstance(v, str)]
@@ -162,8 +163,8 @@ def prose_columns(frame: pd.DataFrame, rows: int = 500) -> list[str]:
 
 def fitted_widths(frame: pd.DataFrame, room: int = TABLE_ROOM,
                   fixed: dict[str, int] | None = None) -> dict[str, int]:
-    """Column widths (pixels) that keep a table within ``room``: {} when its columns fit as they are;
-    else its columns of sentences (:func:`prose_columns`) are narrowed to one common width, the
+    """Column widths (pixels) that keep a table within ``room``: {} when its columns fit as they
+    are; else its columns of sentences (:func:`prose_columns`) are narrowed to one common width, the
     widest first and the least that fits, never under :data:`PROSE_MIN` (their text is cut at the
     cell's edge; a column can be widened by dragging its border, and the page says it in full
     elsewhere). Names and numbers keep their width: a table of many names can still scroll

@@ -161,6 +161,7 @@ def table(frame: pd.DataFrame, room: int | None = None, column_config: dict[str,
         elif spec is None and name in config:
             continue  # hidden by the page
         else:
-            config[name] = st.column_config.Column(spec if isinstance(spec, str) else None, width=width)
-    st.dataframe(frame, hide_index=kwargs.pop("hide_index", True), width=kwargs.pop("width", "stretch"),
-                 column_config=config or None, **kwargs)
+            config[name] = st.column_config.Column(spec if isinstance(spec, str) else None,
+                                                   width=width)
+    st.dataframe(frame, hide_index=kwargs.pop("hide_index", True),
+                 width=kwargs.pop("width", "stretch"), column_config=config or None, **kwargs)

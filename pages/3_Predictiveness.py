@@ -167,14 +167,15 @@ st.caption("One colour and shape per target; each point is labelled with its sou
            + (" Red rings: runs cut short by the probe's time cap (included above)." if include_capped and capped_runs
               else ""))
 grid = st.columns(2)
-specs = scatter_specs(shown[shown["measure"].isin(measures)], measures, targets, CAPPED)  # built once per content
+# built once per content
+specs = scatter_specs(shown[shown["measure"].isin(measures)], measures, targets, CAPPED)
 for i, m in enumerate(measures):
     with grid[i % 2]:
         if specs[m] is not None:
             st.vega_lite_chart(specs[m], width="stretch", key=f"scatter_{m}")
         else:
-            st.altair_chart(scatter(shown[shown["measure"] == m], m, targets=targets, capped_column=CAPPED),
-                            width="stretch", key=f"scatter_{m}")
+            chart = scatter(shown[shown["measure"] == m], m, targets=targets, capped_column=CAPPED)
+            st.altair_chart(chart, width="stretch", key=f"scatter_{m}")
 
 st.subheader("Regret: F1 lost by choosing the source each measure ranks first")
 if "f1_std" in results and results["f1_std"].notna().any():
@@ -217,14 +218,15 @@ tie_f1 = knobs[1].number_input("Tie margin (F1 points)", min_value=0.0, max_valu
                                help="Pairs whose F1 differ by less than this, or than their spread over seeds "
                                     "(f1_std) when larger, are ties, not errors")
 try:
-    audited, audit_view, audit_files = audit_views(long, results, measures, int(k), float(tie_f1), include_capped,
-                                                   scope_key)  # each made once per content
+    audited, audit_view, audit_files = audit_views(  # each made once per content
+        long, results, measures, int(k), float(tie_f1), include_capped, scope_key)
     st.dataframe(audit_view, hide_index=True, width="stretch")
     if audited["measure"].astype(str).str.startswith(RULE).any():
         st.caption(RULE_ROWS)
     downloads = st.columns(len(audit_files))
     for column, (suffix, text) in zip(downloads, audit_files.items()):
-        column.download_button(f"Audit ({suffix[1:].upper()})", text, file_name=f"simcore-audit{suffix}",
+        column.download_button(f"Audit ({suffix[1:].upper()})", text,
+                               file_name=f"simcore-audit{suffix}",
                                key=f"audit_download_{suffix[1:]}")
 except SimcoreError as exc:
     st.error(f"The audit cannot be computed: {exc}")

@@ -9,7 +9,15 @@ from dashboard.loading import load_table3
 from dashboard.markdown import md
 from dashboard.page_setup import setup_page
 from dashboard.session import get_state
-from dashboard.widgets import changed, keep_choices, matrix_links, pick_matrix, save_choices, similarity_measures, table
+from dashboard.widgets import (
+    changed,
+    keep_choices,
+    matrix_links,
+    pick_matrix,
+    save_choices,
+    similarity_measures,
+    table,
+)
 from simcore.answer import flags
 from simcore.utils.errors import SimcoreError
 

@@ -43,7 +43,8 @@ if parts.error:
 ranking = parts.ranking
 
 st.subheader("Which source to pretrain on")
-table(recommendation_frame(parts.recommendations), column_config={"confidence": st.column_config.ProgressColumn(
+table(recommendation_frame(parts.recommendations),
+      column_config={"confidence": st.column_config.ProgressColumn(
                  "confidence", help="the recommended source's share of the votes: over every carrying measure and "
                                     "every bootstrap replicate, how often that measure puts it first (for a tie or "
                                     "a disagreement, the first-named source's share)", min_value=0.0, max_value=1.0,

@@ -479,18 +479,20 @@ def test_predictiveness_scatters_and_audit_built_once_show_the_librarys_values()
     first = go(fresh(), "pages/3_Predictiveness.py")
     first.button(key="load_table3").click().run()
     workspace = state(first).workspace
-    for visit in range(2):  # the second a new session by the page's address: the kept specs and tables
+    for visit in range(2):  # the second a new session by the page's address: what was kept
         at = first if visit == 0 else AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
         if visit:
             at.query_params["ws"] = workspace
             go(at, "pages/3_Predictiveness.py")
         no_problems(at)
         scatters = charts(at, "vega_lite_chart")
-        assert sorted(labels[json.loads(c.proto.spec)["title"]] for c in scatters) == sorted(measures)
+        titles = [json.loads(c.proto.spec)["title"] for c in scatters]
+        assert sorted(labels[t] for t in titles) == sorted(measures)
         for chart in scatters:
             measure = labels[json.loads(chart.proto.spec)["title"]]
-            points = next(frame for frame in (pa.ipc.open_stream(d.data.data).read_all().to_pandas()
-                                              for d in chart.proto.datasets) if "improvement" in frame)
+            frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas()
+                      for d in chart.proto.datasets]
+            points = next(frame for frame in frames if "improvement" in frame)
             got = points.set_index(["target", "source"]).sort_index()
             want = table.set_index(["target", "source"]).sort_index()
             assert got.index.equals(want.index)
@@ -735,8 +737,8 @@ def _time_caption(at: AppTest) -> str:
 def test_the_estimate_follows_the_form_before_compute(cache: Path, monkeypatch):
     """Issue 37: the estimate showed the last submitted choices (a form reports its widgets only on submit).
     Each change now reruns the choices, and the caption is the estimate of the widgets' values as they are,
-    worked out here by simcore.matrix.estimates from the same corpora and store, without pressing Compute;
-    at the machine's load when shown (fixed here: the load average moves between two readings)."""
+    worked out here by simcore.matrix.estimates from the same corpora and store, without pressing
+    Compute; at the machine's contention when shown (fixed here: it moves between two readings)."""
     from dashboard.jobs import duration
     from simcore.matrix.estimates import matrix_seconds
     from simcore.utils import pace
@@ -761,7 +763,7 @@ def test_the_estimate_follows_the_form_before_compute(cache: Path, monkeypatch):
     at.slider(key="f_order").set_value(3).run()
     last = _time_caption(at)
     assert expected(["ppl"], ppl_order=3) in last
-    assert "2.5 times slower for the other work running now" in last  # an order-3 model: not stored yet
+    assert "2.5 times slower for the other work running now" in last  # order 3: not stored yet
     assert not [b for b in at.button if b.key == "compute" and b.disabled]  # nothing was started
     from dashboard import jobs
 

@@ -101,9 +101,9 @@ def test_a_probe_estimate_counts_the_targets_splits_as_the_probe_reads_them(stor
 
 
 def test_a_tvcc_cell_times_its_scoring_after_the_targets_tagging(tmp_path, monkeypatch):
-    """The first TVcC cell of a target tagged it (spaCy's load included: 10.2 s on the sample) inside
-    the scoring's clock, so the recorded scoring pace counted the tagging twice (it has its own pace
-    and start-up): the target's content words are now made before the clock starts."""
+    """The first TVcC cell of a target tagged it (spaCy's load included: 10.2 s on the sample)
+    inside the scoring's clock, so the recorded scoring pace counted the tagging twice (it has its
+    own pace and start-up): the target's content words are now made before the clock starts."""
     from simcore.matrix import corpus_cache
     from simcore.measures import tvcc
     from simcore.utils.store import ArtefactStore

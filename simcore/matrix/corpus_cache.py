@@ -268,7 +268,7 @@ class CorpusCache:
             scores = []
             for source in sources:
                 measure.prepare(source)
-                measure.prepare_target(target)  # its tagging is not the scoring's pace (it has its own)
+                measure.prepare_target(target)  # its tagging has its own pace, not the scoring's
                 began = time.perf_counter()
                 scores.append(measure.score(source, target))
                 pace.record(self.store, f"score-{measure.name}", 1, time.perf_counter() - began,

@@ -102,8 +102,10 @@ def probe_seconds(bench: Workbench, sources: Sequence[Corpus], *, seeds: int, ep
             to_train.append(prepared.sample.n_tokens)
     estimate = pace.probe_estimate(bench.store, to_train, seeds=seeds, epochs=epochs, seconds_cap=seconds_cap,
                                    train_sentences=train_sentences, wvv_epochs=bench.options.wvv_epochs,
-                                   targets=targets, splits=splits, startup="spacy" not in sys.modules,
-                                   contention=pace.contention() if contention is None else contention)
+                                   targets=targets, splits=splits,
+                                   startup="spacy" not in sys.modules,
+                                   contention=pace.contention() if contention is None
+                                   else contention)
     # every source still counts its runs; only the vectors already stored take no time
     runs = (1 + len(sources)) * max(1, seeds) * max(1, targets)
     per_run = estimate.runs / estimate.count if estimate.count else 0.0
@@ -124,8 +126,8 @@ def matrix_seconds(bench: Workbench, sources: Sequence[Corpus], targets: Sequenc
 
     No source is tokenized here: one not in the store yet is counted whole from its bytes (every step of it
     to do); a stored one is sized and sampled from the store as the matrix would sample it. Targets (small
-    NER sets) are read, so that their sentences are counted. ``contention``: how much the machine's other
-    work slows the job (default: :func:`simcore.utils.pace.contention` now)."""
+    NER sets) are read, so that their sentences are counted. ``contention``: how much the machine's
+    other work slows the job (default: :func:`simcore.utils.pace.contention` now)."""
     steps = dict.fromkeys(("start-up", "tokenize", "kenlm", "skipgram", "tagging", "scoring"), 0.0)
     own: list[bool] = []
 

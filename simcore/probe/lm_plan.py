@@ -82,8 +82,9 @@ class LMPlan:
 
     def parts(self) -> dict[str, float]:
         """Estimated seconds of each part still to do."""
-        return {"masked LM": self.lm_pieces / self.lm_rate if self.lm_pieces else 0.0,
-                "fine-tuning": self.tagging_pieces / self.tagging_rate if self.tagging_pieces else 0.0}
+        lm = self.lm_pieces / self.lm_rate if self.lm_pieces else 0.0
+        tuning = self.tagging_pieces / self.tagging_rate if self.tagging_pieces else 0.0
+        return {"masked LM": lm, "fine-tuning": tuning}
 
     @property
     def seconds(self) -> float:

@@ -130,7 +130,8 @@ def recorded(store: ArtefactStore | None, step: str) -> float | None:
     for line in lines:
         try:
             item = json.loads(line)
-            u, s = float(item["units"]), float(item["seconds"]) / max(1.0, float(item.get("contention", 1.0)))
+            slower = max(1.0, float(item.get("contention", 1.0)))
+            u, s = float(item["units"]), float(item["seconds"]) / slower
         except (ValueError, KeyError, TypeError, AttributeError):
             continue
         if u > 0 and s > 0:
@@ -165,10 +166,11 @@ class MatrixEstimate:
 
     @property
     def seconds(self) -> float:
-        """Start-up, then the steps shared out over the processes (each pace is the step's pace alone),
-        all slowed by the machine's load."""
+        """Start-up, then the steps shared out over the processes (each pace is the step's pace
+        alone), all slowed by the machine's contention."""
         work = sum(v for k, v in self.steps.items() if k != "start-up")
-        return (self.steps.get("start-up", 0.0) + work / max(1, self.processes)) * max(1.0, self.contention)
+        alone = self.steps.get("start-up", 0.0) + work / max(1, self.processes)
+        return alone * max(1.0, self.contention)
 
     def text(self, span: Callable[[float], str] = lambda s: f"{s:,.0f} s") -> str:
         if self.cells == 0:
@@ -240,18 +242,20 @@ def probe_estimate(store: ArtefactStore | None, source_tokens: list[int], *, see
     scheduled dev evaluations) or, when those would pass the time cap, the cap and one more dev
     evaluation (the loop stops only then), and the test split tagged. With no train cap (``None``)
     a run is counted at its time cap. ``contention`` (:func:`contention` now) slows every part but
-    the time cap, which is wall-clock time: a run it stops takes the cap however slow the machine."""
+    the time cap, which is wall-clock time: a run it stops takes the cap however slow the
+    machine."""
     skipgram, own_vectors = rate(store, "skipgram")
     training_pace, own_runs = rate(store, "probe-epoch")
     tagging, _ = rate(store, "probe-tagging")
     reading, _ = rate(store, "probe-splits")
     slower = max(1.0, float(contention))
-    vectors = sum(max(0, int(n)) * max(1, int(wvv_epochs)) for n in source_tokens) / skipgram * slower
+    words = sum(max(0, int(n)) * max(1, int(wvv_epochs)) for n in source_tokens)
+    vectors = words / skipgram * slower
     count = (1 + len(source_tokens)) * max(1, int(seeds)) * max(1, int(targets))
     capped = float(seconds_cap) + splits.dev_sentences / tagging * slower
     training = capped if train_sentences is None else min(
         capped, int(train_sentences) * max(1, int(epochs)) / training_pace * slower)
     per_run = (RUN_OVERHEAD + splits.test_sentences / tagging) * slower + training
     setup = ((PROBE_STARTUP if startup else 0.0) + splits.split_bytes / reading) * slower
-    return ProbeEstimate(vectors, count * per_run, count, len(source_tokens), own_vectors and own_runs, setup,
-                         contention)
+    return ProbeEstimate(vectors, count * per_run, count, len(source_tokens),
+                         own_vectors and own_runs, setup, contention)
