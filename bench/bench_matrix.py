@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # this checkout's simcore for the estimates, as the runs use
 SHARED = ROOT.parent / "shared" / "data"
 PYTHON = sys.executable
 

@@ -25,8 +25,13 @@ their 9 x 5 matrix, computed before the rounds: the case where Corpora and Simil
 The machine may be shared with other work: the load average is printed with the tables, and figures
 taken under load are indicative only.
 
+With ``--large`` the pages open in bench/bench_pages.py's workspace instead (20 sources, 8 targets
+and 7 matrices built from ../shared/data before the server starts), the size issue 37 asks every
+page to settle in within 2 s and render first within 1 s. Each open also prints the server
+process's CPU seconds (user+sys) until the page settled and its charts were drawn.
+
 Usage: nice .venv/bin/python bench/bench_ui.py [--rounds 2] [--cache DIR] [--clicks-only | --pages-only]
-       [--issue-data ../shared/data]
+       [--issue-data ../shared/data | --large]
 """
 
 from __future__ import annotations
@@ -140,6 +145,12 @@ def stop_server(process: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait(10)
+
+
+def server_cpu(pid: int) -> float:
+    """CPU seconds (user + sys) the server process has used, with its finished children's."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 def settled_at(page, start: float, timeout: float = SETTLE_MS) -> float:
@@ -415,31 +426,58 @@ def add_issue_data(page, url: str, ws_id: str) -> None:
     page.wait_for_selector('[data-testid="stSidebar"] >> text=/Similarity matrices: 2/', timeout=3_600_000)
 
 
-def pages_run(browser, url: str, rounds: int, issue_data: bool = False
-              ) -> list[tuple[str, list[tuple[float, float, float, int]]]]:
-    """Every page opened by address ``rounds`` times, in a workspace holding the sample and Table 3 (and with
-    ``issue_data``, the issue's corpora and their matrix)."""
+# first render, settled, charts drawn (s), charts, the server's CPU s
+Timing = tuple[float, float, float, int, float]
+
+
+def pages_run(browser, url: str, pid: int, rounds: int, issue_data: bool = False,
+              ws_id: str | None = None) -> list[tuple[str, list[Timing]]]:
+    """Every page opened by address ``rounds`` times, in a workspace holding the sample and Table 3
+    (and with ``issue_data``, the issue's corpora and their matrix), or in the workspace ``ws_id``
+    already built. Each open also counts the server process's CPU seconds until the page had
+    settled and its charts were drawn."""
     page = browser.new_context(viewport={"width": 1400, "height": 1600}).new_page()
     page.add_init_script(RUN_LOG)
-    timings: dict[str, list[tuple[float, float, float, int]]] = {path: [] for path, _ in PAGES}
-    timings[""].append(open_page(page, url, HOME_TITLE))
-    timed(page, page.get_by_role("button", name="Load the sample data").first.click)
-    ws_id = page.url.split("ws=")[1].split("&")[0]
-    open_page(page, f"{url}/Open_results?ws={ws_id}", "Open results")
-    timed(page, page.get_by_role("button", name="Open Table 3 of Dai et al. (2019)").first.click)
-    if issue_data:
-        add_issue_data(page, url, ws_id)
+    timings: dict[str, list[Timing]] = {path: [] for path, _ in PAGES}
+
+    def opened(address: str, heading: str) -> Timing:
+        before = server_cpu(pid)
+        return (*open_page(page, address, heading), server_cpu(pid) - before)
+
+    if ws_id is None:
+        timings[""].append(opened(url, HOME_TITLE))
+        timed(page, page.get_by_role("button", name="Load the sample data").first.click)
+        ws_id = page.url.split("ws=")[1].split("&")[0]
+        open_page(page, f"{url}/Open_results?ws={ws_id}", "Open results")
+        table3 = page.get_by_role("button", name="Open Table 3 of Dai et al. (2019)")
+        timed(page, table3.first.click)
+        if issue_data:
+            add_issue_data(page, url, ws_id)
     for _ in range(rounds):
         for path, heading in PAGES:
             if path == "" and len(timings[""]) >= rounds:
                 continue
-            timings[path].append(open_page(page, f"{url}/{path}?ws={ws_id}", HOME_TITLE if path == "" else heading))
+            heading = HOME_TITLE if path == "" else heading
+            timings[path].append(opened(f"{url}/{path}?ws={ws_id}", heading))
     page.context.close()
     return [(heading, timings[path]) for path, heading in PAGES]
 
 
+def large_workspace(cache: Path, data: Path) -> str:
+    """bench/bench_pages.py's workspace (20 sources, 8 targets, 7 matrices) built in ``cache``: its
+    id."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import bench_pages
+
+    os.environ["SIMCORE_CACHE"] = str(cache)
+    os.environ["SIMCORE_DATA_ROOTS"] = os.pathsep.join([str(SAMPLE), str(data)])
+    bench_pages.write_corpora(data)
+    return bench_pages.build(data)
+
+
 def on_fresh_server(cache: Path, log: Path, run: Callable, roots: list[Path] | None = None) -> tuple[object, float]:
-    """``run(browser, url)`` against a server started for it; the server is stopped whatever happens."""
+    """``run(browser, url, server pid)`` against a server started for it; the server is stopped
+    whatever happens."""
     from playwright.sync_api import sync_playwright
 
     process, url, start_s = start_server(cache, log, roots)
@@ -447,7 +485,7 @@ def on_fresh_server(cache: Path, log: Path, run: Callable, roots: list[Path] | N
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
             try:
-                return run(browser, url), start_s
+                return run(browser, url, process.pid), start_s
             finally:
                 browser.close()
     finally:
@@ -464,6 +502,10 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, help="artefact store to use (default: a new, empty one per server)")
     parser.add_argument("--clicks-only", action="store_true", help="skip the page-open rounds (a quicker run)")
     parser.add_argument("--pages-only", action="store_true", help="skip the clicks")
+    parser.add_argument("--large", action="store_true",
+                        help="open the pages in bench/bench_pages.py's workspace (20 sources, 8 "
+                             "targets, 7 matrices, built first from ../shared/data) instead of the "
+                             "sample and Table 3")
     parser.add_argument("--issue-data", type=Path, default=None,
                         help="also add issue 29's corpora from this data folder (../shared/data) and compute their "
                              "matrix before the page-open rounds (9 sources x 5 targets)")
@@ -471,31 +513,42 @@ def main() -> None:
     load_before = os.getloadavg()[0]
 
     work = Path(tempfile.mkdtemp(prefix="bench-ui-"))
-    rows: list[tuple[str, list[tuple[float, float, float, int]]]] = []
+    rows: list[tuple[str, list[Timing]]] = []
     if not args.clicks_only:
         print("pages…", file=sys.stderr, flush=True)
         roots = [SAMPLE, args.issue_data] if args.issue_data else None
-        rows, pages_start = on_fresh_server(args.cache or work / "cache-pages", work / "server-pages.log",
-                                            lambda browser, url: pages_run(browser, url, args.rounds,
-                                                                           bool(args.issue_data)), roots)
+        cache, ws_id = args.cache or work / "cache-pages", None
+        if args.large:
+            ws_id = large_workspace(cache, work / "data")
+            roots = [SAMPLE, work / "data"]
+        def pages(browser, url: str, pid: int) -> list[tuple[str, list[Timing]]]:
+            return pages_run(browser, url, pid, args.rounds, bool(args.issue_data), ws_id)
+
+        rows, pages_start = on_fresh_server(cache, work / "server-pages.log", pages, roots)
     clicks, clicks_start = [], 0.0
     if not args.pages_only:
         print("clicks…", file=sys.stderr, flush=True)
-        clicks, clicks_start = on_fresh_server(args.cache or work / "cache-clicks", work / "server-clicks.log",
-                                               lambda browser, url: clicks_run(browser, url, work))
+        clicks, clicks_start = on_fresh_server(
+            args.cache or work / "cache-clicks", work / "server-clicks.log",
+            lambda browser, url, _pid: clicks_run(browser, url, work))
 
     # Other work on the machine slows every figure: the load average says how much there was.
     load = f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after (figures are indicative)"
     if rows:
-        data = "the sample, Table 3" + (" and issue 29's corpora with their matrix" if args.issue_data else "")
-        print(f"Dashboard pages in Chromium on {data} (server start {pages_start:.1f} s; {os.cpu_count()} cores; "
-              f"{load}; each open is a new session restoring the workspace)")
-        print("| page | charts | " + " | ".join(f"open {i + 1}: first render s | settled s | charts drawn s"
-                                              for i in range(args.rounds)) + " |")
-        print("|" + "---|" * (2 + 3 * args.rounds))
+        issue = " and issue 29's corpora with their matrix" if args.issue_data else ""
+        data = ("bench_pages.py's workspace of 20 sources, 8 targets and 7 matrices" if args.large
+                else "the sample, Table 3" + issue)
+        print(f"Dashboard pages in Chromium on {data} (server start {pages_start:.1f} s; "
+              f"{os.cpu_count()} cores; {load}; each open is a new session restoring the "
+              "workspace; CPU: the server's user+sys seconds until the page settled and its "
+              "charts were drawn)")
+        heads = "first render s | settled s | charts drawn s | CPU s"
+        opens = " | ".join(f"open {i + 1}: {heads}" for i in range(args.rounds))
+        print(f"| page | charts | {opens} |")
+        print("|" + "---|" * (2 + 4 * args.rounds))
         for title, times in rows:
-            print(f"| {title} | {times[0][3]} | " + " | ".join(f"{a:.2f} | {b:.2f} | {d:.2f}" for a, b, d, _ in times)
-                  + " |")
+            cells = " | ".join(f"{a:.2f} | {b:.2f} | {d:.2f} | {c:.2f}" for a, b, d, _, c in times)
+            print(f"| {title} | {times[0][3]} | {cells} |")
         print()
     if not clicks:
         return

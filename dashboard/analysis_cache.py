@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
+from streamlit.dataframe_util import convert_anything_to_arrow_bytes
 
 from simcore.analysis.agreement import AgreementResult, agreement
-from simcore.analysis.audit import audit
+from simcore.analysis.audit import WRITERS, audit, display_table
 from simcore.analysis.correlation import correlate
 from simcore.analysis.regret import regret
 
+from .charts import SpecIncomplete, scatter_spec
 from .compare import Comparison, compare
 
 
@@ -58,6 +60,53 @@ def audits(long: pd.DataFrame, results: pd.DataFrame, measures: list[str], k: in
     out = table.copy()
     out.attrs = {key: value for key, value in table.attrs.items() if key != "left_out"}
     return out
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _audit_views(key: str, _table: pd.DataFrame, scope: str) -> tuple[pd.DataFrame, dict[str, str]]:
+    files = {suffix: writer(_table) for suffix, writer in WRITERS.items()}
+    return display_table(_table, scope), files
+
+
+def audit_views(long: pd.DataFrame, results: pd.DataFrame, measures: list[str], k: int,
+                tie_f1: float, include_capped: bool, scope: str
+                ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, str]]:
+    """:func:`audits`, its table as the page shows it for ``scope`` (``all`` when the audit has no
+    such scope) and its files (:data:`simcore.analysis.audit.WRITERS`), each made once per content:
+    the four files were written again on every visit."""
+    table = audits(long, results, measures, k, tie_f1, include_capped)
+    shown = scope if scope in set(table["scope"]) else "all"
+    key = "|".join([fingerprint(long), fingerprint(results), ",".join(measures), str(int(k)),
+                    repr(float(tie_f1)), str(bool(include_capped)), shown])
+    view, files = _audit_views(key, table, shown)
+    return table, view.copy(), files
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _scatter_spec(key: str, _points: pd.DataFrame, measure: str, targets: tuple[str, ...],
+                  capped_column: str | None) -> dict:
+    spec = scatter_spec(_points, measure, list(targets), capped_column)
+    # sent as Arrow, as st.altair_chart sends them: converted here once, not on every visit
+    spec["datasets"] = {name: convert_anything_to_arrow_bytes(pd.DataFrame(rows))
+                        for name, rows in spec["datasets"].items()}
+    return spec
+
+
+def scatter_specs(points: pd.DataFrame, measures: list[str], targets: list[str],
+                  capped_column: str | None) -> dict[str, dict | None]:
+    """Each measure's scatter (:func:`dashboard.charts.scatter_spec`) of ``points`` (the joined
+    table: a row per target, source and measure), built once per content; None for a measure whose
+    spec came out incomplete (the page draws that one with altair, as before)."""
+    key = fingerprint(points) + "|" + ",".join(targets) + "|" + str(capped_column)
+    specs: dict[str, dict | None] = {}
+    for measure in measures:
+        try:
+            part = points[points["measure"] == measure]
+            specs[measure] = _scatter_spec(f"{key}|{measure}", part, measure, tuple(targets),
+                                           capped_column)
+        except SpecIncomplete:
+            specs[measure] = None  # not cached: the next visit tries again
+    return specs
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

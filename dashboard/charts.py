@@ -222,3 +222,36 @@ def scatter(points: pd.DataFrame, measure: str, y_title: str = "F1 improvement",
         pooled = alt.Chart(fitted_lines(data, by=None)).mark_line(color="#222", strokeDash=[5, 4], strokeWidth=2)
         layers.append(pooled.encode(x="value:Q", y="improvement:Q"))
     return alt.layer(*layers).resolve_scale(color="shared").properties(title=label(measure), height=300)
+
+
+class SpecIncomplete(Exception):
+    """A chart's spec came out without its data (another thread held altair's data transformer)."""
+
+
+def scatter_spec(points: pd.DataFrame, measure: str, targets: list[str] | None = None,
+                 capped_column: str | None = None) -> dict:
+    """:func:`scatter` as the Vega-Lite spec ``st.vega_lite_chart`` draws, its data inline: built
+    once and kept, a repeat visit skips altair's construction and schema validation (half of the
+    Predictiveness page's time). Without altair's default width and height, as ``st.altair_chart``
+    draws it. SpecIncomplete when a dataset it names is missing (altair's data transformer is global
+    and Streamlit swaps it while it converts a chart in another session's thread)."""
+    try:
+        spec = scatter(points, measure, targets=targets, capped_column=capped_column).to_dict()
+    except alt.MaxRowsError:  # over altair's 5,000 rows inline: st.altair_chart sends them as Arrow
+        raise SpecIncomplete(measure) from None
+    view = spec.get("config", {}).get("view", {})
+    for size in ("continuousWidth", "continuousHeight"):
+        view.pop(size, None)
+    if "view" in spec.get("config", {}) and not view:
+        del spec["config"]["view"]
+    if "config" in spec and not spec["config"]:
+        del spec["config"]
+    named = {layer["data"]["name"] for layer in spec.get("layer", [])
+             if isinstance(layer.get("data"), dict) and "name" in layer["data"]}
+    if isinstance(spec.get("data"), dict) and "name" in spec["data"]:
+        named.add(spec["data"]["name"])
+    datasets = spec.get("datasets")
+    if not named or not isinstance(datasets, dict) or not named <= set(datasets) or not all(
+            isinstance(datasets[n], list) for n in named):
+        raise SpecIncomplete(measure)
+    return spec

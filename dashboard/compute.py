@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import threading
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,9 @@ from simcore.matrix.rows import COLUMNS
 from simcore.measures.lookup import all_measures, get_measure
 from simcore.measures.lookup import cost as measure_cost
 from simcore.measures.options import MeasureOptions
+from simcore.utils import pace
 from simcore.utils.errors import SimcoreError
+from simcore.utils.pace import MatrixEstimate
 from simcore.utils.store import digest
 
 from . import job_records, jobs, work
@@ -84,15 +87,18 @@ def _estimate_key(state: AppState, job: Job) -> str:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _estimate(key: str, _state: AppState, _job: Job) -> tuple[float, str]:
+def _estimate(key: str, _state: AppState, _job: Job) -> MatrixEstimate:
     from simcore.matrix.estimates import matrix_seconds
 
     options, tokenizer = job_options(_job)
-    estimate = matrix_seconds(get_bench(options, tokenizer).workbench, [_state.sources[n].corpus for n in _job.sources],
-                              [_state.targets[n].corpus for n in _job.targets], list(_job.measures),
-                              samples=_job.samples, sample_tokens=_job.sample_tokens, compute_noise=_job.compute_noise,
-                              jobs=os.cpu_count() or 1)  # as dashboard.work runs it
-    return estimate.seconds, estimate.text(jobs.duration)
+    sources = [_state.sources[n].corpus for n in _job.sources]
+    targets = [_state.targets[n].corpus for n in _job.targets]
+    bench = get_bench(options, tokenizer).workbench
+    return matrix_seconds(bench, sources, targets, list(_job.measures),
+                          samples=_job.samples, sample_tokens=_job.sample_tokens,
+                          compute_noise=_job.compute_noise,
+                          jobs=os.cpu_count() or 1,  # as dashboard.work runs it
+                          contention=1.0)  # the load is the moment's: applied when shown, not kept
 
 
 def matrix_estimate(state: AppState, job: Job) -> tuple[float, str] | None:
@@ -102,9 +108,11 @@ def matrix_estimate(state: AppState, job: Job) -> tuple[float, str] | None:
             n not in state.sources for n in job.sources) or any(n not in state.targets for n in job.targets):
         return None
     try:
-        return _estimate(_estimate_key(state, job), state, job)
+        kept = _estimate(_estimate_key(state, job), state, job)
+        estimate = replace(kept, contention=pace.contention())
     except (SimcoreError, OSError):
         return None
+    return estimate.seconds, estimate.text(jobs.duration)
 
 
 def start_matrix(state: AppState, job: Job, on_done: Any = None, title: str = "",

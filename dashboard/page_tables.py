@@ -127,3 +127,63 @@ def flag_summary(long: pd.DataFrame) -> str:
     return (f"{int(mask.sum())} cell(s) of {sources} source(s) are flagged ({bad} below the size at which their "
             f"measure is reliable). They are marked {MARK} and outlined in the heatmaps and the rankings; where a "
             "target's column also has unflagged values, the flagged ones are grey and left out of its colour scale.")
+
+
+# A table's room on a 1400-pixel-wide window with the sidebar open (the main column is 940 pixels;
+# Chromium, Streamlit 1.67), and the grid's measure of its text: 14-pixel Source Sans Pro, about 7.2
+# pixels a character, 8 pixels of padding each side, and room for the header's menu.
+TABLE_ROOM = 900
+CHAR_PX, CELL_PAD, HEADER_PAD, MIN_COLUMN, PROSE_MIN = 7.2, 16, 44, 70, 150
+
+
+def natural_widths(frame: pd.DataFrame, rows: int = 500) -> dict[str, int]:
+    """The pixels each column takes when the grid sizes it to its content (its first ``rows`` values
+    and its header), as Streamlit's grid does, capped at its largest (500 pixels)."""
+    widths = {}
+    for column in frame.columns:
+        values = frame[column].head(rows).tolist()
+        shown = [v for v in values if not (isinstance(v, float) and math.isnan(v))]
+        longest = max((len(str(v)) for v in shown), default=0)
+        header = len(str(column)) * CHAR_PX + HEADER_PAD
+        widths[str(column)] = int(min(500, max(MIN_COLUMN, longest * CHAR_PX + CELL_PAD, header)))
+    return widths
+
+
+def prose_columns(frame: pd.DataFrame, rows: int = 500) -> list[str]:
+    """The columns of sentences (most values hold a space: reasons, notes, 'a (50%) or b (22%)',
+    paths with their origin), which read well cut short; not names, numbers or flags, which would
+    become ambiguous (two sources named alike but for their ends)."""
+    found = []
+    for column in frame.columns:
+        values = [v for v in frame[column].head(rows).tolist() if isinstance(v, str)]
+        if values and sum(" " in v.strip() for v in values) >= 0.5 * len(values):
+            found.append(str(column))
+    return found
+
+
+def fitted_widths(frame: pd.DataFrame, room: int = TABLE_ROOM,
+                  fixed: dict[str, int] | None = None) -> dict[str, int]:
+    """Column widths (pixels) that keep a table within ``room``: {} when its columns fit as they
+    are; else its columns of sentences (:func:`prose_columns`) are narrowed to one common width, the
+    widest first and the least that fits, never under :data:`PROSE_MIN` (their text is cut at the
+    cell's edge; a column can be widened by dragging its border, and the page says it in full
+    elsewhere). Names and numbers keep their width: a table of many names can still scroll
+    sideways. ``fixed``: widths the page sets itself, kept."""
+    fixed = fixed or {}
+    natural = {c: w for c, w in natural_widths(frame).items() if c not in fixed}
+    prose = {c: natural[c] for c in prose_columns(frame) if c in natural}
+    free = room - sum(fixed.values()) - sum(w for c, w in natural.items() if c not in prose)
+    if sum(natural.values()) + sum(fixed.values()) <= room or not prose:
+        return {}
+    # water-filling: the cap T with sum(min(w, T)) == free over the prose columns
+    order = sorted(prose.values())
+    left, cap = float(free), float(PROSE_MIN)
+    for i, width in enumerate(order):
+        share = left / (len(order) - i)
+        if width >= share:
+            cap = max(float(PROSE_MIN), share)
+            break
+        left -= width
+    else:
+        return {}
+    return {c: int(min(w, cap)) for c, w in prose.items() if w > cap}

@@ -145,7 +145,8 @@ def estimate(state: AppState, caps: ProbeCaps, sources: list[str], seeds: int,
                                seconds_cap=caps.seconds, train_sentences=caps.train_sentences,
                                wvv_epochs=MeasureOptions().wvv_epochs,
                                splits=probe_splits(get_store(), [target], caps) if target else pace.ProbeSplits(),
-                               startup=True)  # the job runs in a new process (dashboard.jobs spawns it)
+                               startup=True,  # the job runs in a new process (dashboard.jobs)
+                               contention=pace.contention())
 
 
 def shown_target(state: AppState, where: str | None, loaded: str | None) -> TargetSplits | None:

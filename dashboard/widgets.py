@@ -140,3 +140,28 @@ def job_progress(kind: str, caption: Callable[[jobs.BackgroundJob], str],
             st.dataframe(rows(current), hide_index=True)
 
     st.fragment(panel, run_every=REFRESH_SECONDS)()
+
+
+def table(frame: pd.DataFrame, room: int | None = None, column_config: dict[str, Any] | None = None,
+          **kwargs: Any) -> None:
+    """``st.dataframe`` across the page's width with every column in view: a table wider than its
+    room (issue 37: columns cut off at the table's edge, seen only by scrolling it sideways) has its
+    columns of sentences narrowed (:func:`dashboard.page_tables.fitted_widths`). A width the page
+    sets in ``column_config`` is kept."""
+    from .page_tables import TABLE_ROOM, fitted_widths
+
+    config: dict[str, Any] = dict(column_config or {})
+    named = {"small": 75, "medium": 200, "large": 400}  # Streamlit's named widths, in pixels
+    fixed = {name: named.get(spec["width"], spec["width"]) for name, spec in config.items()
+             if isinstance(spec, dict) and spec.get("width")}
+    for name, width in fitted_widths(frame, room or TABLE_ROOM, fixed).items():
+        spec = config.get(name)
+        if isinstance(spec, dict):
+            config[name] = {**spec, "width": spec.get("width") or width}
+        elif spec is None and name in config:
+            continue  # hidden by the page
+        else:
+            config[name] = st.column_config.Column(spec if isinstance(spec, str) else None,
+                                                   width=width)
+    st.dataframe(frame, hide_index=kwargs.pop("hide_index", True),
+                 width=kwargs.pop("width", "stretch"), column_config=config or None, **kwargs)

@@ -31,7 +31,7 @@ from dashboard.page_setup import setup_page
 from dashboard.paths import data_roots, remote_roots
 from dashboard.session import get_state
 from dashboard.target_job import start_target_work
-from dashboard.widgets import changed
+from dashboard.widgets import changed, table
 from simcore.contamination.ngrams import OVERLAP_CHAR_NGRAM, OVERLAP_NGRAM
 from simcore.corpora.lang.detect import language_name as language_label
 from simcore.corpora.notes import ReadNotes
@@ -206,7 +206,7 @@ for role, bucket in (("target", state.targets), ("source", state.sources)):
                          "entities": str(sum(s.entities.values())) if s.tagged_sentences else "–", "from": loaded.origin})
         except SimcoreError as exc:
             rows.append({"name": name, "from": loaded.origin, "error": str(exc)})
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    table(pd.DataFrame(rows))
     repaired = {n: ReadNotes.from_dict(s.read_notes) for n, s in stats.items()}
     if any(repaired.values()):
         st.caption("Odd lines tolerated: " + "; ".join(f"{n}: {r.summary()}" for n, r in repaired.items() if r))

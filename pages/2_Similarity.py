@@ -14,7 +14,7 @@ from dashboard.page_tables import flag_summary, flagged_cells, size_notes
 from dashboard.resources import get_store
 from dashboard.session import get_state
 from dashboard.state import Job
-from dashboard.widgets import changed, job_progress, keep_choices, pick_matrix, save_choices
+from dashboard.widgets import changed, job_progress, keep_choices, pick_matrix, save_choices, table
 from simcore.matrix.plan import DEFAULT_MEASURES
 from simcore.measures.emb import estimate as emb_estimate
 from simcore.measures.lookup import all_measures, get_measure
@@ -208,7 +208,7 @@ for m in others:
                + ", ".join(f"{r.source} {r.value:.3f}" for r in part.itertuples()))
 
 st.subheader("Values")
-st.dataframe(values_with_intervals(long), hide_index=True, width="stretch")
+table(values_with_intervals(long))
 st.caption("Each value with its 95% interval: a bootstrap over the target's sentences (and the spread over "
            "source sub-corpora when there are several). Differences inside the intervals are within noise."
            + (" ⚠: a flagged value (see below)." if flag_summary(long) else ""))

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard.analysis_cache import audits, correlations, regrets
+from dashboard.analysis_cache import audit_views, correlations, regrets, scatter_specs
 from dashboard.charts import label, scatter
 from dashboard.loading import TABLE3_NAME, load_table3, read_table, set_results, use_table3_results
 from dashboard.markdown import md
@@ -20,9 +20,10 @@ from dashboard.widgets import (
     pick_matrix,
     save_choices,
     similarity_measures,
+    table,
     uncomputed_measures,
 )
-from simcore.analysis.audit import RULE, WRITERS, display_table
+from simcore.analysis.audit import RULE
 from simcore.analysis.correlation import CAPPED, join, left_out_note, usable_results
 from simcore.utils.errors import SimcoreError
 
@@ -166,10 +167,15 @@ st.caption("One colour and shape per target; each point is labelled with its sou
            + (" Red rings: runs cut short by the probe's time cap (included above)." if include_capped and capped_runs
               else ""))
 grid = st.columns(2)
+# built once per content
+specs = scatter_specs(shown[shown["measure"].isin(measures)], measures, targets, CAPPED)
 for i, m in enumerate(measures):
     with grid[i % 2]:
-        st.altair_chart(scatter(shown[shown["measure"] == m], m, targets=targets, capped_column=CAPPED), width="stretch",
-                        key=f"scatter_{m}")
+        if specs[m] is not None:
+            st.vega_lite_chart(specs[m], width="stretch", key=f"scatter_{m}")
+        else:
+            chart = scatter(shown[shown["measure"] == m], m, targets=targets, capped_column=CAPPED)
+            st.altair_chart(chart, width="stretch", key=f"scatter_{m}")
 
 st.subheader("Regret: F1 lost by choosing the source each measure ranks first")
 if "f1_std" in results and results["f1_std"].notna().any():
@@ -177,20 +183,20 @@ if "f1_std" in results and results["f1_std"].notna().any():
                "√(std₁² + std₂²) are a tie, and choosing any source tied with the best costs nothing (regret 0; the "
                "note says so). A single seed has no spread: its F1 are compared exactly.")
 try:
-    table = regrets(long, results, measures)
-    table.attrs.clear()
+    regret_table = regrets(long, results, measures)
+    regret_table.attrs.clear()
     if scope_key == "all":
-        summary = table[table["target"] == "mean"][["measure", "regret"]]
+        summary = regret_table[regret_table["target"] == "mean"][["measure", "regret"]]
         heading = "mean regret (F1 points)"
     else:
-        summary = table[table["target"] == scope_key][["measure", "regret"]]
+        summary = regret_table[regret_table["target"] == scope_key][["measure", "regret"]]
         heading = f"regret on {scope_key} (F1 points)"
     summary = summary.assign(measure=lambda d: d["measure"].map(label))
     st.dataframe(summary.rename(columns={"regret": heading}).round(3), hide_index=True)
-    detail = table[table["target"] != "mean"]
+    detail = regret_table[regret_table["target"] != "mean"]
     if scope_key != "all":
         detail = detail[detail["target"] == scope_key]
-    st.dataframe(detail.assign(measure=detail["measure"].map(label)).round(3), hide_index=True, width="stretch")
+    table(detail.assign(measure=detail["measure"].map(label)).round(3))
 except (SimcoreError, ValueError, KeyError) as exc:
     st.error(f"Regret cannot be computed: {exc}")
 
@@ -212,14 +218,15 @@ tie_f1 = knobs[1].number_input("Tie margin (F1 points)", min_value=0.0, max_valu
                                help="Pairs whose F1 differ by less than this, or than their spread over seeds "
                                     "(f1_std) when larger, are ties, not errors")
 try:
-    audited = audits(long, results, measures, int(k), float(tie_f1), include_capped)
-    st.dataframe(display_table(audited, scope_key if scope_key in set(audited["scope"]) else "all"),
-                 hide_index=True, width="stretch")
+    audited, audit_view, audit_files = audit_views(  # each made once per content
+        long, results, measures, int(k), float(tie_f1), include_capped, scope_key)
+    st.dataframe(audit_view, hide_index=True, width="stretch")
     if audited["measure"].astype(str).str.startswith(RULE).any():
         st.caption(RULE_ROWS)
-    downloads = st.columns(len(WRITERS))
-    for column, (suffix, writer) in zip(downloads, WRITERS.items()):
-        column.download_button(f"Audit ({suffix[1:].upper()})", writer(audited), file_name=f"simcore-audit{suffix}",
+    downloads = st.columns(len(audit_files))
+    for column, (suffix, text) in zip(downloads, audit_files.items()):
+        column.download_button(f"Audit ({suffix[1:].upper()})", text,
+                               file_name=f"simcore-audit{suffix}",
                                key=f"audit_download_{suffix[1:]}")
 except SimcoreError as exc:
     st.error(f"The audit cannot be computed: {exc}")

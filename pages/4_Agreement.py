@@ -9,7 +9,15 @@ from dashboard.loading import load_table3
 from dashboard.markdown import md
 from dashboard.page_setup import setup_page
 from dashboard.session import get_state
-from dashboard.widgets import changed, keep_choices, matrix_links, pick_matrix, save_choices, similarity_measures
+from dashboard.widgets import (
+    changed,
+    keep_choices,
+    matrix_links,
+    pick_matrix,
+    save_choices,
+    similarity_measures,
+    table,
+)
 from simcore.answer import flags
 from simcore.utils.errors import SimcoreError
 
@@ -93,4 +101,4 @@ else:
         show = show[show["changes the first choice"]]
     st.caption(f"{len(show)} comparisons shown; {int(show['changes the first choice'].sum())} of them change "
                "the first choice.")
-    st.dataframe(show, hide_index=True, width="stretch")
+    table(show)

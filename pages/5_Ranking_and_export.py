@@ -10,7 +10,7 @@ from dashboard.page_setup import setup_page
 from dashboard.page_tables import ranking_grid, recommendation_frame
 from dashboard.report_cache import report_parts
 from dashboard.session import get_state
-from dashboard.widgets import matrix_links, pick_matrix, similarity_measures
+from dashboard.widgets import matrix_links, pick_matrix, similarity_measures, table
 from simcore.answer.evidence import readable_pairs
 from simcore.contamination.verdict import OVERLAP_THRESHOLD, overlap_table
 from simcore.measures.lookup import explained
@@ -43,13 +43,13 @@ if parts.error:
 ranking = parts.ranking
 
 st.subheader("Which source to pretrain on")
-st.dataframe(recommendation_frame(parts.recommendations), hide_index=True, width="stretch",
-             column_config={"confidence": st.column_config.ProgressColumn(
+table(recommendation_frame(parts.recommendations),
+      column_config={"confidence": st.column_config.ProgressColumn(
                  "confidence", help="the recommended source's share of the votes: over every carrying measure and "
                                     "every bootstrap replicate, how often that measure puts it first (for a tie or "
                                     "a disagreement, the first-named source's share)", min_value=0.0, max_value=1.0,
                  format="percent"),
-                 "why": st.column_config.TextColumn("why", width="large")})
+                 "why": st.column_config.TextColumn("why")})
 st.caption(f"Similarity values: {md(state.matrix_label)}. A tie names every source within noise of the first: "
            "an honest tie beats a false winner. 'disagree': the carrying measures each put another source first.")
 with st.expander("Why, in full", expanded=len(parts.recommendations) <= 3):
@@ -60,7 +60,7 @@ if len(held):
     dirty = held[held["contaminated"]]
     with st.expander(f"Which sources already hold your test set ({len(dirty)} contaminated pair(s))",
                      expanded=bool(len(dirty))):
-        st.dataframe(held, hide_index=True, width="stretch", column_config={
+        table(held, room=870, column_config={
             "overlap_test": st.column_config.NumberColumn("test sentences held", format="percent"),
             "overlap_all": st.column_config.NumberColumn("all sentences held", format="percent"),
             "overlap_ngram": st.column_config.TextColumn("n-gram")})
@@ -77,8 +77,8 @@ with st.expander("How each pair of sources was compared (at the largest size bot
                                   "On: every pair of sources.")
     if shown is not None and parts.pairs is not None:
         pairs = readable_pairs(parts.pairs[parts.pairs["target"].astype(str) == str(shown)], not all_pairs)
-        st.dataframe(pairs.drop(columns="target"), hide_index=True, width="stretch",
-                     column_config={"measure": st.column_config.TextColumn("measure", width="medium"),
+        table(pairs.drop(columns="target"), room=870,
+              column_config={"measure": st.column_config.TextColumn("measure", width="medium"),
                                     "A more similar in": st.column_config.TextColumn(
                                         "A more similar in", help="share of the bootstrap replicates of the target "
                                                                   "in which source A is the more similar")})
@@ -107,7 +107,7 @@ st.caption("; ".join(explained(m) for m in chosen) + ".")
 for target in sorted(ranking["target"].unique()):
     st.markdown(f"**{md(target)}**")
     carrying = next((r.measures for r in parts.recommendations if r.target == target), ())
-    st.dataframe(ranking_grid(ranking, target, long, carrying), hide_index=True, width="stretch")
+    table(ranking_grid(ranking, target, long, carrying))
 for note in parts.notes:
     st.caption(note)
 if len(state.matrices) > 1:

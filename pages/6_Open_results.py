@@ -16,7 +16,7 @@ from dashboard.paths import SAMPLE_DATA, browse, data_roots, resolve_server_path
 from dashboard.resources import get_store
 from dashboard.session import get_state, get_workspaces, locator, switch_workspace
 from dashboard.state import AppState, unique_name
-from dashboard.widgets import changed, pick_matrix
+from dashboard.widgets import changed, pick_matrix, table
 from simcore.utils.errors import SimcoreError
 
 setup_page("Open results", ":material/folder_open:")
@@ -148,7 +148,7 @@ if not state.matrices:
 st.subheader("Similarity matrices kept in this session")
 st.caption("Each page shows one of them (a picker at its top when there are several); the newest is shown until "
            "you pick another. Nothing is replaced: a new run or file is added under a new name.")
-st.dataframe(pd.DataFrame([describe(m) for m in state.matrices.values()]), hide_index=True, width="stretch")
+table(pd.DataFrame([describe(m) for m in state.matrices.values()]))
 with st.form("manage_matrices"):
     m1, m2, m3 = st.columns([2, 2, 1])
     target_name = m1.selectbox("Matrix", list(state.matrices), key="manage_pick")

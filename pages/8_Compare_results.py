@@ -10,7 +10,7 @@ from dashboard.compute import describe, options_label
 from dashboard.markdown import md
 from dashboard.page_setup import setup_page
 from dashboard.session import get_state
-from dashboard.widgets import matrix_links, name_pickers
+from dashboard.widgets import matrix_links, name_pickers, table
 from simcore.utils.errors import SimcoreError
 
 setup_page("Compare results", ":material/compare_arrows:")
@@ -32,7 +32,7 @@ if pair is None:
             "two sources or no similarity measure. If two name the same corpora differently (your run against "
             "the paper's Table 3), match their names below; or compute a run on the same corpora.")
     with st.expander("Your matrices"):
-        st.dataframe(pd.DataFrame([describe(m) for m in state.matrices.values()]), hide_index=True, width="stretch")
+        table(pd.DataFrame([describe(m) for m in state.matrices.values()]), room=870)
     pair = (names[-2], names[-1])
 if st.session_state.get("compare_a") not in names:
     st.session_state["compare_a"] = pair[0]
@@ -79,16 +79,16 @@ m[1].metric("First choice changed", len(changed))
 m[2].metric("Mean Spearman ρ", f"{summary['Spearman ρ'].mean():.3f}" if summary["Spearman ρ"].notna().any() else "–")
 st.subheader("First choices")
 only_changed = st.checkbox("Only where the first choice changed", key="compare_only_changed")
-table = changed if only_changed else summary
-st.dataframe(table.assign(measure=table["measure"].map(label)), hide_index=True, width="stretch",
-             column_config={"Spearman ρ": st.column_config.NumberColumn(format="%.3f")})
+shown_table = changed if only_changed else summary
+table(shown_table.assign(measure=shown_table["measure"].map(label)),
+      column_config={"Spearman ρ": st.column_config.NumberColumn(format="%.3f")})
 
 st.subheader("One ranking side by side")
 sel = st.columns(2)
 target = sel[0].selectbox("Target", result.targets, key="compare_target")
 measure = sel[1].selectbox("Measure", list(dict.fromkeys(result.ranking_a["measure"])), format_func=label,
                            key="compare_measure", help="The measures both matrices have, and their combined ranking")
-st.dataframe(result.side_by_side(target, measure), hide_index=True, width="stretch",
-             column_config={"value (A)": st.column_config.NumberColumn(format="%.4g"),
+table(result.side_by_side(target, measure),
+      column_config={"value (A)": st.column_config.NumberColumn(format="%.4g"),
                             "value (B)": st.column_config.NumberColumn(format="%.4g")})
 st.caption("▲ moved up in B (closer to rank 1), ▼ moved down; = same rank.")

@@ -11,6 +11,7 @@ from dashboard.page_setup import setup_page
 from dashboard.resources import get_store
 from dashboard.session import get_state
 from dashboard.widgets import changed, job_progress, keep_choices, save_choices
+from dashboard.widgets import table as show_table
 from simcore.probe.config import ProbeCaps
 from simcore.reporting.export import escape_formulas
 from simcore.utils.errors import SimcoreError
@@ -172,7 +173,7 @@ if table["time_capped"].sum() > 0:
     st.warning("Some runs were cut short by the time cap (column time_capped) and trained fewer epochs than the "
                "others: their F1 is not comparable. Raise the seconds per run and run the probe again "
                "(finished runs are read back).")
-st.dataframe(table.drop(columns=["caps"]).round(3), hide_index=True, width="stretch")
+show_table(table.drop(columns=["caps"]).round(3))
 cols = st.columns(2)
 cols[0].download_button("Download the results CSV", escape_formulas(table).to_csv(index=False).encode("utf-8"),
                         file_name="probe_results.csv", mime="text/csv", key="probe_download")

@@ -550,3 +550,27 @@ def test_the_early_answer_names_the_measures_still_coming():
     task.partial.append({"source": "b", "target": "t", "measure": "tvcc"})
     assert still_coming(task) == ["WVV"]
     assert still_coming(jobs.BackgroundJob("probe", "test", params={"x": 1})) == []
+
+
+def test_a_wide_table_narrows_its_sentences_not_its_names_to_fit_its_room():
+    """Issue 37 item 7: tables ran past their right edge (the Ranking page's 'why' was cut at
+    'the r'). Worked by hand at 7.2 pixels a character, 16 of padding, a header's 44: the names
+    keep their width, the sentences share what is left; a table that fits is left alone."""
+    from dashboard.page_tables import fitted_widths, natural_widths
+
+    name = "biomed_ohsumed_medline_part0"  # 28 characters: 217.6 pixels
+    why = "the measures that carry it disagree, each naming another source " * 2
+    frame = pd.DataFrame({"target": ["conll2003_test"] * 3,
+                          "pretrain on": [f"{name} (50%) or news (22%)"] * 3,
+                          "why": [why] * 3, "source": [name] * 3})
+    natural = natural_widths(frame)
+    assert natural == {"target": int(14 * 7.2 + 16), "pretrain on": int(48 * 7.2 + 16), "why": 500,
+                       "source": int(28 * 7.2 + 16)}
+    widths = fitted_widths(frame, room=900)
+    left = 900 - natural["target"] - natural["source"]  # 900 - 116 - 217 = 567 for the sentences
+    assert widths == {"pretrain on": left // 2, "why": left // 2}
+    assert fitted_widths(frame[["target", "source"]], room=900) == {}  # fits: untouched
+    # a sentence column narrower than the share keeps its width; the other takes the rest
+    short = frame.assign(**{"pretrain on": ["news (50%) or web"] * 3})
+    rest = 900 - 116 - 217 - natural_widths(short)["pretrain on"]
+    assert fitted_widths(short, room=900) == {"why": rest}

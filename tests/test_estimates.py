@@ -23,7 +23,7 @@ def test_vectors_already_trained_take_no_time_and_every_run_counts(store):
     pace.record(store, "probe-epoch", 100, 1.0)
     skipgram, _ = pace.rate(store, "skipgram")
     est = probe_seconds(bench, [news, protocols], seeds=2, epochs=2, seconds_cap=100, train_sentences=300,
-                        source_tokens=n)
+                        source_tokens=n, contention=1.0)  # as alone: worked by hand below
     assert est.sources == 1  # lab_protocols only
     protocols_sample = bench.source(protocols, n, 1)[0].sample.n_tokens
     assert est.vectors == pytest.approx(protocols_sample * bench.options.wvv_epochs / skipgram)
@@ -98,3 +98,34 @@ def test_a_probe_estimate_counts_the_targets_splits_as_the_probe_reads_them(stor
     (folder / "dev.conll").unlink()
     assert probe_splits(store, [TargetSplits.from_directory(folder)], ProbeCaps(
         train_sentences=3, test_sentences=4)) == pace.ProbeSplits(3, 4, test_bytes)
+
+
+def test_a_tvcc_cell_times_its_scoring_after_the_targets_tagging(tmp_path, monkeypatch):
+    """The first TVcC cell of a target tagged it (spaCy's load included: 10.2 s on the sample)
+    inside the scoring's clock, so the recorded scoring pace counted the tagging twice (it has its
+    own pace and start-up): the target's content words are now made before the clock starts."""
+    from simcore.matrix import corpus_cache
+    from simcore.measures import tvcc
+    from simcore.utils.store import ArtefactStore
+
+    events: list[str] = []
+    real_words, real_clock = tvcc.target_content_words, corpus_cache.time.perf_counter
+
+    class Clock:
+        @staticmethod
+        def perf_counter() -> float:
+            events.append("clock")
+            return real_clock()
+
+    def words(target):
+        events.append("tagged")
+        return real_words(target)
+
+    monkeypatch.setattr(tvcc, "target_content_words", words)
+    monkeypatch.setattr(corpus_cache, "time", Clock)
+    bench = Workbench(ArtefactStore(tmp_path / "store"))
+    source = bench.source(Corpus.from_path(SAMPLE_DATA / "sources" / "news.txt"), 5000, 1)
+    target = bench.target(Corpus.from_path(SAMPLE_DATA / "targets" / "news_ner.conll"))
+    bench.cache.cell(source, target, "tvcc")
+    assert events and events[0] == "tagged"  # before the scoring's clock started
+    assert (tmp_path / "store" / "pace" / "score-tvcc.jsonl").is_file()

@@ -78,3 +78,61 @@ def test_the_probe_estimate_counts_the_splits_tagging_reading_and_spacys_start_u
     assert capped.runs == pytest.approx(2 * (pace.RUN_OVERHEAD + 10 + 2 + 4))  # cap, one dev pass, test
     assert capped.setup == pytest.approx(3)  # spaCy already imported: only the splits
     assert "spaCy and the target's splits loaded" in capped.text()
+
+
+def test_contention_is_measured_and_a_pace_under_contention_is_read_alone(store, monkeypatch):
+    """Issue 37 item 3: the sample's cold matrix (10.4 CPU s) took 29.7 s wall on a busy 2-core
+    machine and the estimate said 10.8 s. Contention is the wall time over the CPU time a spinning
+    thread gets (here a thread given half the wall time in CPU: 2), kept for a while, never under 1;
+    a step recorded at contention 2 did its units in half its seconds alone; an estimate made at
+    contention 4 is 4 times its steps' time."""
+    import time
+
+    wall = time.perf_counter
+    monkeypatch.setattr(pace.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(pace.os, "getloadavg", lambda: (8.0, 3.0, 1.0))  # 4 runnable per core
+    monkeypatch.setattr(pace, "_CONTENTION", [float("-inf"), 1.0])
+    monkeypatch.setattr(pace.time, "thread_time", lambda: wall() / 2)
+    assert pace.contention() == pytest.approx(2.0, rel=0.01)
+    monkeypatch.setattr(pace.time, "thread_time", lambda: wall() * 2)  # kept: not measured again
+    assert pace.contention() == pytest.approx(2.0, rel=0.01)
+    monkeypatch.setattr(pace, "_CONTENTION", [float("-inf"), 1.0])
+    assert pace.contention() == 1.0  # more CPU than wall time (other threads): as fast as alone
+    monkeypatch.setattr(pace, "_CONTENTION", [float("-inf"), 1.0])
+    monkeypatch.setattr(pace.time, "thread_time", lambda: wall() / 10)
+    monkeypatch.setattr(pace.os, "getloadavg", lambda: (3.0, 3.0, 1.0))
+    assert pace.contention() == 1.5  # a spin slowed 10 times, but only 1.5 runnable per core: 1.5
+    pace.record(store, "kenlm", 1000, 4.0, contention=2.0)
+    pace.record(store, "kenlm", 1000, 2.0)  # alone
+    assert pace.recorded(store, "kenlm") == pytest.approx(2000 / (4.0 / 2 + 2.0))
+    steps = {"start-up": 3.0, "tokenize": 1.0, "kenlm": 2.0, "skipgram": 0.0, "tagging": 1.0,
+             "scoring": 2.0}
+    loaded = pace.MatrixEstimate(steps, 10, False, processes=2, contention=4.0)
+    assert loaded.seconds == pytest.approx((3.0 + 6.0 / 2) * 4.0)
+    assert "4.0 times slower" in loaded.text()
+    # a probe at contention 3 (default paces: 60 train sentences x epochs a second): each of its 2
+    # runs takes 3 times its start-up and its 1 s of training, unless the time cap (wall clock)
+    # stops it
+    caps = {"seeds": 1, "epochs": 1, "train_sentences": 60, "wvv_epochs": 5}
+    alone = pace.probe_estimate(store, [100_000], seconds_cap=60, startup=True, **caps)
+    est = pace.probe_estimate(store, [100_000], seconds_cap=60, startup=True, contention=3.0,
+                              **caps)
+    assert est.runs == pytest.approx(2 * (pace.RUN_OVERHEAD + 1.0) * 3)
+    assert est.vectors == pytest.approx(alone.vectors * 3)
+    assert est.setup == pytest.approx(alone.setup * 3)
+    cut = pace.probe_estimate(store, [100_000], seconds_cap=2, contention=3.0, **caps)
+    assert cut.runs == pytest.approx(2 * (pace.RUN_OVERHEAD * 3 + 2))  # stopped by the cap at 2 s
+    assert "3.0 times slower" in est.text()
+
+
+def test_a_short_step_records_the_contention_already_measured_and_never_spins(monkeypatch):
+    """A cell's scoring takes milliseconds: it must not pay a 0.2 s spin. A step of 2 s or more
+    measures the contention; a shorter one takes the one measured in the last 30 s, else 1."""
+    spins: list[int] = []
+    monkeypatch.setattr(pace, "_CONTENTION", [float("-inf"), 1.0])
+    real = pace.contention
+    monkeypatch.setattr(pace, "contention", lambda: spins.append(1) or real())
+    assert pace.step_contention(0.01) == 1.0 and not spins  # nothing measured yet: as alone
+    measured = pace.step_contention(5.0)
+    assert spins == [1] and measured >= 1.0
+    assert pace.step_contention(0.01) == measured and spins == [1]  # kept: no second spin

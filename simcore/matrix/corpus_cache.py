@@ -275,9 +275,11 @@ class CorpusCache:
             scores = []
             for source in sources:
                 measure.prepare(source)
+                measure.prepare_target(target)  # its tagging has its own pace, not the scoring's
                 began = time.perf_counter()
                 scores.append(measure.score(source, target))
-                pace.record(self.store, f"score-{measure.name}", 1, time.perf_counter() - began)
+                pace.record(self.store, f"score-{measure.name}", 1, time.perf_counter() - began,
+                            measure_contention=True)
             values = [s.value for s in scores]
             finite = [v for v in values if v is not None and math.isfinite(v)]
             record = {

@@ -70,12 +70,15 @@ def docs_missing(store: ArtefactStore, target: TargetSplits, split: str, caps: P
 
 def probe_seconds(bench: Workbench, sources: Sequence[Corpus], *, seeds: int, epochs: int, seconds_cap: float,
                   train_sentences: int | None, source_tokens: int | None = None,
-                  targets: int = 1, splits: pace.ProbeSplits = pace.ProbeSplits()) -> pace.ProbeEstimate:
+                  targets: int = 1, splits: pace.ProbeSplits = pace.ProbeSplits(),
+                  contention: float | None = None) -> pace.ProbeEstimate:
     """The probe's estimate (see :func:`simcore.utils.pace.probe_estimate`) counting only the vectors still to
     train: the sample each source's vectors train on is the probe's (``source_tokens``, else the size
     the matrix compares sources at), drawn here as the probe would draw it (and stored for it).
     ``splits`` (:func:`probe_splits`) counts the targets' reading and tagging; spaCy's import is
-    counted when this process has not imported it yet (the probe runs where its estimate is made)."""
+    counted when this process has not imported it yet (the probe runs where its estimate is made).
+    ``contention``: how much the machine's other work slows it (default:
+    :func:`simcore.utils.pace.contention` now)."""
     sizes: dict[str, int] = {}
     for corpus in sources:
         try:
@@ -99,12 +102,15 @@ def probe_seconds(bench: Workbench, sources: Sequence[Corpus], *, seeds: int, ep
             to_train.append(prepared.sample.n_tokens)
     estimate = pace.probe_estimate(bench.store, to_train, seeds=seeds, epochs=epochs, seconds_cap=seconds_cap,
                                    train_sentences=train_sentences, wvv_epochs=bench.options.wvv_epochs,
-                                   targets=targets, splits=splits, startup="spacy" not in sys.modules)
+                                   targets=targets, splits=splits,
+                                   startup="spacy" not in sys.modules,
+                                   contention=pace.contention() if contention is None
+                                   else contention)
     # every source still counts its runs; only the vectors already stored take no time
     runs = (1 + len(sources)) * max(1, seeds) * max(1, targets)
     per_run = estimate.runs / estimate.count if estimate.count else 0.0
     return pace.ProbeEstimate(estimate.vectors, runs * per_run, runs, len(to_train), estimate.measured,
-                              estimate.setup)
+                              estimate.setup, estimate.contention)
 
 
 BYTES_PER_TOKEN = 5.5  # a corpus not read yet: its tokens guessed from its bytes (English text with markup)
@@ -112,14 +118,16 @@ BYTES_PER_TOKEN = 5.5  # a corpus not read yet: its tokens guessed from its byte
 
 def matrix_seconds(bench: Workbench, sources: Sequence[Corpus], targets: Sequence[Corpus], measures: Sequence[str], *,
                    samples: int = 1, sample_tokens: int | None = None,
-                   compute_noise: bool = False, jobs: int = 1) -> pace.MatrixEstimate:
+                   compute_noise: bool = False, jobs: int = 1,
+                   contention: float | None = None) -> pace.MatrixEstimate:
     """A matrix's time before it runs, from this machine's paces, counting only what is not stored yet:
     reading and tokenizing each corpus (bytes), each source sample's KenLM model (PPL, tokens) and skip-gram
     vectors (WVV, tokens × epochs), each target's tagging (TVcC, sentences), and every value not stored.
 
     No source is tokenized here: one not in the store yet is counted whole from its bytes (every step of it
     to do); a stored one is sized and sampled from the store as the matrix would sample it. Targets (small
-    NER sets) are read, so that their sentences are counted."""
+    NER sets) are read, so that their sentences are counted. ``contention``: how much the machine's
+    other work slows the job (default: :func:`simcore.utils.pace.contention` now)."""
     steps = dict.fromkeys(("start-up", "tokenize", "kenlm", "skipgram", "tagging", "scoring"), 0.0)
     own: list[bool] = []
 
@@ -175,4 +183,5 @@ def matrix_seconds(bench: Workbench, sources: Sequence[Corpus], targets: Sequenc
                     add("tagging", len(target.sentences))
     if cells:
         steps["start-up"] = pace.STARTUP + (pace.TAGGER_STARTUP if "tvcc" in measures else 0.0)
-    return pace.MatrixEstimate(steps, cells, bool(own) and all(own), max(1, min(jobs, cells)))
+    return pace.MatrixEstimate(steps, cells, bool(own) and all(own), max(1, min(jobs, cells)),
+                               pace.contention() if contention is None else contention)

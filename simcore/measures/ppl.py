@@ -34,7 +34,8 @@ def model_path(source: PreparedSource) -> Path:
             source.progress(f"estimating an order-{order} KenLM model of {source.name}", 0.0)
         began = time.perf_counter()
         estimate(source.sample.tokens_file, out / "model.bin", order, memory, source.name)
-        pace.record(source.store, "kenlm", source.sample.n_tokens, time.perf_counter() - began)
+        pace.record(source.store, "kenlm", source.sample.n_tokens, time.perf_counter() - began,
+                    measure_contention=True)
         return {"order": order}
 
     return source.store.build("kenlm", key, build) / "model.bin"

@@ -81,6 +81,11 @@ class Measure:
         """Build what this measure needs from the source (stored; cheap when present)."""
         raise NotImplementedError
 
+    def prepare_target(self, target: PreparedTarget) -> None:
+        """Build what this measure needs from the target alone, before the first score is timed (a
+        slow step with its own recorded pace, such as tagging, is not the scoring's pace). Nothing
+        by default."""
+
     def score(self, source: PreparedSource, target: PreparedTarget) -> Score:
         """Score the target against the prepared source sample."""
         raise NotImplementedError

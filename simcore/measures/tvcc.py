@@ -120,6 +120,10 @@ class TargetContentVocabularyCovered(Measure):
         if source.options.tvcc_tag_source:
             source_content_words(source)
 
+    def prepare_target(self, target: PreparedTarget) -> None:
+        """The target's content words (its tagging, with the tagger's load: their own paces)."""
+        target_content_words(target)
+
     def background_work(self, target: PreparedTarget, processes: int = 1) -> list[tuple[Callable[..., Any],
                                                                                       tuple[Any, ...]]]:
         """Tagging the target (the slow part) as jobs other processes can run while other cells are scored:

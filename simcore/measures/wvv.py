@@ -73,7 +73,8 @@ def source_vectors_path(source: PreparedSource) -> Path:
         began = time.perf_counter()
         model.train(corpus_file=str(source.sample.tokens_file), total_examples=model.corpus_count,
                     total_words=model.corpus_total_words, epochs=model.epochs)
-        pace.record(source.store, "skipgram", model.corpus_total_words * model.epochs, time.perf_counter() - began)
+        pace.record(source.store, "skipgram", model.corpus_total_words * model.epochs,
+                    time.perf_counter() - began, measure_contention=True)
         words = list(model.wv.index_to_key)
         counts = [int(model.wv.get_vecattr(w, "count")) for w in words]
         (out / "words.json").write_text(json.dumps(words))

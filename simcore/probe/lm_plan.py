@@ -80,15 +80,16 @@ class LMPlan:
         return sum((t.runs - t.stored) * (self.epochs * t.train_pieces + EVAL_COST * t.test_pieces)
                    for t in self.tagging)
 
+    def parts(self) -> dict[str, float]:
+        """Estimated seconds of each part still to do."""
+        lm = self.lm_pieces / self.lm_rate if self.lm_pieces else 0.0
+        tuning = self.tagging_pieces / self.tagging_rate if self.tagging_pieces else 0.0
+        return {"masked LM": lm, "fine-tuning": tuning}
+
     @property
     def seconds(self) -> float:
         """Estimated seconds of the training still to do (0 when everything is stored)."""
-        total = 0.0
-        if self.lm_pieces:
-            total += self.lm_pieces / self.lm_rate
-        if self.tagging_pieces:
-            total += self.tagging_pieces / self.tagging_rate
-        return total
+        return sum(self.parts().values())
 
     def describe(self) -> str:
         """A few lines for the terminal and the page."""

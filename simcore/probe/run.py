@@ -155,7 +155,8 @@ def probe(
                         except (ValueError, KeyError) as exc:  # spaCy's own complaints about the data
                             raise SimcoreError(f"{target.name}: spaCy could not train a tagger ({exc})") from exc
                         record = asdict(result)
-                        pace.record(store, "probe-epoch", train.sentences * record["epochs"], record["seconds"])
+                        pace.record(store, "probe-epoch", train.sentences * record["epochs"],
+                                    record["seconds"], measure_contention=True)
                         # a run that ended by its epoch cap is the same under any time cap it fits in
                         store.put_json("probe-run", key if result.stopped_by == "epochs" else _timed(key, caps.seconds),
                                        record)

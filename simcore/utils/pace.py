@@ -52,15 +52,64 @@ def _file(store: ArtefactStore, step: str) -> Path:
     return Path(store.root) / "pace" / f"{step}.jsonl"
 
 
-def record(store: ArtefactStore | None, step: str, units: float, seconds: float) -> None:
-    """Note that ``step`` did ``units`` of work in ``seconds`` (never raises: an estimate must not stop the work)."""
+PROBE_SECONDS = 0.2  # the spin that measures the machine's contention
+CONTENTION_REFRESH = 30.0  # seconds a measured contention is reused in a process
+_CONTENTION = [float("-inf"), 1.0]  # when it was last measured (monotonic), its value
+
+
+def contention() -> float:
+    """How many times slower than alone a CPU-bound step runs here now, at least 1: a thread spins
+    for 0.2 s and compares the wall time with the CPU time it got, capped by the runnable processes
+    per core (the 1-minute load average); measured at most every 30 s in a process. The load average
+    alone overstates it on a shared machine, where much of the load is niced work that takes little
+    from a job at normal priority (the bundled sample's cold matrix, 8-10 CPU s, took 8.5-14.6 s
+    wall at load 3-7.6 beside niced work, and 38 s at load 7.7 beside work at normal priority);
+    the spin alone is noisy. An estimate made before a job scales by it; a pace recorded under
+    contention is read as the pace alone."""
+    now = time.monotonic()
+    if now - _CONTENTION[0] < CONTENTION_REFRESH:
+        return _CONTENTION[1]
+    began, cpu = time.perf_counter(), time.thread_time()
+    while time.perf_counter() - began < PROBE_SECONDS:
+        pass
+    wall, used = time.perf_counter() - began, time.thread_time() - cpu
+    try:
+        load = os.getloadavg()[0] / (os.cpu_count() or 1)
+    except (AttributeError, OSError):  # no load average here: the spin alone
+        load = float("inf")
+    _CONTENTION[:] = [now, max(1.0, min(load, wall / max(used, 1e-6)))]
+    return _CONTENTION[1]
+
+
+TIMED_ALONE = 2.0  # a step shorter than this is not worth a contention's spin of its own
+
+
+def step_contention(seconds: float) -> float:
+    """The contention to record a step of ``seconds`` with: measured for a step of 2 s or more (the
+    spin costs it at most a tenth), else the one measured in this process in the last 30 s, else 1
+    (a cell's scoring, in milliseconds, must not pay a 0.2 s spin)."""
+    if seconds >= TIMED_ALONE:
+        return contention()
+    return _CONTENTION[1] if time.monotonic() - _CONTENTION[0] < CONTENTION_REFRESH else 1.0
+
+
+def record(store: ArtefactStore | None, step: str, units: float, seconds: float,
+           contention: float = 1.0, measure_contention: bool = False) -> None:
+    """Note that ``step`` did ``units`` of work in ``seconds``, at ``contention`` (with
+    ``measure_contention``: :func:`step_contention`); the rate is read as the pace alone. Never
+    raises: an estimate must not stop the work."""
     if store is None or units <= 0 or seconds <= 0:
         return
+    if measure_contention:
+        contention = step_contention(seconds)
     path = _file(store, step)
+    item = {"units": float(units), "seconds": float(seconds)}
+    if contention > 1.0:
+        item["contention"] = round(float(contention), 3)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         lines = path.read_text().splitlines()[-(KEEP - 1):] if path.exists() else []
-        lines.append(json.dumps({"units": float(units), "seconds": float(seconds)}))
+        lines.append(json.dumps(item))
         tmp = path.with_name(f".{path.name}.{os.getpid()}")
         tmp.write_text("\n".join(lines) + "\n")
         os.replace(tmp, path)
@@ -69,7 +118,8 @@ def record(store: ArtefactStore | None, step: str, units: float, seconds: float)
 
 
 def recorded(store: ArtefactStore | None, step: str) -> float | None:
-    """Units a second over the latest records of ``step`` on this store, or None before any."""
+    """Units a second over the latest records of ``step`` on this store, or None before any: each
+    record's seconds divided by its contention (the pace alone)."""
     if store is None:
         return None
     try:
@@ -80,8 +130,9 @@ def recorded(store: ArtefactStore | None, step: str) -> float | None:
     for line in lines:
         try:
             item = json.loads(line)
-            u, s = float(item["units"]), float(item["seconds"])
-        except (ValueError, KeyError, TypeError):
+            slower = max(1.0, float(item.get("contention", 1.0)))
+            u, s = float(item["units"]), float(item["seconds"]) / slower
+        except (ValueError, KeyError, TypeError, AttributeError):
             continue
         if u > 0 and s > 0:
             units, seconds = units + u, seconds + s
@@ -99,7 +150,7 @@ def timed(store: ArtefactStore | None, step: str, units: float, fresh: bool, wor
     began = time.perf_counter()
     result = work()
     if fresh:
-        record(store, step, units, time.perf_counter() - began)
+        record(store, step, units, time.perf_counter() - began, measure_contention=True)
     return result
 
 
@@ -111,13 +162,15 @@ class MatrixEstimate:
     cells: int  # (source, target, measure) values still to compute
     measured: bool  # every pace used is this machine's own
     processes: int = 1  # the matrix's parts run in this many processes at once (--jobs)
+    contention: float = 1.0  # the machine's load when the estimate was made (:func:`contention`)
 
     @property
     def seconds(self) -> float:
-        """Start-up, then the steps shared out over the processes (each pace was recorded in a process
-        that shared the machine the same way, so the steps' sum over the processes is the wall time)."""
+        """Start-up, then the steps shared out over the processes (each pace is the step's pace
+        alone), all slowed by the machine's contention."""
         work = sum(v for k, v in self.steps.items() if k != "start-up")
-        return self.steps.get("start-up", 0.0) + work / max(1, self.processes)
+        alone = self.steps.get("start-up", 0.0) + work / max(1, self.processes)
+        return alone * max(1.0, self.contention)
 
     def text(self, span: Callable[[float], str] = lambda s: f"{s:,.0f} s") -> str:
         if self.cells == 0:
@@ -126,6 +179,8 @@ class MatrixEstimate:
                  "tagging": "part-of-speech tagging", "scoring": f"{self.cells} values scored"}
         parts = [f"{words[k]} {span(v)}" for k, v in self.steps.items() if v >= 0.5]
         where = "this machine's pace" if self.measured else "the pace of a 2-core machine"
+        if self.contention >= 1.05:
+            where += f", {self.contention:.1f} times slower for the other work running now"
         return f"about {span(self.seconds)} ({', '.join(parts)}), at {where}"
 
 
@@ -146,6 +201,7 @@ class ProbeEstimate:
     sources: int  # sources whose vectors are counted
     measured: bool  # both paces are this machine's own
     setup: float = 0.0  # seconds before the runs: spaCy imported, the target's splits read and converted
+    contention: float = 1.0  # the machine's load when the estimate was made (:func:`contention`)
 
     @property
     def seconds(self) -> float:
@@ -153,6 +209,8 @@ class ProbeEstimate:
 
     def text(self, span: Callable[[float], str] = lambda s: f"{s:,.0f} s") -> str:
         where = "this machine's pace" if self.measured else "the pace of a 2-core machine"
+        if self.contention >= 1.05:
+            where += f", {self.contention:.1f} times slower for the other work running now"
         return (f"about {span(self.seconds)}: skip-gram vectors for {self.sources} source"
                 f"{'s' if self.sources != 1 else ''} (about {span(self.vectors)}) and {self.count} training run"
                 f"{'s' if self.count != 1 else ''} (about {span(self.runs)})"
@@ -175,7 +233,7 @@ class ProbeSplits:
 def probe_estimate(store: ArtefactStore | None, source_tokens: list[int], *, seeds: int, epochs: int,
                    seconds_cap: float, train_sentences: int | None, wvv_epochs: int = 5,
                    targets: int = 1, splits: ProbeSplits = ProbeSplits(),
-                   startup: bool = False) -> ProbeEstimate:
+                   startup: bool = False, contention: float = 1.0) -> ProbeEstimate:
     """The probe's time from this machine's paces: each source's skip-gram training on its sample
     (``source_tokens``: the sample sizes) and (1 + sources) × seeds × targets tagger runs, plus what
     ``splits`` says is read and tagged, plus spaCy's import when ``startup`` (a process without it).
@@ -183,16 +241,21 @@ def probe_estimate(store: ArtefactStore | None, source_tokens: list[int], *, see
     A run is its start-up (:data:`RUN_OVERHEAD`), its epochs at the recorded pace (which counts the
     scheduled dev evaluations) or, when those would pass the time cap, the cap and one more dev
     evaluation (the loop stops only then), and the test split tagged. With no train cap (``None``)
-    a run is counted at its time cap."""
+    a run is counted at its time cap. ``contention`` (:func:`contention` now) slows every part but
+    the time cap, which is wall-clock time: a run it stops takes the cap however slow the
+    machine."""
     skipgram, own_vectors = rate(store, "skipgram")
     training_pace, own_runs = rate(store, "probe-epoch")
     tagging, _ = rate(store, "probe-tagging")
     reading, _ = rate(store, "probe-splits")
-    vectors = sum(max(0, int(n)) * max(1, int(wvv_epochs)) for n in source_tokens) / skipgram
+    slower = max(1.0, float(contention))
+    words = sum(max(0, int(n)) * max(1, int(wvv_epochs)) for n in source_tokens)
+    vectors = words / skipgram * slower
     count = (1 + len(source_tokens)) * max(1, int(seeds)) * max(1, int(targets))
-    capped = float(seconds_cap) + splits.dev_sentences / tagging
+    capped = float(seconds_cap) + splits.dev_sentences / tagging * slower
     training = capped if train_sentences is None else min(
-        capped, int(train_sentences) * max(1, int(epochs)) / training_pace)
-    per_run = RUN_OVERHEAD + training + splits.test_sentences / tagging
-    setup = (PROBE_STARTUP if startup else 0.0) + splits.split_bytes / reading
-    return ProbeEstimate(vectors, count * per_run, count, len(source_tokens), own_vectors and own_runs, setup)
+        capped, int(train_sentences) * max(1, int(epochs)) / training_pace * slower)
+    per_run = (RUN_OVERHEAD + splits.test_sentences / tagging) * slower + training
+    setup = ((PROBE_STARTUP if startup else 0.0) + splits.split_bytes / reading) * slower
+    return ProbeEstimate(vectors, count * per_run, count, len(source_tokens),
+                         own_vectors and own_runs, setup, contention)
