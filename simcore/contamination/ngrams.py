@@ -40,6 +40,11 @@ import numpy as np
 
 from ..utils.errors import InvalidArgument
 
+try:  # the cheap test compiled (kernel.c, built by `pip install -e .`); else the same test in numpy
+    from . import kernel as compiled
+except ImportError:  # pragma: no cover - a machine where the extension was not built
+    compiled = None
+
 OVERLAP_NGRAM = 13       # words (GPT-3's report, datatrove)
 OVERLAP_CHAR_NGRAM = 25  # characters, for a target cut into characters (DESIGN.md: 20-50)
 MIN_WORDS = 8            # a sentence shorter than n words counts (held whole) only from this many words
@@ -156,6 +161,17 @@ def run_keys(keys: np.ndarray, room: np.ndarray, lengths: Iterable[int]) -> Iter
             if k + 1 in wanted:
                 at = np.flatnonzero(room[:count] >= k + 1)
                 yield k + 1, at, acc[at] + _LENGTH[k + 1]
+
+
+def scan_path() -> str:
+    """Which cheap test runs here: "compiled" (kernel.c) or "numpy" (the extension is missing)."""
+    return "numpy" if compiled is None else "compiled"
+
+
+def fold_unit(unit: Any) -> bytes:
+    """One unit folded as the batch folds it (a token list's tokens joined; its line breaks, spaces in
+    the batch, dropped): what the compiled test asks for the units it does not fold itself."""
+    return fold(unit if isinstance(unit, str) else "".join(unit)).replace(b"\n", b"")
 
 
 def _reads(data: bytes, step: int, dtype: str) -> np.ndarray:
@@ -465,6 +481,7 @@ class Scanner:
         self.four_table = np.zeros(1 << 16, dtype=np.bool_)
         with np.errstate(over="ignore"):
             self.four_table[(self.four * _MIX32) >> np.uint32(16)] = True
+        self.compiled_tables = self._compiled_tables()
         self.word_keys = KeyCache()
         self.hits: set[int] = set()
         self.units = 0
@@ -505,6 +522,8 @@ class Scanner:
             return list(range(len(batch)))
         if not batch:
             return []
+        if compiled is not None and isinstance(batch, list):
+            return compiled.candidates(batch, fold_unit, self.compiled_tables)
         try:
             joined = "\n".join(batch)
         except TypeError:  # token lists among the units
@@ -522,6 +541,22 @@ class Scanner:
             if not units or units[-1] != unit:
                 units.append(unit)
         return units
+
+    def _compiled_tables(self) -> tuple[Any, ...]:
+        """The tables as kernel.c reads them: the places' constants, each table of flags as (shift,
+        flags, flags, sorted hashes) or None (its flags 8 to a byte: 2 MB, in the processor's cache), the 4-byte test's, and the whole runs' by length."""
+
+        def table(t: Tables | None) -> tuple[int, np.ndarray, np.ndarray, np.ndarray] | None:
+            if t is None:
+                return None
+            return (int(t.shift), np.packbits(t.first, bitorder="little"), np.packbits(t.second, bitorder="little"),
+                    np.ascontiguousarray(t.wanted, dtype=np.uint64))
+
+        first8 = self.first8 if self.grid else Tables(np.zeros(0, dtype=np.uint64))
+        return (_GRID_WORD, table(first8), table(self.grid.get(1)), table(self.first16),
+                table(self.grid.get(2)), table(self.grid.get(4)), self.four_table,
+                np.ascontiguousarray(self.four, dtype=np.uint32), np.ascontiguousarray(self.seven, dtype=np.uint64),
+                tuple((length, np.ascontiguousarray(h, dtype=np.uint64)) for length, h in self.whole.items()))
 
     def _grid(self, data: bytes) -> np.ndarray:
         """Starts of the windows of 8 to 32 bytes read at multiples of 8 that are anchors."""
