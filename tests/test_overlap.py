@@ -14,9 +14,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import simcore.contamination.ngrams as ngrams
 import simcore.matrix.corpus_cache as corpus_cache
 from simcore.answer.public import recommend
-from simcore.contamination.ngrams import Scanner, TargetIndex, gram_hash, target_sentences, words_of
+from simcore.contamination.ngrams import (
+    Scanner,
+    TargetIndex,
+    fold,
+    fold_unit,
+    gram_hash,
+    scan_path,
+    target_sentences,
+    words_of,
+)
 from simcore.contamination.scan import OverlapOptions, source_overlaps
 from simcore.corpora.corpus import Corpus, unit_tokenizer
 from simcore.corpora.tokenize import TokenizerOptions
@@ -56,6 +66,18 @@ def write_conll(path: Path, sentences: list[list[str]]) -> None:
 def news_lines(shared: Path, count: int) -> list[str]:
     with gzip.open(shared / "sources" / "news_1bwb.txt.gz", "rt", encoding="utf-8") as f:
         return [next(f).rstrip("\n") for _ in range(count)]
+
+
+@pytest.fixture(params=["compiled", "numpy"])
+def cheap_test(request, monkeypatch) -> str:
+    """The scan with its cheap test compiled (kernel.c), then with the extension hidden (the numpy
+    path a machine without it runs)."""
+    if request.param == "numpy":
+        monkeypatch.setattr(ngrams, "compiled", None)
+    elif ngrams.compiled is None:
+        pytest.skip("the compiled scan is not built here (scripts/install.sh builds it)")
+    assert scan_path() == request.param
+    return request.param
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +137,7 @@ def test_the_streaming_pass_and_the_stored_tokens_give_the_same_overlap(injected
     assert again == whole
 
 
-def test_the_cheap_test_never_loses_an_overlap(injected, shared_data):
+def test_the_cheap_test_never_loses_an_overlap(injected, shared_data, cheap_test):
     """Every n-gram a brute-force scan (each unit tokenized, every n-gram hashed) finds, the scanner finds."""
     root, _, _ = injected
     target = Corpus.from_path(shared_data / "targets" / "conll2003")
@@ -316,7 +338,7 @@ def test_the_matrix_command_writes_the_columns_and_warns(tmp_path, capsys):
     assert main(["rank", "--matrix", str(out), "--overlap-threshold", "150%"]) == 2
 
 
-def test_the_cheap_test_finds_runs_of_every_length_at_every_alignment():
+def test_the_cheap_test_finds_runs_of_every_length_at_every_alignment(cheap_test):
     """Runs of 8 to 174 letters (tables of scores, numbers, long n-grams), each put in a unit after 0
     to 15 other letters, with punctuation between its words, are all found, as a brute-force scan finds
     them; half of each with one word changed next to it adds no other."""
@@ -402,3 +424,40 @@ def test_breaks_as_spaces_is_the_unit_by_unit_join():
                   [("a\x00",), "b\n"]):
         by_unit = "\n".join((u if isinstance(u, str) else "".join(u)).replace("\n", " ") for u in batch)
         assert breaks_as_spaces(batch) == by_unit
+
+
+def test_the_compiled_and_the_numpy_cheap_test_pass_the_same_units(injected, shared_data, monkeypatch):
+    """On real text of every source (with non-ASCII lines, near-duplicates, token lists and units
+    holding line breaks), the compiled test lets through exactly the units the numpy test does."""
+    if ngrams.compiled is None:
+        pytest.skip("the compiled scan is not built here (scripts/install.sh builds it)")
+    root, _, _ = injected
+    options = TokenizerOptions()
+    indexes = [TargetIndex.build(t.name, target_sentences(Corpus.from_path(t), options))
+               for t in sorted((shared_data / "targets").iterdir())]
+    scanner = Scanner(indexes, str.split)
+    lines = (root / "dirty.txt").read_text(encoding="utf-8").splitlines()
+    for f in sorted((shared_data / "sources").glob("*.txt.gz")):
+        with gzip.open(f, "rt", encoding="utf-8") as handle:
+            lines += [line.rstrip("\n") for _, line in zip(range(6000), handle)]
+    lines += [" ".join(line.upper().replace(",", ";").split()).replace(" ", "  ") for line in lines[5::60][:40]]
+    units: list = list(lines)
+    units[5::97] = [line.split() for line in lines[5::97]]  # token lists among the units
+    units[7::89] = [line.replace(" ", "\n", 3) for line in lines[7::89]]  # a unit's own line breaks
+    assert any(not line.isascii() for line in lines)
+    batches = [units[i:i + ngrams.BATCH_UNITS] for i in range(0, len(units), ngrams.BATCH_UNITS)]
+    compiled = [scanner.candidates(b) for b in batches]
+    monkeypatch.setattr(ngrams, "compiled", None)
+    by_numpy = [scanner.candidates(b) for b in batches]
+    assert compiled == by_numpy
+    assert sum(map(len, compiled)) > 120  # the injected sentences, at least, pass
+
+
+def test_a_unit_folded_alone_is_folded_as_in_its_batch():
+    """What the compiled test asks Python for (a non-ASCII unit, a token list) is what folding the
+    batch gives for that unit: Greek capitals and final sigma, the Kelvin sign, dotted I, ligatures,
+    Han and kana, a lone surrogate."""
+    for text in ("ΟΔΟΣ ΣΑΣ aΣ Σa", "KELVIN \u212a x", "İstanbul IŞIK", "日本語のテキスト、です。", "Straße ǅ",
+                 "a_b-c\nd\x00e", "x\ud800y", "ﬁne ﬀ", "Ⅻ ⅻ ①", "ÀÉÎ õ"):
+        assert fold_unit(text) == fold(text.replace("\n", " ")), text
+        assert fold_unit(text.split()) == fold("".join(text.split())), text

@@ -59,6 +59,7 @@ TABLE_BITS = 24          # each table of flags has at most 2^24 entries (16 MB)
 _MASK = (1 << 64) - 1
 _RUN = re.compile(r"\w+")
 _OTHER_NOT_WORD = re.compile(r"[^\x00-\x7f\w]+")
+_NOT_WORD = re.compile(r"\W+")
 _DROP = bytes(b for b in range(128) if not (chr(b).isalnum() or chr(b) in "_\n"))
 _LOWER = bytes.maketrans(bytes(range(65, 91)), bytes(range(97, 123)))
 _MIX32 = np.uint32(0x9E3779B1)
@@ -169,9 +170,12 @@ def scan_path() -> str:
 
 
 def fold_unit(unit: Any) -> bytes:
-    """One unit folded as the batch folds it (a token list's tokens joined; its line breaks, spaces in
-    the batch, dropped): what the compiled test asks for the units it does not fold itself."""
-    return fold(unit if isinstance(unit, str) else "".join(unit)).replace(b"\n", b"")
+    """One unit folded as :func:`fold` folds it in a batch (a token list's tokens joined; its line
+    breaks, spaces in the batch, dropped): what the compiled test asks for the units it does not fold
+    itself (non-ASCII text, token lists). Lower-casing the whole unit at once is lower-casing each run
+    of it: the only letter whose lower case depends on its neighbours is the final sigma, made sigma."""
+    text = unit if isinstance(unit, str) else "".join(unit)
+    return _NOT_WORD.sub("", text.lower()).replace("ς", "σ").encode("utf-8", "surrogatepass")
 
 
 def _reads(data: bytes, step: int, dtype: str) -> np.ndarray:
