@@ -461,3 +461,50 @@ def test_a_unit_folded_alone_is_folded_as_in_its_batch():
                  "a_b-c\nd\x00e", "x\ud800y", "ﬁne ﬀ", "Ⅻ ⅻ ①", "ÀÉÎ õ"):
         assert fold_unit(text) == fold(text.replace("\n", " ")), text
         assert fold_unit(text.split()) == fold("".join(text.split())), text
+
+
+def test_a_piece_s_task_is_sent_the_scanner_s_tables_only(injected, shared_data, tmp_path):
+    """What a piece's task unpickles holds no target sentence; its scanner finds what a scanner built
+    from the whole indexes finds; the overlap stored from its hits in another process (the sentences
+    read back from the store) is the one the serial scan stores."""
+    import pickle
+    import subprocess
+    import sys
+
+    import simcore.contamination.scan as scan_module
+    from simcore.contamination.scan import piece_scan, piece_scanner
+
+    root, _, expected = injected
+    store = ArtefactStore(tmp_path / "store")
+    bench = Workbench(store)
+    targets = [Corpus.from_path(shared_data / "targets" / "conll2003")]
+    scan = piece_scan(bench, targets, OverlapOptions())
+    sent = pickle.loads(pickle.dumps(scan))
+    assert not hasattr(sent.targets, "sentence_keys") and not hasattr(sent, "indexes")
+    source = Corpus.from_path(root / "dirty.txt")
+    lines = (root / "dirty.txt").read_text(encoding="utf-8").splitlines()
+    scanner = piece_scanner(sent, source)
+    for _ in scanner.watch(lines):
+        pass
+    whole = Scanner([target_index_of(bench, targets[0])], unit_tokenizer(source.segmenter(), bench.tokenizer))
+    for _ in whole.watch(lines):
+        pass
+    assert scanner.result() == whole.result()
+    # the draw's task, in another process: the sentences from the store
+    (tmp_path / "scan.pickle").write_bytes(pickle.dumps((sent, scanner.result())))
+    code = ("import pickle, sys; from simcore.contamination.scan import store_scan; "
+            "from simcore.utils.store import ArtefactStore; "
+            "scan, hits = pickle.loads(open(sys.argv[1], 'rb').read()); "
+            "store_scan(ArtefactStore(sys.argv[2]), scan, 'f' * 64, hits)")
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "scan.pickle"), str(store.root)], check=True,
+                   cwd=Path(scan_module.__file__).parents[2])
+    records = [store.meta(p) for p in (store.root / "overlap").iterdir()]
+    serial = source_overlaps(Workbench(ArtefactStore(tmp_path / "serial")), source, targets)["conll2003"]
+    assert records == [{**serial.as_dict()}]
+    assert serial.test_held >= expected
+
+
+def target_index_of(bench: Workbench, target: Corpus) -> TargetIndex:
+    from simcore.contamination.scan import target_index
+
+    return target_index(bench, target, OverlapOptions())

@@ -187,13 +187,28 @@ def _reads(data: bytes, step: int, dtype: str) -> np.ndarray:
     return np.ndarray((count,), dtype=dtype, buffer=padded, strides=(step,))
 
 
+@dataclass
+class Flags:
+    """A :class:`Tables`'s two tables of flags (2^``bits`` each), packed 8 to a byte."""
+
+    bits: int
+    first: np.ndarray
+    second: np.ndarray
+
+
 class Tables:
     """Which of many 64-bit hashes are among ``wanted``: two tables of flags indexed by top bits (of
     the hash, and of a second mix of it), at most 2^24 each, about 1 in 8 set; then the sorted hashes
     (:meth:`find`), or not (:meth:`maybe`: a necessary condition only)."""
 
-    def __init__(self, wanted: np.ndarray) -> None:
+    def __init__(self, wanted: np.ndarray, flags: Flags | None = None) -> None:
+        """The tables of ``wanted``, or those ``flags`` packed (then :meth:`maybe` only)."""
         self.wanted = _unique(wanted)
+        if flags is not None:
+            self.shift = np.uint64(64 - flags.bits)
+            self.first, self.second = (np.unpackbits(f, bitorder="little").view(np.bool_)
+                                       for f in (flags.first, flags.second))
+            return
         bits = max(10, min(TABLE_BITS, int(np.ceil(np.log2(max(1, 8 * len(self.wanted)))))))
         self.shift = np.uint64(64 - bits)
         self.first = np.zeros(1 << bits, dtype=np.bool_)
@@ -201,6 +216,11 @@ class Tables:
         self.first[(self.wanted >> self.shift).astype(np.intp)] = True
         with np.errstate(over="ignore"):
             self.second[((self.wanted * _MIX64) >> self.shift).astype(np.intp)] = True
+
+    def packed(self) -> Flags:
+        """The tables of flags, 8 to a byte."""
+        return Flags(64 - int(self.shift), np.packbits(self.first, bitorder="little"),
+                     np.packbits(self.second, bitorder="little"))
 
     def maybe(self, hashes: np.ndarray) -> np.ndarray:
         """Positions in ``hashes`` that may be among ``wanted`` (all that are, and about 1 in 64 others)."""
@@ -463,25 +483,53 @@ class TargetIndex:
         return [any(k in hits for k in keys) for keys in self.sentence_keys]
 
 
+@dataclass
+class ScanTargets:
+    """What a :class:`Scanner` needs of its targets, and no more (what a piece's task is sent): their
+    keys, sorted; the lengths of the runs to key; the anchors of all of them, those only tested for
+    (``first8``, ``first16``) as tables of flags."""
+
+    keys: np.ndarray
+    lengths: tuple[int, ...]
+    grid: dict[int, np.ndarray]
+    first8: Flags
+    first16: Flags | None
+    four: np.ndarray
+    seven: np.ndarray
+    whole: dict[int, np.ndarray]
+    every_unit: bool
+
+    @classmethod
+    def of(cls, indexes: Sequence[TargetIndex]) -> ScanTargets:
+        keys: set[int] = set().union(*(i.keys for i in indexes)) if indexes else set()
+        anchors = Anchors.union([i.anchors for i in indexes])
+        return cls(np.array(sorted(keys), dtype=np.uint64),
+                   tuple(sorted({i.n for i in indexes}.union(*(i.short_lengths for i in indexes)))),
+                   anchors.grid, Tables(anchors.first8).packed(),
+                   Tables(anchors.first16).packed() if len(anchors.first16) else None,
+                   anchors.four, anchors.seven, anchors.whole, anchors.every_unit)
+
+
 class Scanner:
     """Tests a source's units against several targets' indexes at once; ``hits`` collects the target
     keys the source holds. Units are raw text (tokenized with ``tokens_of`` only when the cheap test
     passes) or token lists."""
 
-    def __init__(self, indexes: Sequence[TargetIndex], tokens_of: Callable[[Any], list[str]]) -> None:
-        self.indexes = list(indexes)
+    def __init__(self, targets: Sequence[TargetIndex] | ScanTargets, tokens_of: Callable[[Any], list[str]]) -> None:
+        """``targets``: the targets' indexes, or only what the scan needs of them (:class:`ScanTargets`)."""
+        self.indexes = [] if isinstance(targets, ScanTargets) else list(targets)
+        scan = targets if isinstance(targets, ScanTargets) else ScanTargets.of(self.indexes)
         self.tokens_of = tokens_of
-        keys: set[int] = set().union(*(i.keys for i in self.indexes)) if self.indexes else set()
-        self.keys = Tables(np.array(sorted(keys), dtype=np.uint64))
-        self.lengths = sorted({i.n for i in self.indexes}.union(*(i.short_lengths for i in self.indexes)))
-        anchors = Anchors.union([i.anchors for i in self.indexes])
-        self.every_unit = anchors.every_unit
-        self.grid = {width // GRID: Tables(h) for width, h in anchors.grid.items()}
-        self.first16 = Tables(anchors.first16) if len(anchors.first16) else None
-        self.first8 = Tables(anchors.first8)
-        self.four = anchors.four
-        self.seven = anchors.seven
-        self.whole = anchors.whole
+        self.keys = Tables(scan.keys)
+        self.lengths = list(scan.lengths)
+        self.every_unit = scan.every_unit
+        self.grid = {width // GRID: Tables(h) for width, h in scan.grid.items()}
+        empty = np.zeros(0, dtype=np.uint64)
+        self.first16 = Tables(empty, scan.first16) if scan.first16 is not None else None
+        self.first8 = Tables(empty, scan.first8)
+        self.four = scan.four
+        self.seven = scan.seven
+        self.whole = scan.whole
         self.four_table = np.zeros(1 << 16, dtype=np.bool_)
         with np.errstate(over="ignore"):
             self.four_table[(self.four * _MIX32) >> np.uint32(16)] = True
