@@ -26,6 +26,14 @@ first 7 bytes; one of fewer than 7 bytes (an n-gram of 1 to 6 short words) sends
 exact test. The cheap test is a necessary condition (tokenizing never adds or drops a letter), so it
 never loses an overlap. Memory: the target's keys and anchors and one batch of units, whatever the
 source's size.
+
+The cheap test runs compiled where the C extension :mod:`simcore.contamination.kernel` (kernel.c,
+built by ``pip install -e .``) imports: one loop over a batch folds each ASCII unit a byte at a time
+(other units through :func:`fold_unit`), makes the same reads against the same tables (their flags
+packed 8 to a byte, 2 MB a table, so they stay in the processor's cache) and returns the same units
+as the numpy path, which runs where the extension is missing (:func:`scan_path` says which). Where
+the scan's CPU goes then: the exact test of the units that pass, and the pass handing each unit to
+:meth:`Scanner.watch`, about as much as the compiled loop itself.
 """
 
 from __future__ import annotations
