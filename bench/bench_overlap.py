@@ -17,7 +17,9 @@ simcore.contamination.ngrams), no Bloom filter: the chance of a false match is t
 S*T/2^64 over the run (S source n-grams tested, T target n-grams), printed in the last column.
 
 Usage: nice .venv/bin/python bench/bench_overlap.py [--tokens 10M,30M] [--inject 300] [--folder DIR]
-(``--folder``: where the source is written, outside the repository; a temporary folder by default)
+[--repeat 2] [--numpy] (``--folder``: where the source is written, outside the repository, a temporary
+folder by default; ``--repeat``: runs of each pass, the lowest CPU kept; ``--numpy``: the compiled
+cheap test hidden)
 """
 
 from __future__ import annotations
@@ -84,9 +86,14 @@ def build(words: int, inject: int, folder: Path) -> tuple[Path, int]:
     return path, k
 
 
-def one(path: str, overlap: bool) -> dict[str, float]:
-    """One pass in this process (run in a fresh one per measurement)."""
+def one(path: str, overlap: bool, numpy_only: bool = False) -> dict[str, float]:
+    """One pass in this process (run in a fresh one per measurement); ``numpy_only``: with the compiled
+    cheap test hidden, as on a machine where it was not built."""
     sys.path.insert(0, str(ROOT))
+    if numpy_only:
+        import simcore.contamination.ngrams as ngrams
+
+        ngrams.compiled = None
     from simcore.contamination.ngrams import Scanner, ScanTargets, TargetIndex, scan_path, target_sentences
     from simcore.corpora.corpus import Corpus, unit_tokenizer
     from simcore.corpora.sampling import read_candidates
@@ -123,10 +130,12 @@ def main() -> None:
     parser.add_argument("--tokens", default="10M,30M")
     parser.add_argument("--inject", type=int, default=300)
     parser.add_argument("--folder", help="where to write the source (default: a temporary folder)")
+    parser.add_argument("--numpy", action="store_true", help="hide the compiled cheap test (the numpy path)")
+    parser.add_argument("--repeat", type=int, default=2, help="runs of each, the lowest CPU kept (default 2)")
     parser.add_argument("--one", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(one(args.one[0], args.one[1] == "1")))
+        print(json.dumps(one(args.one[0], args.one[1] == "1", args.numpy)))
         return
     print(f"load average at the start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print("| words | units | cheap test | pass s (cpu) | with overlap s (cpu) | ratio wall (cpu) | words/s (cpu) "
@@ -140,8 +149,9 @@ def main() -> None:
         for words in (size(t) for t in args.tokens.split(",")):
             path, injected = build(words, args.inject, Path(folder))
             runs = {}
-            for overlap in (False, True, False, True):  # twice each, the lower CPU kept: the machine is shared
-                got = json.loads(subprocess.run([sys.executable, __file__, "--one", str(path), "1" if overlap else "0"],
+            for overlap in (False, True) * args.repeat:  # alternately, the lowest CPU kept: the machine is shared
+                got = json.loads(subprocess.run([sys.executable, __file__, "--one", str(path), "1" if overlap else "0",
+                                                 *(["--numpy"] if args.numpy else [])],
                                                 check=True, capture_output=True, text=True).stdout)
                 if overlap not in runs or got["cpu"] < runs[overlap]["cpu"]:
                     runs[overlap] = got

@@ -1,14 +1,15 @@
 /* The overlap scan's cheap test, compiled: simcore.contamination.kernel.
 
-   candidates(units, fold_other, tables) folds a batch of units (letters and digits, lower-cased, one
+   candidates(units, fold_other, fold_run, tables) folds a batch of units (letters and digits, lower-cased, one
    line break between units) into one buffer, reads it as simcore.contamination.ngrams's numpy path
    does (8-byte reads at multiples of 8 against the grid anchors, 4-byte reads at multiples of 4 for
    the short runs) and returns the positions in the batch of the units that pass, ascending: the
    units the numpy path returns for the same batch.
 
-   An ASCII str unit is folded here, a byte at a time; any other unit (non-ASCII text, a token list)
-   by fold_other(unit), a Python callable returning its folded bytes (line breaks there are dropped:
-   a unit's own line break is a space, which folding drops too). ``tables`` is the tuple built by
+   A str unit's ASCII characters are folded here, each run of other characters by fold_run(run) (a
+   Python callable returning its folded bytes, as ngrams.fold folds such a run); any other unit (a
+   token list) by fold_other(unit) (line breaks there are dropped: a unit's own line break is a space
+   in the batch, which folding drops too). ``tables`` is the tuple built by
    ngrams.Scanner; each table of flags is (shift, first flags, second flags, sorted hashes), the
    flags packed 8 to a byte (bit i of byte j: entry 8j + i), so that a table of 2^24 entries is 2 MB
    and stays in the processor's cache. */
@@ -23,6 +24,7 @@
 #define MIX32 0x9E3779B1U
 #define SEVEN ((1ULL << 56) - 1)
 #define MAX_WHOLE 16
+#define PREFETCH 4  /* reads ahead (within the zeros after the batch: 4 * 8 < ANCHOR_MAX + 16) */
 
 static inline uint64_t load8(const unsigned char *p) {
     uint64_t v;
@@ -144,11 +146,27 @@ static void init_keep(void) {
     }
 }
 
-static int fold_unit(Bytes *out, PyObject *unit, PyObject *fold_other) {
-    if (PyUnicode_Check(unit) && PyUnicode_IS_ASCII(unit)) {
-        Py_ssize_t n = PyUnicode_GET_LENGTH(unit);
+static int append_folded(Bytes *out, PyObject *folded) {
+    char *s;
+    Py_ssize_t n;
+    if (!folded) return -1;
+    if (PyBytes_AsStringAndSize(folded, &s, &n) < 0 || reserve(out, n) < 0) {
+        Py_DECREF(folded);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (s[i] != '\n') out->data[out->len++] = (unsigned char)s[i];
+    Py_DECREF(folded);
+    return 0;
+}
+
+/* A str unit: its ASCII characters here, each run of other characters by fold_run (as ngrams.fold
+   folds them: the runs end at ASCII characters there too). */
+static int fold_text(Bytes *out, PyObject *unit, PyObject *fold_run) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(unit);
+    if (reserve(out, n) < 0) return -1;
+    if (PyUnicode_IS_ASCII(unit)) {
         const unsigned char *s = PyUnicode_1BYTE_DATA(unit);
-        if (reserve(out, n) < 0) return -1;
         unsigned char *w = out->data + out->len;
         for (Py_ssize_t i = 0; i < n; i++) {
             unsigned char k = KEEP[s[i]];
@@ -158,18 +176,34 @@ static int fold_unit(Bytes *out, PyObject *unit, PyObject *fold_other) {
         out->len = w - out->data;
         return 0;
     }
-    PyObject *folded = PyObject_CallOneArg(fold_other, unit);
-    if (!folded) return -1;
-    char *s;
-    Py_ssize_t n;
-    if (PyBytes_AsStringAndSize(folded, &s, &n) < 0 || reserve(out, n) < 0) {
-        Py_DECREF(folded);
-        return -1;
+    int kind = PyUnicode_KIND(unit);
+    const void *data = PyUnicode_DATA(unit);
+    Py_ssize_t i = 0;
+    while (i < n) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c < 128) {
+            if (KEEP[c]) {
+                if (reserve(out, 1) < 0) return -1;
+                out->data[out->len++] = KEEP[c];
+            }
+            i++;
+            continue;
+        }
+        Py_ssize_t end = i + 1;
+        while (end < n && PyUnicode_READ(kind, data, end) >= 128) end++;
+        PyObject *run = PyUnicode_Substring(unit, i, end);
+        if (!run) return -1;
+        PyObject *folded = PyObject_CallOneArg(fold_run, run);
+        Py_DECREF(run);
+        if (append_folded(out, folded) < 0) return -1;
+        i = end;
     }
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (s[i] != '\n') out->data[out->len++] = (unsigned char)s[i];
-    Py_DECREF(folded);
     return 0;
+}
+
+static int fold_unit(Bytes *out, PyObject *unit, PyObject *fold_other, PyObject *fold_run) {
+    if (PyUnicode_Check(unit)) return fold_text(out, unit, fold_run);
+    return append_folded(out, PyObject_CallOneArg(fold_other, unit));
 }
 
 /* The unit holding byte ``position``: the number of unit starts at or before it, less one. */
@@ -191,8 +225,12 @@ static void scan(const unsigned char *d, Py_ssize_t len, const uint64_t *G, cons
                  Py_buffer *whole, Py_ssize_t n_whole, const Py_ssize_t *starts, Py_ssize_t n_units,
                  char *passed) {
     /* 8-byte reads at multiples of 8: the first 8 bytes of an anchor, then its 8, 16 or 32 */
+    const unsigned char *flags8 = t[T_FIRST8].first.buf;
+    const unsigned shift8 = t[T_FIRST8].shift;
     for (Py_ssize_t at = 0; at < len; at += 8) {
         uint64_t eight = load8(d + at) * G[0];
+        /* the first table's byte for the read PREFETCH reads on, while this one is tested */
+        __builtin_prefetch(flags8 + ((load8(d + at + 8 * PREFETCH) * G[0]) >> shift8 >> 3));
         if (!maybe(&t[T_FIRST8], eight)) continue;
         if (t[T_GRID1].present && find(&t[T_GRID1], eight)) mark(starts, n_units, passed, at);
         if (!t[T_FIRST16].present) continue;
@@ -229,8 +267,8 @@ static void scan(const unsigned char *d, Py_ssize_t len, const uint64_t *G, cons
 }
 
 static PyObject *candidates(PyObject *self, PyObject *args) {
-    PyObject *units, *fold_other, *tables;
-    if (!PyArg_ParseTuple(args, "O!OO!", &PyList_Type, &units, &fold_other, &PyTuple_Type, &tables))
+    PyObject *units, *fold_other, *fold_run, *tables;
+    if (!PyArg_ParseTuple(args, "O!OOO!", &PyList_Type, &units, &fold_other, &fold_run, &PyTuple_Type, &tables))
         return NULL;
     /* (place constants, first8, grid1, first16, grid2, grid4, four flags, four, seven,
         ((length, sorted hashes), ...)) */
@@ -295,7 +333,7 @@ static PyObject *candidates(PyObject *self, PyObject *args) {
             data.data[data.len++] = '\n';
         }
         starts[u] = data.len;
-        if (fold_unit(&data, PyList_GET_ITEM(units, u), fold_other) < 0) goto done;
+        if (fold_unit(&data, PyList_GET_ITEM(units, u), fold_other, fold_run) < 0) goto done;
     }
     Py_ssize_t len = data.len;
     if (reserve(&data, ANCHOR_MAX + 16) < 0) goto done;
@@ -328,7 +366,7 @@ done:
 
 static PyMethodDef methods[] = {
     {"candidates", candidates, METH_VARARGS,
-     "candidates(units, fold_other, tables) -> positions of the units that pass the cheap test"},
+     "candidates(units, fold_other, fold_run, tables) -> positions of the units that pass the cheap test"},
     {NULL, NULL, 0, NULL},
 };
 

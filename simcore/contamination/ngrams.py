@@ -124,12 +124,18 @@ def fold(text: str) -> bytes:
     before = 0
     for start, end in zip(starts, ends):
         out.append(data[before:start].translate(_LOWER, _DROP))
-        other = data[start:end].decode("utf-8", "surrogatepass").lower()
-        out.append(_OTHER_NOT_WORD.sub("", other).replace("ς", "σ").encode("utf-8", "surrogatepass")
-                   .translate(_LOWER, _DROP))
+        out.append(fold_run(data[start:end].decode("utf-8", "surrogatepass")))
         before = end
     out.append(data[before:].translate(_LOWER, _DROP))
     return b"".join(out)
+
+
+def fold_run(text: str) -> bytes:
+    """A run of non-ASCII characters folded (lower-cased, its letters and digits kept, final sigma as
+    sigma), as UTF-8; lower-casing may give ASCII letters (the Kelvin sign), kept as :func:`fold` keeps
+    them."""
+    return (_OTHER_NOT_WORD.sub("", text.lower()).replace("ς", "σ").encode("utf-8", "surrogatepass")
+            .translate(_LOWER, _DROP))
 
 
 class KeyCache:
@@ -179,8 +185,7 @@ def scan_path() -> str:
 
 def fold_unit(unit: Any) -> bytes:
     """One unit folded as :func:`fold` folds it in a batch (a token list's tokens joined; its line
-    breaks, spaces in the batch, dropped): what the compiled test asks for the units it does not fold
-    itself (non-ASCII text, token lists). Lower-casing the whole unit at once is lower-casing each run
+    breaks, spaces in the batch, dropped): what the compiled test asks for a token list. Lower-casing the whole unit at once is lower-casing each run
     of it: the only letter whose lower case depends on its neighbours is the final sigma, made sigma."""
     text = unit if isinstance(unit, str) else "".join(unit)
     return _NOT_WORD.sub("", text.lower()).replace("ς", "σ").encode("utf-8", "surrogatepass")
@@ -583,7 +588,7 @@ class Scanner:
         if not batch:
             return []
         if compiled is not None and isinstance(batch, list):
-            return compiled.candidates(batch, fold_unit, self.compiled_tables)
+            return compiled.candidates(batch, fold_unit, fold_run, self.compiled_tables)
         try:
             joined = "\n".join(batch)
         except TypeError:  # token lists among the units
