@@ -508,3 +508,39 @@ def target_index_of(bench: Workbench, target: Corpus) -> TargetIndex:
     from simcore.contamination.scan import target_index
 
     return target_index(bench, target, OverlapOptions())
+
+
+def test_non_ascii_units_are_found_as_the_brute_force_scan_finds_them(cheap_test):
+    """Sentences mixing ASCII and other letters (accents, Greek with its final sigma, the Kelvin sign,
+    dotted I, a ligature, Han), held in units in other cases, after other non-ASCII text, or as a
+    token list: both cheap tests let every one through, so the scanner finds what a brute-force scan
+    of every unit finds."""
+    words = ["Überraschung", "für", "die", "ΟΔΟΣ", "straße", "İstanbul", "naïve", "café", "ﬁne", "東京",
+             "\u212aelvin", "Ζωή", "año", "garçon", "smörgåsbord", "Ωmega"]
+    rng = np.random.default_rng(3)
+    sentences = [[str(w) for w in rng.choice(words, 14)] for _ in range(30)]
+
+    def tokens(unit: str | list[str]) -> list[str]:
+        return [t.lower() for t in (unit if isinstance(unit, list) else re.findall(r"\w+|[^\w\s]", unit))]
+
+    units: list[str | list[str]] = []  # each sentence held by one unit only
+    for k, s in enumerate(sentences):
+        if k % 3 == 0:
+            # in upper case, each word whose upper case is the same word ("straße" -> "STRASSE" is not)
+            shown = " ".join(w.upper() if k % 2 and w.upper().lower() == w.lower() else w for w in s)
+            units.append(f"ΠΡΟΛΟΓΟΣ «{k}» {shown} — τέλος.")
+        elif k % 3 == 1:
+            units.append("x" * (k % 9) + " " + ", ".join(s[1:]))  # 13 of its words
+        else:
+            units.append(list(s))
+    index = TargetIndex.build("t", [(tokens(" ".join(s)), True) for s in sentences])
+    brute: set[int] = set()
+    for unit in units:
+        w = words_of(tokens(unit))
+        brute.update(h for h in (gram_hash(w[i:i + index.n]) for i in range(len(w) - index.n + 1))
+                     if h in index.keys)
+    scanner = Scanner([index], tokens)
+    for _ in scanner.watch(units):
+        pass
+    assert brute and scanner.result() == brute
+    assert all(index.held(brute))
