@@ -426,7 +426,8 @@ def test_breaks_as_spaces_is_the_unit_by_unit_join():
         assert breaks_as_spaces(batch) == by_unit
 
 
-def test_the_compiled_and_the_numpy_cheap_test_pass_the_same_units(injected, shared_data, monkeypatch):
+def test_the_compiled_and_the_numpy_cheap_test_pass_the_same_units(injected, shared_data,
+                                                                     monkeypatch):
     """On real text of every source (with non-ASCII lines, near-duplicates, token lists and units
     holding line breaks), the compiled test lets through exactly the units the numpy test does."""
     if ngrams.compiled is None:
@@ -440,7 +441,8 @@ def test_the_compiled_and_the_numpy_cheap_test_pass_the_same_units(injected, sha
     for f in sorted((shared_data / "sources").glob("*.txt.gz")):
         with gzip.open(f, "rt", encoding="utf-8") as handle:
             lines += [line.rstrip("\n") for _, line in zip(range(6000), handle)]
-    lines += [" ".join(line.upper().replace(",", ";").split()).replace(" ", "  ") for line in lines[5::60][:40]]
+    lines += [" ".join(line.upper().replace(",", ";").split()).replace(" ", "  ")
+              for line in lines[5::60][:40]]
     units: list = list(lines)
     units[5::97] = [line.split() for line in lines[5::97]]  # token lists among the units
     units[7::89] = [line.replace(" ", "\n", 3) for line in lines[7::89]]  # a unit's own line breaks
@@ -457,15 +459,15 @@ def test_a_unit_folded_alone_is_folded_as_in_its_batch():
     """What the compiled test asks Python for (a non-ASCII unit, a token list) is what folding the
     batch gives for that unit: Greek capitals and final sigma, the Kelvin sign, dotted I, ligatures,
     Han and kana, a lone surrogate."""
-    for text in ("ΟΔΟΣ ΣΑΣ aΣ Σa", "KELVIN \u212a x", "İstanbul IŞIK", "日本語のテキスト、です。", "Straße ǅ",
-                 "a_b-c\nd\x00e", "x\ud800y", "ﬁne ﬀ", "Ⅻ ⅻ ①", "ÀÉÎ õ"):
+    for text in ("ΟΔΟΣ ΣΑΣ aΣ Σa", "KELVIN \u212a x", "İstanbul IŞIK", "日本語のテキスト、です。",
+                 "Straße ǅ", "a_b-c\nd\x00e", "x\ud800y", "ﬁne ﬀ", "Ⅻ ⅻ ①", "ÀÉÎ õ"):
         assert fold_unit(text) == fold(text.replace("\n", " ")), text
         assert fold_unit(text.split()) == fold("".join(text.split())), text
 
 
 def test_a_piece_s_task_is_sent_the_scanner_s_tables_only(injected, shared_data, tmp_path):
-    """What a piece's task unpickles holds no target sentence; its scanner finds what a scanner built
-    from the whole indexes finds; the overlap stored from its hits in another process (the sentences
+    """What a piece's task unpickles holds no target sentence; its scanner finds what a scanner
+    built from the whole indexes finds; the overlap stored from its hits in another process (the sentences
     read back from the store) is the one the serial scan stores."""
     import pickle
     import subprocess
@@ -486,7 +488,8 @@ def test_a_piece_s_task_is_sent_the_scanner_s_tables_only(injected, shared_data,
     scanner = piece_scanner(sent, source)
     for _ in scanner.watch(lines):
         pass
-    whole = Scanner([target_index_of(bench, targets[0])], unit_tokenizer(source.segmenter(), bench.tokenizer))
+    whole = Scanner([target_index_of(bench, targets[0])],
+                    unit_tokenizer(source.segmenter(), bench.tokenizer))
     for _ in whole.watch(lines):
         pass
     assert scanner.result() == whole.result()
@@ -496,10 +499,11 @@ def test_a_piece_s_task_is_sent_the_scanner_s_tables_only(injected, shared_data,
             "from simcore.utils.store import ArtefactStore; "
             "scan, hits = pickle.loads(open(sys.argv[1], 'rb').read()); "
             "store_scan(ArtefactStore(sys.argv[2]), scan, 'f' * 64, hits)")
-    subprocess.run([sys.executable, "-c", code, str(tmp_path / "scan.pickle"), str(store.root)], check=True,
-                   cwd=Path(scan_module.__file__).parents[2])
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "scan.pickle"), str(store.root)],
+                   check=True, cwd=Path(scan_module.__file__).parents[2])
     records = [store.meta(p) for p in (store.root / "overlap").iterdir()]
-    serial = source_overlaps(Workbench(ArtefactStore(tmp_path / "serial")), source, targets)["conll2003"]
+    serial_bench = Workbench(ArtefactStore(tmp_path / "serial"))
+    serial = source_overlaps(serial_bench, source, targets)["conll2003"]
     assert records == [{**serial.as_dict()}]
     assert serial.test_held >= expected
 
@@ -511,23 +515,25 @@ def target_index_of(bench: Workbench, target: Corpus) -> TargetIndex:
 
 
 def test_non_ascii_units_are_found_as_the_brute_force_scan_finds_them(cheap_test):
-    """Sentences mixing ASCII and other letters (accents, Greek with its final sigma, the Kelvin sign,
-    dotted I, a ligature, Han), held in units in other cases, after other non-ASCII text, or as a
-    token list: both cheap tests let every one through, so the scanner finds what a brute-force scan
-    of every unit finds."""
-    words = ["Überraschung", "für", "die", "ΟΔΟΣ", "straße", "İstanbul", "naïve", "café", "ﬁne", "東京",
-             "\u212aelvin", "Ζωή", "año", "garçon", "smörgåsbord", "Ωmega"]
+    """Sentences mixing ASCII and other letters (accents, Greek with its final sigma, the Kelvin
+    sign, dotted I, a ligature, Han), held in units in other cases, after other non-ASCII text, or
+    as a token list: both cheap tests let every one through, so the scanner finds what a
+    brute-force scan of every unit finds."""
+    words = ["Überraschung", "für", "die", "ΟΔΟΣ", "straße", "İstanbul", "naïve", "café", "ﬁne",
+             "東京", "\u212aelvin", "Ζωή", "año", "garçon", "smörgåsbord", "Ωmega"]
     rng = np.random.default_rng(3)
     sentences = [[str(w) for w in rng.choice(words, 14)] for _ in range(30)]
 
     def tokens(unit: str | list[str]) -> list[str]:
-        return [t.lower() for t in (unit if isinstance(unit, list) else re.findall(r"\w+|[^\w\s]", unit))]
+        found = unit if isinstance(unit, list) else re.findall(r"\w+|[^\w\s]", unit)
+        return [t.lower() for t in found]
 
     units: list[str | list[str]] = []  # each sentence held by one unit only
     for k, s in enumerate(sentences):
         if k % 3 == 0:
-            # in upper case, each word whose upper case is the same word ("straße" -> "STRASSE" is not)
-            shown = " ".join(w.upper() if k % 2 and w.upper().lower() == w.lower() else w for w in s)
+            # in upper case, each word whose upper case is the same word ("STRASSE" is not)
+            shown = " ".join(w.upper() if k % 2 and w.upper().lower() == w.lower() else w
+                             for w in s)
             units.append(f"ΠΡΟΛΟΓΟΣ «{k}» {shown} — τέλος.")
         elif k % 3 == 1:
             units.append("x" * (k % 9) + " " + ", ".join(s[1:]))  # 13 of its words

@@ -1,18 +1,18 @@
 /* The overlap scan's cheap test, compiled: simcore.contamination.kernel.
 
-   candidates(units, fold_other, fold_run, tables) folds a batch of units (letters and digits, lower-cased, one
-   line break between units) into one buffer, reads it as simcore.contamination.ngrams's numpy path
-   does (8-byte reads at multiples of 8 against the grid anchors, 4-byte reads at multiples of 4 for
-   the short runs) and returns the positions in the batch of the units that pass, ascending: the
-   units the numpy path returns for the same batch.
+   candidates(units, fold_other, fold_run, tables) folds a batch of units (letters and digits,
+   lower-cased, one line break between units) into one buffer, reads it as the numpy path of
+   simcore.contamination.ngrams does (8-byte reads at multiples of 8 against the grid anchors,
+   4-byte reads at multiples of 4 for the short runs) and returns the positions in the batch of
+   the units that pass, ascending: the units the numpy path returns for the same batch.
 
-   A str unit's ASCII characters are folded here, each run of other characters by fold_run(run) (a
-   Python callable returning its folded bytes, as ngrams.fold folds such a run); any other unit (a
-   token list) by fold_other(unit) (line breaks there are dropped: a unit's own line break is a space
-   in the batch, which folding drops too). ``tables`` is the tuple built by
-   ngrams.Scanner; each table of flags is (shift, first flags, second flags, sorted hashes), the
-   flags packed 8 to a byte (bit i of byte j: entry 8j + i), so that a table of 2^24 entries is 2 MB
-   and stays in the processor's cache. */
+   A str unit's ASCII characters are folded here, each run of other characters by fold_run(run)
+   (a Python callable returning its folded bytes, as ngrams.fold folds such a run); any other unit
+   (a token list) by fold_other(unit) (line breaks there are dropped: a unit's own line break is a
+   space in the batch, which folding drops too). ``tables`` is the tuple built by ngrams.Scanner;
+   each table of flags is (shift, first flags, second flags, sorted hashes), the flags packed 8 to
+   a byte (bit i of byte j: entry 8j + i), so that a table of 2^24 entries is 2 MB and stays in the
+   processor's cache. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -106,7 +106,8 @@ static int get_table(PyObject *item, Table *t) {
     t->shift = shift;
     t->present = 1;
     Py_ssize_t size = ((Py_ssize_t)1 << (64 - shift)) / 8;
-    if (shift < 40 || shift > 63 || t->first.len < size || t->second.len < size || t->wanted.len % 8) {
+    if (shift < 40 || shift > 63 || t->first.len < size || t->second.len < size
+        || t->wanted.len % 8) {
         release_table(t);
         PyErr_SetString(PyExc_ValueError, "a table of flags of the wrong size");
         return -1;
@@ -141,7 +142,8 @@ static unsigned char KEEP[128];
 static void init_keep(void) {
     for (int c = 0; c < 128; c++) {
         if (c >= 'A' && c <= 'Z') KEEP[c] = (unsigned char)(c + 32);
-        else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_') KEEP[c] = (unsigned char)c;
+        else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')
+            KEEP[c] = (unsigned char)c;
         else KEEP[c] = 0;
     }
 }
@@ -207,7 +209,8 @@ static int fold_unit(Bytes *out, PyObject *unit, PyObject *fold_other, PyObject 
 }
 
 /* The unit holding byte ``position``: the number of unit starts at or before it, less one. */
-static inline void mark(const Py_ssize_t *starts, Py_ssize_t units, char *passed, Py_ssize_t position) {
+static inline void mark(const Py_ssize_t *starts, Py_ssize_t units, char *passed,
+                        Py_ssize_t position) {
     Py_ssize_t lo = 0, hi = units;
     while (lo < hi) {
         Py_ssize_t mid = lo + (hi - lo) / 2;
@@ -230,7 +233,9 @@ static void scan(const unsigned char *d, Py_ssize_t len, const uint64_t *G, cons
     for (Py_ssize_t at = 0; at < len; at += 8) {
         uint64_t eight = load8(d + at) * G[0];
         /* the first table's byte for the read PREFETCH reads on, while this one is tested */
+#if defined(__GNUC__)
         __builtin_prefetch(flags8 + ((load8(d + at + 8 * PREFETCH) * G[0]) >> shift8 >> 3));
+#endif
         if (!maybe(&t[T_FIRST8], eight)) continue;
         if (t[T_GRID1].present && find(&t[T_GRID1], eight)) mark(starts, n_units, passed, at);
         if (!t[T_FIRST16].present) continue;
@@ -255,7 +260,8 @@ static void scan(const unsigned char *d, Py_ssize_t len, const uint64_t *G, cons
             for (Py_ssize_t k = 0; k < n_whole; k++) {
                 unsigned length = whole_length[k];
                 uint64_t low = length >= 8 ? ~0ULL : (1ULL << (8 * length)) - 1;
-                uint64_t high = length <= 8 ? 0 : length >= 16 ? ~0ULL : (1ULL << (8 * (length - 8))) - 1;
+                uint64_t high = length <= 8 ? 0
+                                : length >= 16 ? ~0ULL : (1ULL << (8 * (length - 8))) - 1;
                 uint64_t h = (lo & low) * G[0] + (hi & high) * G[1];
                 if (member64(whole[k].buf, whole[k].len / 8, h)) {
                     mark(starts, n_units, passed, s);
@@ -268,7 +274,8 @@ static void scan(const unsigned char *d, Py_ssize_t len, const uint64_t *G, cons
 
 static PyObject *candidates(PyObject *self, PyObject *args) {
     PyObject *units, *fold_other, *fold_run, *tables;
-    if (!PyArg_ParseTuple(args, "O!OOO!", &PyList_Type, &units, &fold_other, &fold_run, &PyTuple_Type, &tables))
+    if (!PyArg_ParseTuple(args, "O!OOO!", &PyList_Type, &units, &fold_other, &fold_run,
+                          &PyTuple_Type, &tables))
         return NULL;
     /* (place constants, first8, grid1, first16, grid2, grid4, four flags, four, seven,
         ((length, sorted hashes), ...)) */
@@ -294,7 +301,8 @@ static PyObject *candidates(PyObject *self, PyObject *args) {
         if (PyObject_GetBuffer(item, &buffers[k], PyBUF_SIMPLE) < 0) goto done;
         n_buffers = k + 1;
     }
-    Py_buffer *place = &buffers[0], *four_flags = &buffers[1], *four = &buffers[2], *seven = &buffers[3];
+    Py_buffer *place = &buffers[0], *four_flags = &buffers[1], *four = &buffers[2];
+    Py_buffer *seven = &buffers[3];
     if (!t[T_FIRST8].present || place->len < 32 || four_flags->len < (1 << 16) || four->len % 4
         || seven->len % 8) {
         PyErr_SetString(PyExc_ValueError, "tables: wrong sizes");
@@ -366,7 +374,7 @@ done:
 
 static PyMethodDef methods[] = {
     {"candidates", candidates, METH_VARARGS,
-     "candidates(units, fold_other, fold_run, tables) -> positions of the units that pass the cheap test"},
+     "candidates(units, fold_other, fold_run, tables) -> positions of the units that pass"},
     {NULL, NULL, 0, NULL},
 };
 

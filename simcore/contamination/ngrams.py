@@ -30,10 +30,11 @@ source's size.
 The cheap test runs compiled where the C extension :mod:`simcore.contamination.kernel` (kernel.c,
 built by ``pip install -e .``) imports: one loop over a batch folds each unit's ASCII characters a
 byte at a time (runs of other characters through :func:`fold_run`, token lists through
-:func:`fold_unit`), makes the same reads against the same tables (their flags packed 8 to a byte, 2 MB
-a table, so they stay in the processor's cache) and returns the same units as the numpy path, which
-runs where the extension is missing (:func:`scan_path` says which). The compiled test is then about
-half of the scan's CPU, the exact test of the units that pass (mostly their tokenizing) a third.
+:func:`fold_unit`), makes the same reads against the same tables (their flags packed 8 to a byte,
+2 MB a table, so they stay in the processor's cache) and returns the same units as the numpy path,
+which runs where the extension is missing (:func:`scan_path` says which). The compiled test is
+then about half of the scan's CPU, the exact test of the units that pass (mostly their tokenizing)
+a third.
 """
 
 from __future__ import annotations
@@ -131,11 +132,11 @@ def fold(text: str) -> bytes:
 
 
 def fold_run(text: str) -> bytes:
-    """A run of non-ASCII characters folded (lower-cased, its letters and digits kept, final sigma as
-    sigma), as UTF-8; lower-casing may give ASCII letters (the Kelvin sign), kept as :func:`fold` keeps
-    them."""
-    return (_OTHER_NOT_WORD.sub("", text.lower()).replace("ς", "σ").encode("utf-8", "surrogatepass")
-            .translate(_LOWER, _DROP))
+    """A run of non-ASCII characters folded (lower-cased, its letters and digits kept, final sigma
+    as sigma), as UTF-8; lower-casing may give ASCII letters (the Kelvin sign), kept as :func:`fold`
+    keeps them."""
+    kept = _OTHER_NOT_WORD.sub("", text.lower()).replace("ς", "σ")
+    return kept.encode("utf-8", "surrogatepass").translate(_LOWER, _DROP)
 
 
 class KeyCache:
@@ -185,8 +186,9 @@ def scan_path() -> str:
 
 def fold_unit(unit: Any) -> bytes:
     """One unit folded as :func:`fold` folds it in a batch (a token list's tokens joined; its line
-    breaks, spaces in the batch, dropped): what the compiled test asks for a token list. Lower-casing the whole unit at once is lower-casing each run
-    of it: the only letter whose lower case depends on its neighbours is the final sigma, made sigma."""
+    breaks, spaces in the batch, dropped): what the compiled test asks for a token list.
+    Lower-casing the whole unit at once is lower-casing each run of it: the only letter whose lower
+    case depends on its neighbours is the final sigma, made sigma."""
     text = unit if isinstance(unit, str) else "".join(unit)
     return _NOT_WORD.sub("", text.lower()).replace("ς", "σ").encode("utf-8", "surrogatepass")
 
@@ -498,7 +500,7 @@ class TargetIndex:
 
 @dataclass
 class ScanTargets:
-    """What a :class:`Scanner` needs of its targets, and no more (what a piece's task is sent): their
+    """What a :class:`Scanner` needs of its targets, and no more (what a piece's task is sent):
     keys, sorted; the lengths of the runs to key; the anchors of all of them, those only tested for
     (``first8``, ``first16``) as tables of flags."""
 
@@ -528,8 +530,9 @@ class Scanner:
     keys the source holds. Units are raw text (tokenized with ``tokens_of`` only when the cheap test
     passes) or token lists."""
 
-    def __init__(self, targets: Sequence[TargetIndex] | ScanTargets, tokens_of: Callable[[Any], list[str]]) -> None:
-        """``targets``: the targets' indexes, or only what the scan needs of them (:class:`ScanTargets`)."""
+    def __init__(self, targets: Sequence[TargetIndex] | ScanTargets,
+                 tokens_of: Callable[[Any], list[str]]) -> None:
+        """``targets``: the targets' indexes, or what the scan needs of them (ScanTargets)."""
         self.indexes = [] if isinstance(targets, ScanTargets) else list(targets)
         scan = targets if isinstance(targets, ScanTargets) else ScanTargets.of(self.indexes)
         self.tokens_of = tokens_of
@@ -609,19 +612,23 @@ class Scanner:
 
     def _compiled_tables(self) -> tuple[Any, ...]:
         """The tables as kernel.c reads them: the places' constants, each table of flags as (shift,
-        flags, flags, sorted hashes) or None (its flags 8 to a byte: 2 MB, in the processor's cache), the 4-byte test's, and the whole runs' by length."""
+        flags, flags, sorted hashes) or None (its flags 8 to a byte: 2 MB, in the processor's
+        cache), the 4-byte test's, and the whole runs' by length."""
 
         def table(t: Tables | None) -> tuple[int, np.ndarray, np.ndarray, np.ndarray] | None:
             if t is None:
                 return None
-            return (int(t.shift), np.packbits(t.first, bitorder="little"), np.packbits(t.second, bitorder="little"),
-                    np.ascontiguousarray(t.wanted, dtype=np.uint64))
+            flags = t.packed()
+            wanted = np.ascontiguousarray(t.wanted, dtype=np.uint64)
+            return int(t.shift), flags.first, flags.second, wanted
 
         first8 = self.first8 if self.grid else Tables(np.zeros(0, dtype=np.uint64))
         return (_GRID_WORD, table(first8), table(self.grid.get(1)), table(self.first16),
                 table(self.grid.get(2)), table(self.grid.get(4)), self.four_table,
-                np.ascontiguousarray(self.four, dtype=np.uint32), np.ascontiguousarray(self.seven, dtype=np.uint64),
-                tuple((length, np.ascontiguousarray(h, dtype=np.uint64)) for length, h in self.whole.items()))
+                np.ascontiguousarray(self.four, dtype=np.uint32),
+                np.ascontiguousarray(self.seven, dtype=np.uint64),
+                tuple((length, np.ascontiguousarray(h, dtype=np.uint64))
+                      for length, h in self.whole.items()))
 
     def _grid(self, data: bytes) -> np.ndarray:
         """Starts of the windows of 8 to 32 bytes read at multiples of 8 that are anchors."""

@@ -175,10 +175,10 @@ class PieceScan:
     targets: ScanTargets
     target_prints: tuple[str, ...]
     tokenizer: TokenizerOptions
-    key: str  # names the scan: in a process's memo of built scanners, and the sentences in the store
+    key: str  # names the scan: in a process's memo of scanners, and the sentences in the store
 
 
-_SENTENCES: dict[str, list[TargetIndex]] = {}  # key -> the targets' sentences, in the process that built them
+_SENTENCES: dict[str, list[TargetIndex]] = {}  # key -> the targets' sentences, in this process
 
 
 def piece_scan(cache: Any, targets: Sequence[Corpus], options: OverlapOptions) -> PieceScan | None:
@@ -202,11 +202,13 @@ SENTENCES_KIND = "overlap-targets"
 
 
 def _write_sentences(folder: Path, indexes: Sequence[TargetIndex]) -> dict[str, Any]:
-    """Each target's sentences as its keys (flat, with where each sentence's start) and test flags."""
+    """Each target's sentences as their keys (flat, and where each sentence starts), test flags."""
     arrays = {}
     for k, index in enumerate(indexes):
-        arrays[f"keys{k}"] = np.array([key for keys in index.sentence_keys for key in keys], dtype=np.uint64)
-        arrays[f"cut{k}"] = np.cumsum([0] + [len(keys) for keys in index.sentence_keys], dtype=np.int64)
+        flat = [key for keys in index.sentence_keys for key in keys]
+        arrays[f"keys{k}"] = np.array(flat, dtype=np.uint64)
+        sizes = [len(keys) for keys in index.sentence_keys]
+        arrays[f"cut{k}"] = np.cumsum([0, *sizes], dtype=np.int64)
         arrays[f"test{k}"] = np.array(index.is_test, dtype=np.bool_)
     np.savez(folder / "sentences.npz", **arrays)
     return {"targets": [[i.name, i.n, i.min_words] for i in indexes]}
@@ -218,14 +220,14 @@ def _read_sentences(store: ArtefactStore, key: str) -> list[TargetIndex]:
         return _SENTENCES[key]
     path = store.get(SENTENCES_KIND, key)
     if path is None:
-        raise StoreError(f"the overlap scan's targets ({key[:12]}) are missing from the store {store.root}; "
-                         "run the matrix again")
+        raise StoreError(f"the overlap scan's targets ({key[:12]}) are missing from the store "
+                         f"{store.root}; run the matrix again")
     out = []
     with np.load(path / "sentences.npz") as arrays:
         for k, (name, n, min_words) in enumerate(store.meta(path)["targets"]):
             keys, cut = arrays[f"keys{k}"].tolist(), arrays[f"cut{k}"].tolist()
-            out.append(TargetIndex(name, n, min_words, [tuple(keys[a:b]) for a, b in zip(cut[:-1], cut[1:])],
-                                   arrays[f"test{k}"].tolist()))
+            sentences = [tuple(keys[a:b]) for a, b in zip(cut[:-1], cut[1:])]
+            out.append(TargetIndex(name, n, min_words, sentences, arrays[f"test{k}"].tolist()))
     _SENTENCES.clear()
     _SENTENCES[key] = out
     return out
