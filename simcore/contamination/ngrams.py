@@ -26,6 +26,15 @@ first 7 bytes; one of fewer than 7 bytes (an n-gram of 1 to 6 short words) sends
 exact test. The cheap test is a necessary condition (tokenizing never adds or drops a letter), so it
 never loses an overlap. Memory: the target's keys and anchors and one batch of units, whatever the
 source's size.
+
+The cheap test runs compiled where the C extension :mod:`simcore.contamination.kernel` (kernel.c,
+built by ``pip install -e .``) imports: one loop over a batch folds each unit's ASCII characters a
+byte at a time (runs of other characters through :func:`fold_run`, token lists through
+:func:`fold_unit`), makes the same reads against the same tables (their flags packed 8 to a byte,
+2 MB a table, so they stay in the processor's cache) and returns the same units as the numpy path,
+which runs where the extension is missing (:func:`scan_path` says which). The compiled test is
+then about half of the scan's CPU, the exact test of the units that pass (mostly their tokenizing)
+a third.
 """
 
 from __future__ import annotations
@@ -39,6 +48,11 @@ from typing import Any
 import numpy as np
 
 from ..utils.errors import InvalidArgument
+
+try:  # the cheap test compiled (kernel.c, built by `pip install -e .`); else the same test in numpy
+    from . import kernel as compiled
+except ImportError:  # pragma: no cover - a machine where the extension was not built
+    compiled = None
 
 OVERLAP_NGRAM = 13       # words (GPT-3's report, datatrove)
 OVERLAP_CHAR_NGRAM = 25  # characters, for a target cut into characters (DESIGN.md: 20-50)
@@ -54,6 +68,7 @@ TABLE_BITS = 24          # each table of flags has at most 2^24 entries (16 MB)
 _MASK = (1 << 64) - 1
 _RUN = re.compile(r"\w+")
 _OTHER_NOT_WORD = re.compile(r"[^\x00-\x7f\w]+")
+_NOT_WORD = re.compile(r"\W+")
 _DROP = bytes(b for b in range(128) if not (chr(b).isalnum() or chr(b) in "_\n"))
 _LOWER = bytes.maketrans(bytes(range(65, 91)), bytes(range(97, 123)))
 _MIX32 = np.uint32(0x9E3779B1)
@@ -110,12 +125,18 @@ def fold(text: str) -> bytes:
     before = 0
     for start, end in zip(starts, ends):
         out.append(data[before:start].translate(_LOWER, _DROP))
-        other = data[start:end].decode("utf-8", "surrogatepass").lower()
-        out.append(_OTHER_NOT_WORD.sub("", other).replace("ς", "σ").encode("utf-8", "surrogatepass")
-                   .translate(_LOWER, _DROP))
+        out.append(fold_run(data[start:end].decode("utf-8", "surrogatepass")))
         before = end
     out.append(data[before:].translate(_LOWER, _DROP))
     return b"".join(out)
+
+
+def fold_run(text: str) -> bytes:
+    """A run of non-ASCII characters folded (lower-cased, its letters and digits kept, final sigma
+    as sigma), as UTF-8; lower-casing may give ASCII letters (the Kelvin sign), kept as :func:`fold`
+    keeps them."""
+    kept = _OTHER_NOT_WORD.sub("", text.lower()).replace("ς", "σ")
+    return kept.encode("utf-8", "surrogatepass").translate(_LOWER, _DROP)
 
 
 class KeyCache:
@@ -158,6 +179,20 @@ def run_keys(keys: np.ndarray, room: np.ndarray, lengths: Iterable[int]) -> Iter
                 yield k + 1, at, acc[at] + _LENGTH[k + 1]
 
 
+def scan_path() -> str:
+    """Which cheap test runs here: "compiled" (kernel.c) or "numpy" (the extension is missing)."""
+    return "numpy" if compiled is None else "compiled"
+
+
+def fold_unit(unit: Any) -> bytes:
+    """One unit folded as :func:`fold` folds it in a batch (a token list's tokens joined; its line
+    breaks, spaces in the batch, dropped): what the compiled test asks for a token list.
+    Lower-casing the whole unit at once is lower-casing each run of it: the only letter whose lower
+    case depends on its neighbours is the final sigma, made sigma."""
+    text = unit if isinstance(unit, str) else "".join(unit)
+    return _NOT_WORD.sub("", text.lower()).replace("ς", "σ").encode("utf-8", "surrogatepass")
+
+
 def _reads(data: bytes, step: int, dtype: str) -> np.ndarray:
     """Little-endian words read from ``data`` at every ``step`` bytes (step 1: every byte), as many as
     start inside it, then zeros (room for the longest window read from the last one)."""
@@ -167,13 +202,28 @@ def _reads(data: bytes, step: int, dtype: str) -> np.ndarray:
     return np.ndarray((count,), dtype=dtype, buffer=padded, strides=(step,))
 
 
+@dataclass
+class Flags:
+    """A :class:`Tables`'s two tables of flags (2^``bits`` each), packed 8 to a byte."""
+
+    bits: int
+    first: np.ndarray
+    second: np.ndarray
+
+
 class Tables:
     """Which of many 64-bit hashes are among ``wanted``: two tables of flags indexed by top bits (of
     the hash, and of a second mix of it), at most 2^24 each, about 1 in 8 set; then the sorted hashes
     (:meth:`find`), or not (:meth:`maybe`: a necessary condition only)."""
 
-    def __init__(self, wanted: np.ndarray) -> None:
+    def __init__(self, wanted: np.ndarray, flags: Flags | None = None) -> None:
+        """The tables of ``wanted``, or those ``flags`` packed (then :meth:`maybe` only)."""
         self.wanted = _unique(wanted)
+        if flags is not None:
+            self.shift = np.uint64(64 - flags.bits)
+            self.first, self.second = (np.unpackbits(f, bitorder="little").view(np.bool_)
+                                       for f in (flags.first, flags.second))
+            return
         bits = max(10, min(TABLE_BITS, int(np.ceil(np.log2(max(1, 8 * len(self.wanted)))))))
         self.shift = np.uint64(64 - bits)
         self.first = np.zeros(1 << bits, dtype=np.bool_)
@@ -181,6 +231,11 @@ class Tables:
         self.first[(self.wanted >> self.shift).astype(np.intp)] = True
         with np.errstate(over="ignore"):
             self.second[((self.wanted * _MIX64) >> self.shift).astype(np.intp)] = True
+
+    def packed(self) -> Flags:
+        """The tables of flags, 8 to a byte."""
+        return Flags(64 - int(self.shift), np.packbits(self.first, bitorder="little"),
+                     np.packbits(self.second, bitorder="little"))
 
     def maybe(self, hashes: np.ndarray) -> np.ndarray:
         """Positions in ``hashes`` that may be among ``wanted`` (all that are, and about 1 in 64 others)."""
@@ -443,28 +498,58 @@ class TargetIndex:
         return [any(k in hits for k in keys) for keys in self.sentence_keys]
 
 
+@dataclass
+class ScanTargets:
+    """What a :class:`Scanner` needs of its targets, and no more (what a piece's task is sent):
+    keys, sorted; the lengths of the runs to key; the anchors of all of them, those only tested for
+    (``first8``, ``first16``) as tables of flags."""
+
+    keys: np.ndarray
+    lengths: tuple[int, ...]
+    grid: dict[int, np.ndarray]
+    first8: Flags
+    first16: Flags | None
+    four: np.ndarray
+    seven: np.ndarray
+    whole: dict[int, np.ndarray]
+    every_unit: bool
+
+    @classmethod
+    def of(cls, indexes: Sequence[TargetIndex]) -> ScanTargets:
+        keys: set[int] = set().union(*(i.keys for i in indexes)) if indexes else set()
+        anchors = Anchors.union([i.anchors for i in indexes])
+        return cls(np.array(sorted(keys), dtype=np.uint64),
+                   tuple(sorted({i.n for i in indexes}.union(*(i.short_lengths for i in indexes)))),
+                   anchors.grid, Tables(anchors.first8).packed(),
+                   Tables(anchors.first16).packed() if len(anchors.first16) else None,
+                   anchors.four, anchors.seven, anchors.whole, anchors.every_unit)
+
+
 class Scanner:
     """Tests a source's units against several targets' indexes at once; ``hits`` collects the target
     keys the source holds. Units are raw text (tokenized with ``tokens_of`` only when the cheap test
     passes) or token lists."""
 
-    def __init__(self, indexes: Sequence[TargetIndex], tokens_of: Callable[[Any], list[str]]) -> None:
-        self.indexes = list(indexes)
+    def __init__(self, targets: Sequence[TargetIndex] | ScanTargets,
+                 tokens_of: Callable[[Any], list[str]]) -> None:
+        """``targets``: the targets' indexes, or what the scan needs of them (ScanTargets)."""
+        self.indexes = [] if isinstance(targets, ScanTargets) else list(targets)
+        scan = targets if isinstance(targets, ScanTargets) else ScanTargets.of(self.indexes)
         self.tokens_of = tokens_of
-        keys: set[int] = set().union(*(i.keys for i in self.indexes)) if self.indexes else set()
-        self.keys = Tables(np.array(sorted(keys), dtype=np.uint64))
-        self.lengths = sorted({i.n for i in self.indexes}.union(*(i.short_lengths for i in self.indexes)))
-        anchors = Anchors.union([i.anchors for i in self.indexes])
-        self.every_unit = anchors.every_unit
-        self.grid = {width // GRID: Tables(h) for width, h in anchors.grid.items()}
-        self.first16 = Tables(anchors.first16) if len(anchors.first16) else None
-        self.first8 = Tables(anchors.first8)
-        self.four = anchors.four
-        self.seven = anchors.seven
-        self.whole = anchors.whole
+        self.keys = Tables(scan.keys)
+        self.lengths = list(scan.lengths)
+        self.every_unit = scan.every_unit
+        self.grid = {width // GRID: Tables(h) for width, h in scan.grid.items()}
+        empty = np.zeros(0, dtype=np.uint64)
+        self.first16 = Tables(empty, scan.first16) if scan.first16 is not None else None
+        self.first8 = Tables(empty, scan.first8)
+        self.four = scan.four
+        self.seven = scan.seven
+        self.whole = scan.whole
         self.four_table = np.zeros(1 << 16, dtype=np.bool_)
         with np.errstate(over="ignore"):
             self.four_table[(self.four * _MIX32) >> np.uint32(16)] = True
+        self.compiled_tables = self._compiled_tables()
         self.word_keys = KeyCache()
         self.hits: set[int] = set()
         self.units = 0
@@ -505,6 +590,8 @@ class Scanner:
             return list(range(len(batch)))
         if not batch:
             return []
+        if compiled is not None and isinstance(batch, list):
+            return compiled.candidates(batch, fold_unit, fold_run, self.compiled_tables)
         try:
             joined = "\n".join(batch)
         except TypeError:  # token lists among the units
@@ -522,6 +609,26 @@ class Scanner:
             if not units or units[-1] != unit:
                 units.append(unit)
         return units
+
+    def _compiled_tables(self) -> tuple[Any, ...]:
+        """The tables as kernel.c reads them: the places' constants, each table of flags as (shift,
+        flags, flags, sorted hashes) or None (its flags 8 to a byte: 2 MB, in the processor's
+        cache), the 4-byte test's, and the whole runs' by length."""
+
+        def table(t: Tables | None) -> tuple[int, np.ndarray, np.ndarray, np.ndarray] | None:
+            if t is None:
+                return None
+            flags = t.packed()
+            wanted = np.ascontiguousarray(t.wanted, dtype=np.uint64)
+            return int(t.shift), flags.first, flags.second, wanted
+
+        first8 = self.first8 if self.grid else Tables(np.zeros(0, dtype=np.uint64))
+        return (_GRID_WORD, table(first8), table(self.grid.get(1)), table(self.first16),
+                table(self.grid.get(2)), table(self.grid.get(4)), self.four_table,
+                np.ascontiguousarray(self.four, dtype=np.uint32),
+                np.ascontiguousarray(self.seven, dtype=np.uint64),
+                tuple((length, np.ascontiguousarray(h, dtype=np.uint64))
+                      for length, h in self.whole.items()))
 
     def _grid(self, data: bytes) -> np.ndarray:
         """Starts of the windows of 8 to 32 bytes read at multiples of 8 that are anchors."""

@@ -18,7 +18,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from ..corpora.corpus import Corpus, unit_tokenizer
 from ..corpora.sampling import remembered_pass, sample_source
@@ -33,6 +36,7 @@ from .ngrams import (
     OVERLAP_NGRAM,
     OVERLAP_VERSION,
     Scanner,
+    ScanTargets,
     TargetIndex,
     target_sentences,
 )
@@ -163,25 +167,70 @@ def _put(store: ArtefactStore, tokenizer: TokenizerOptions, fingerprint: str, ta
 
 @dataclass(frozen=True)
 class PieceScan:
-    """The targets a large source's pieces are scanned against in other processes (it pickles):
-    their indexes and fingerprints, and the tokenizer options of the run."""
+    """What the pieces of a large source's pass need to scan for its targets in other processes (it
+    pickles): the scanner's tables (:class:`~simcore.contamination.ngrams.ScanTargets`, not the
+    targets' sentences), the targets' fingerprints, and the tokenizer options of the run. The
+    sentences, which only :func:`store_scan` needs, are in the store under ``key``."""
 
-    indexes: tuple[TargetIndex, ...]
+    targets: ScanTargets
     target_prints: tuple[str, ...]
     tokenizer: TokenizerOptions
-    key: str  # names the scan in a process's memo of built scanners
+    key: str  # names the scan: in a process's memo of scanners, and the sentences in the store
+
+
+_SENTENCES: dict[str, list[TargetIndex]] = {}  # key -> the targets' sentences, in this process
 
 
 def piece_scan(cache: Any, targets: Sequence[Corpus], options: OverlapOptions) -> PieceScan | None:
     """What the pieces of a source's pass need to scan for ``targets`` (those that can be read; the
-    targets are tokenized here if they are not yet); None when none can be read."""
+    targets are tokenized here if they are not yet); None when none can be read. The targets'
+    sentences go to the store, for :func:`store_scan` wherever it runs."""
     indexes, prints = _readable_indexes(cache, targets, options)
     if not indexes:
         return None
     names = list(indexes)
     key = digest("piece-scan", OVERLAP_VERSION, [prints[n] for n in names],
                  [(indexes[n].n, indexes[n].min_words) for n in names], cache.tokenizer.as_dict())
-    return PieceScan(tuple(indexes[n] for n in names), tuple(prints[n] for n in names), cache.tokenizer, key)
+    chosen = [indexes[n] for n in names]
+    cache.store.build(SENTENCES_KIND, key, lambda folder: _write_sentences(folder, chosen))
+    _SENTENCES.clear()  # one scan at a time
+    _SENTENCES[key] = chosen
+    return PieceScan(ScanTargets.of(chosen), tuple(prints[n] for n in names), cache.tokenizer, key)
+
+
+SENTENCES_KIND = "overlap-targets"
+
+
+def _write_sentences(folder: Path, indexes: Sequence[TargetIndex]) -> dict[str, Any]:
+    """Each target's sentences as their keys (flat, and where each sentence starts), test flags."""
+    arrays = {}
+    for k, index in enumerate(indexes):
+        flat = [key for keys in index.sentence_keys for key in keys]
+        arrays[f"keys{k}"] = np.array(flat, dtype=np.uint64)
+        sizes = [len(keys) for keys in index.sentence_keys]
+        arrays[f"cut{k}"] = np.cumsum([0, *sizes], dtype=np.int64)
+        arrays[f"test{k}"] = np.array(index.is_test, dtype=np.bool_)
+    np.savez(folder / "sentences.npz", **arrays)
+    return {"targets": [[i.name, i.n, i.min_words] for i in indexes]}
+
+
+def _read_sentences(store: ArtefactStore, key: str) -> list[TargetIndex]:
+    """The targets' sentences :func:`piece_scan` stored (as indexes holding only them)."""
+    if key in _SENTENCES:
+        return _SENTENCES[key]
+    path = store.get(SENTENCES_KIND, key)
+    if path is None:
+        raise StoreError(f"the overlap scan's targets ({key[:12]}) are missing from the store "
+                         f"{store.root}; run the matrix again")
+    out = []
+    with np.load(path / "sentences.npz") as arrays:
+        for k, (name, n, min_words) in enumerate(store.meta(path)["targets"]):
+            keys, cut = arrays[f"keys{k}"].tolist(), arrays[f"cut{k}"].tolist()
+            sentences = [tuple(keys[a:b]) for a, b in zip(cut[:-1], cut[1:])]
+            out.append(TargetIndex(name, n, min_words, sentences, arrays[f"test{k}"].tolist()))
+    _SENTENCES.clear()
+    _SENTENCES[key] = out
+    return out
 
 
 _SCANNERS: dict[tuple[str, str, str], Scanner] = {}
@@ -192,7 +241,7 @@ def piece_scanner(scan: PieceScan, source: Corpus) -> Scanner:
     key = (scan.key, source.name, source.segmenter().name)
     if key not in _SCANNERS:
         _SCANNERS.clear()  # one scan at a time: the tables are large
-        _SCANNERS[key] = Scanner(scan.indexes, unit_tokenizer(source.segmenter(), scan.tokenizer))
+        _SCANNERS[key] = Scanner(scan.targets, unit_tokenizer(source.segmenter(), scan.tokenizer))
     scanner = _SCANNERS[key]
     scanner.flush()  # a piece that failed may have left units in the batch
     scanner.hits = set()
@@ -202,7 +251,7 @@ def piece_scanner(scan: PieceScan, source: Corpus) -> Scanner:
 def store_scan(store: ArtefactStore, scan: PieceScan, fingerprint: str, hits: set[int]) -> None:
     """The overlap of a source whose pass (fingerprint ``fingerprint``) was read in pieces, from the
     union of the pieces' hits: stored as :func:`source_overlaps` stores it, so it reads it back."""
-    for index, target_print in zip(scan.indexes, scan.target_prints):
+    for index, target_print in zip(_read_sentences(store, scan.key), scan.target_prints):
         _put(store, scan.tokenizer, fingerprint, target_print, index, hits)
 
 
