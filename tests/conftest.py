@@ -43,6 +43,13 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The real-browser tests first (a stable sort: the rest keep their order). Under pytest-xdist
+    (scripts/test.sh runs two processes, a file to each) the longest files then start at once and
+    the run does not end on one process while the other waits."""
+    items.sort(key=lambda item: item.get_closest_marker("browser") is None)
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ARG001 (pytest's hook names)
     """How many tests were skipped, counted by reason, as the last lines of every run."""
     reasons: Counter[str] = Counter()
