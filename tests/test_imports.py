@@ -158,9 +158,15 @@ def _package_modules(root: Path) -> dict[str, Path]:
     return modules
 
 
+def _compiled_modules(root: Path) -> set[str]:
+    """Extension modules built from a C file beside the package's modules (setup.py)."""
+    return {".".join(path.relative_to(root).with_suffix("").parts)
+            for top in PACKAGES for path in sorted((root / top).rglob("*.c"))}
+
+
 def indirect_imports(root: Path = ROOT) -> list[str]:
     """``file:line: module.name`` for every import of a name its module does not define."""
-    modules = _package_modules(root)
+    modules, compiled = _package_modules(root), _compiled_modules(root)
     defined = {name: _defined_at_top(ast.parse(path.read_text(encoding="utf-8")))
                for name, path in modules.items()}
     files = [p for d in IMPORTERS if (root / d).is_dir() for p in sorted((root / d).rglob("*.py"))]
@@ -184,7 +190,8 @@ def indirect_imports(root: Path = ROOT) -> list[str]:
             if is_init and node.level and rel.parts[0] in PACKAGES:
                 continue  # a package gathering its own submodules' names for its users
             for alias in node.names:
-                if alias.name not in defined[base] and f"{base}.{alias.name}" not in modules:
+                whole = f"{base}.{alias.name}"
+                if alias.name not in defined[base] and whole not in modules and whole not in compiled:
                     found.append(f"{rel.as_posix()}:{node.lineno}: {base}.{alias.name}")
     return found
 
