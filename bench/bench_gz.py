@@ -90,8 +90,8 @@ def main() -> None:
     for _ in range(args.repeat):
         cpu, wall, out = timed(f"zcat {source} | wc -w")
         tokens = int(out.split()[0])
-        rows.append(("zcat | wc -w", cpu, wall, os.getloadavg()[0]))
-        floor = cpu
+        rows.append(("zcat \\| wc -w", cpu, wall, os.getloadavg()[0]))
+        floor, floor_wall = cpu, wall
         for label, path in [("simcore (this checkout)", ROOT)] + (
                 [(f"simcore ({args.baseline})", args.baseline)] if args.baseline else []):
             store = work / f"store-{len(rows)}"
@@ -101,15 +101,15 @@ def main() -> None:
                                   "--targets", str(work / "tgt"), "--out", str(work / "out.csv"), "--measures",
                                   "tvc", "--sample-tokens", str(args.sample_tokens), "--cache", str(store),
                                   "--quiet"], env)
-            rows.append((label, cpu, wall, os.getloadavg()[0], cpu / floor))
+            rows.append((label, cpu, wall, os.getloadavg()[0], cpu / floor, wall / floor_wall))
             shutil.rmtree(store, ignore_errors=True)
     print(f"source: {source.resolve()} ({source.stat().st_size / 1e6:.1f} MB gzip, {tokens:,} whitespace words); "
           f"TVC at a {args.sample_tokens:,}-token sample, fresh store")
-    print("| command | CPU s | wall s | load (1 min) | CPU / zcat CPU |")
-    print("|---|---|---|---|---|")
+    print("| command | CPU s | wall s | load (1 min) | CPU / zcat CPU | wall / zcat wall |")
+    print("|---|---|---|---|---|---|")
     for row in rows:
-        ratio = f"{row[4]:.1f}x" if len(row) > 4 else ""
-        print(f"| {row[0]} | {row[1]:.1f} | {row[2]:.1f} | {row[3]:.1f} | {ratio} |")
+        ratios = f"{row[4]:.1f}x | {row[5]:.1f}x" if len(row) > 4 else " | "
+        print(f"| {row[0]} | {row[1]:.1f} | {row[2]:.1f} | {row[3]:.1f} | {ratios} |")
 
 
 if __name__ == "__main__":
