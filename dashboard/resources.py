@@ -11,6 +11,7 @@ import threading
 
 import streamlit as st
 
+from simcore.corpora.corpus import keep_facts_in
 from simcore.corpora.tokenize import TokenizerOptions
 from simcore.matrix.workbench import Workbench
 from simcore.measures.options import MeasureOptions
@@ -24,7 +25,9 @@ def _store(root: str) -> ArtefactStore:
 
 def get_store() -> ArtefactStore:
     """The artefact store under $SIMCORE_CACHE (or ~/.cache/simcore), shared by all sessions and the CLI."""
-    return _store(str(default_root()))
+    store = _store(str(default_root()))
+    keep_facts_in(store)  # corpus files' hashes and languages kept on disk: a new server reads them back
+    return store
 
 
 class Bench:

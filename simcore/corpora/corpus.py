@@ -17,6 +17,7 @@ import hashlib
 import itertools
 import os
 import re
+import time
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -179,6 +180,36 @@ class Corpus:
         self.check_readable()
         if not isinstance(options, TokenizerOptions):
             raise InvalidArgument(f"options must be TokenizerOptions, not {type(options).__name__}")
+        hub = ([] if (self.labels, self.tokens_field, self.tags_field) == (None, "tokens", "ner_tags")
+               else [self.labels, self.tokens_field, self.tags_field])  # older corpora keep their keys
+        return digest(self.content_digest(), self.text_field, self.encoding, options.as_dict(), *hub,
+                      *self.segmentation_key())
+
+    def content_digest(self) -> str:
+        """Hash of the files' bytes and formats (what :meth:`raw_fingerprint` reads). Local files are
+        hashed once while their inode, size and times stay as they were (kept in this process and,
+        with :func:`keep_facts_in`, in the store): a page that asks again reads no byte."""
+        self.check_readable()
+        key = _stat_key(self)
+        found = _CONTENT.get(key) if key is not None else None
+        if found is None and key is not None and _FACTS:
+            record = _FACTS[0].get_json(FACT_CONTENT, digest(FACT_CONTENT, key))
+            found = record.get("sha256") if isinstance(record, dict) else None
+            if not isinstance(found, str) or len(found) != 64:
+                found = None
+        if found is None:
+            found = self._hash_files()
+            if key is not None and _settled(key):
+                if _FACTS:
+                    _FACTS[0].put_json(FACT_CONTENT, digest(FACT_CONTENT, key), {"sha256": found},
+                                       log=False)
+        if key is not None and _settled(key):
+            if len(_CONTENT) >= 100_000:
+                _CONTENT.clear()
+            _CONTENT[key] = found
+        return found
+
+    def _hash_files(self) -> str:
         h = hashlib.sha256()
         for f in self.files:
             try:
@@ -194,9 +225,7 @@ class Corpus:
             except OSError as exc:
                 raise CorpusError(f"{self.name}: cannot read {f.name} ({exc.strerror or exc})") from exc
             h.update(b"\0" + (self.fmt or format_of(f.name) or "?").encode())
-        hub = ([] if (self.labels, self.tokens_field, self.tags_field) == (None, "tokens", "ner_tags")
-               else [self.labels, self.tokens_field, self.tags_field])  # older corpora keep their keys
-        return digest(h.hexdigest(), self.text_field, self.encoding, options.as_dict(), *hub, *self.segmentation_key())
+        return h.hexdigest()
 
     def units(self, progress: Progress = _noop_progress, notes: ReadNotes | None = None,
               keep_spaces: bool = False) -> Iterator[str | list[str]]:
@@ -250,8 +279,33 @@ class Corpus:
         (a bounded read, whatever the corpus's size); found once per corpus object."""
         if not self._guess:
             self.check_readable()
-            self._guess.append(detect_language(itertools.islice(self.units(), DETECT_UNITS), given=self.language))
+            self._guess.append(self._stored_guess() or self._detect())
         return self._guess[0]
+
+    def _guess_key(self) -> str | None:
+        """The language guess's key in the store: the files' content and what shapes their units."""
+        if not _FACTS or _stat_key(self) is None:
+            return None
+        return digest(FACT_LANGUAGE, GUESS_VERSION, self.content_digest(), self.text_field,
+                      self.encoding, self.labels, self.tokens_field, self.tags_field, self.language)
+
+    def _stored_guess(self) -> LanguageGuess | None:
+        key = self._guess_key()
+        record = _FACTS[0].get_json(FACT_LANGUAGE, key) if key is not None else None
+        try:
+            return None if record is None else LanguageGuess(
+                str(record["language"]), str(record["script"]), float(record["confidence"]),
+                record["method"])
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def _detect(self) -> LanguageGuess:
+        guess = detect_language(itertools.islice(self.units(), DETECT_UNITS), given=self.language)
+        key = self._guess_key()
+        if key is not None:
+            _FACTS[0].put_json(FACT_LANGUAGE, key, {**guess.as_dict(), "confidence": guess.confidence},
+                               log=False)
+        return guess
 
     def segmenter(self) -> Segmenter:
         """How this corpus's raw text is cut into words (see :mod:`simcore.corpora.lang.segment`)."""
@@ -280,6 +334,44 @@ class Corpus:
     def file_format(self, f: Path | RemoteFile) -> str:
         """The format one of the corpus's files is read as: the given one, its suffix's, or sniffed."""
         return self.fmt or format_of(f.name) or _sniff_format(f, self)
+
+
+# Facts found about a corpus's files, kept by their content (Corpus.content_digest): the
+# files' hash by their inode, size and times, and the language guess by that hash.
+FACT_CONTENT, FACT_LANGUAGE = "corpus-content", "language-guess"
+GUESS_VERSION = 1  # raised when detection changes: guesses stored before are found again no more
+SETTLED_S = 2.0  # a file changed less than this long ago may change again within its times' grain
+_CONTENT: dict[tuple[Any, ...], str] = {}  # stat identities -> content digest, this process
+_FACTS: list[ArtefactStore] = []  # the store facts are kept in (keep_facts_in), if any
+
+
+def keep_facts_in(store: ArtefactStore | None) -> None:
+    """Keep the facts found about corpus files (their content hash, their language) in ``store``,
+    where this and later processes read them back; None keeps them in this process only. The
+    dashboard's server sets its store, so that its first visit of a page detects nothing again."""
+    _FACTS[:] = [] if store is None else [store]
+
+
+def _stat_key(corpus: Corpus) -> tuple[Any, ...] | None:
+    """The files' paths, inodes, sizes, times and formats; None for a remote file or one gone."""
+    out: list[Any] = []
+    for f in corpus.files:
+        if isinstance(f, RemoteFile):
+            return None
+        try:
+            info = os.stat(f)
+        except OSError:
+            return None
+        out.append((str(f), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns,
+                    corpus.fmt or format_of(f.name) or "?"))
+    return tuple(out)
+
+
+def _settled(key: tuple[Any, ...]) -> bool:
+    """Whether every file was last changed long enough ago that a change now gives it new times
+    (a file rewritten within a timestamp's grain can keep its size and times)."""
+    now = time.time_ns()
+    return all(now - max(entry[4], entry[5]) > SETTLED_S * 1e9 for entry in key)
 
 
 DETECT_UNITS = 1_000  # units read to tell a corpus's language (detect_language reads at most 20,000 characters)

@@ -143,13 +143,14 @@ class ArtefactStore:
         return json.loads((path / MANIFEST).read_text())["meta"]
 
     def build(
-        self, kind: str, key: str, builder: Callable[[Path], dict[str, Any] | None]
+        self, kind: str, key: str, builder: Callable[[Path], dict[str, Any] | None], log: bool = True
     ) -> Path:
         """Return the artefact, building it with ``builder(tmpdir) -> meta`` if needed.
 
         The builder writes its files into the temporary directory it is given; the store adds
         the manifest and renames the directory into place. A second process asking for the same
-        key waits on the lock and then finds the finished artefact.
+        key waits on the lock and then finds the finished artefact. ``log=False``: a fact noted on
+        the way (a file's hash, its language), not a build, stays out of $SIMCORE_BUILD_LOG.
         """
         found = self.get(kind, key)
         if found is not None:
@@ -162,7 +163,8 @@ class ArtefactStore:
                 tmp = Path(tempfile.mkdtemp(prefix=f"{kind}-{key}-", dir=self.root / "tmp"))
             except OSError as exc:
                 raise self._os_error(exc) from exc
-            self._log_build(kind, key)
+            if log:
+                self._log_build(kind, key)
             try:
                 meta = builder(tmp) or {}
                 files = self._write_manifest(tmp, kind, key, meta)
@@ -184,8 +186,8 @@ class ArtefactStore:
         path = self.get(kind, key)
         return None if path is None else self.meta(path)
 
-    def put_json(self, kind: str, key: str, record: dict[str, Any]) -> None:
-        self.build(kind, key, lambda _tmp: record)
+    def put_json(self, kind: str, key: str, record: dict[str, Any], log: bool = True) -> None:
+        self.build(kind, key, lambda _tmp: record, log)
 
     def clear_tmp(self, older_than_s: float = 3600) -> None:
         """Remove temporary build directories left by killed processes."""
