@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ..utils.errors import InvalidArgument, SimcoreError, TableError
 from .tables import as_frame, checked_long, measures_in, name_text, read_csv_table
@@ -198,6 +197,7 @@ _GRID = np.round(np.linspace(-0.995, 0.995, 200), 4)
 
 
 def _fisher_interval(r: float, n: int, se_scale: float = 1.0) -> tuple[float, float]:
+    from scipy import stats  # about 1 s of imports: not before a correlation is asked
     if n <= 3 or not math.isfinite(r) or abs(r) >= 1:
         return (float("nan"), float("nan"))
     z, se = math.atanh(r), math.sqrt(se_scale / (n - 3))
@@ -252,6 +252,7 @@ def simulated_interval(r: float, n: int, kind: str) -> tuple[float, float]:
 def permutation_pvalue(x: np.ndarray, y: np.ndarray, kind: str) -> float:
     """Two-sided p-value over every ordering of y (exact; for small n): twice the smaller tail, as scipy's
     permutation_test counts it."""
+    from scipy import stats  # about 1 s of imports: not before a correlation is asked
     n = len(x)
     orders = np.array(list(itertools.permutations(range(n))))
     if kind == "spearman":
@@ -270,6 +271,7 @@ def correlation_row(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
     permutation p-value, 2/n!, which the t approximation passes at |r| = 1). Intervals: Fisher's z
     (Fieller's SE for Spearman) from 10 pairs when |r| < 1, else test inversion (see simulated_interval).
     """
+    from scipy import stats  # about 1 s of imports: not before a correlation is asked
     keep = np.isfinite(x) & np.isfinite(y)
     x, y = x[keep], y[keep]
     n = len(x)
