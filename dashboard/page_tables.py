@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
@@ -28,11 +30,7 @@ def ranking_grid(ranking: pd.DataFrame, target: str, long: pd.DataFrame | None =
     (those the recommendation follows).
     """
     part = ranking[ranking["target"] == target]
-    marked: set[tuple[str, str]] = set()
-    if long is not None:
-        cells = long[(long["target"] == target) & flags.marked(long).to_numpy()]
-        marked = set(zip(cells["measure"], cells["source"]))
-        marked |= {("recommended", s) for m, s in list(marked) if m in carrying}
+    marked = _marked(long, target, carrying)
     columns = {}
     for measure, group in part.groupby("measure", sort=False):
         if measure != "recommended" and not pd.to_numeric(group["value"], errors="coerce").notna().any():
@@ -46,6 +44,44 @@ def ranking_grid(ranking: pd.DataFrame, target: str, long: pd.DataFrame | None =
     grid = pd.DataFrame({k: v + [""] * (length - len(v)) for k, v in columns.items()})
     grid.insert(0, "position", range(1, length + 1))
     return grid
+
+
+def rank_table(ranking: pd.DataFrame, target: str, long: pd.DataFrame | None = None,
+               carrying: tuple[str, ...] | list[str] = ()) -> pd.DataFrame:
+    """One row per source (each name once), one column per measure, the source's rank under it
+    (1 = most similar; "=2": tied at 2, as the ranking's "1, 1, 3"), rows in the order of the
+    recommendation (else of the first measure): the rankings of :func:`ranking_grid` in a table
+    whose width does not grow with the names (issue 37: eight columns of 28-character names
+    scrolled sideways). ⚠ marks a flagged cell, as there; "–" a measure with no value."""
+    part = ranking[ranking["target"] == target]
+    marked = _marked(long, target, carrying)
+    sources = sorted(part["source"].astype(str).unique())
+    columns: dict[str, list[str]] = {}
+    order: dict[str, float] = {}
+    for measure, group in part.groupby("measure", sort=False):
+        ranks = {str(s): r for s, r in zip(group["source"], group["rank"]) if pd.notna(r)}
+        if measure != "recommended" and not pd.to_numeric(group["value"], errors="coerce").notna().any():
+            ranks = {}  # e.g. WVV below 1M tokens: no ranking to show
+        counts = pd.Series(list(ranks.values()), dtype=float).value_counts()
+        columns[label(measure)] = [
+            "–" if s not in ranks else
+            f"{'=' if counts[ranks[s]] > 1 else ''}{int(ranks[s])}{f' {MARK}' if (measure, s) in marked else ''}"
+            for s in sources]
+        if ranks and (not order or measure == "recommended"):
+            order = {s: float(ranks.get(s, math.inf)) for s in sources}
+    frame = pd.DataFrame({"source": sources, **columns})
+    frame["_order"] = [order.get(s, math.inf) for s in sources]
+    return frame.sort_values(["_order", "source"]).drop(columns="_order").reset_index(drop=True)
+
+
+def _marked(long: pd.DataFrame | None, target: str, carrying: Sequence[str]) -> set[tuple[str, str]]:
+    """(measure, source) of the target's flagged cells; ("recommended", source) for a source
+    flagged under a measure that carries the recommendation."""
+    if long is None:
+        return set()
+    cells = long[(long["target"] == target) & flags.marked(long).to_numpy()]
+    marked = set(zip(cells["measure"], cells["source"]))
+    return marked | {("recommended", s) for m, s in list(marked) if m in carrying}
 
 
 def recommendation_frame(recommendations: list[Recommendation]) -> pd.DataFrame:
@@ -187,3 +223,73 @@ def fitted_widths(frame: pd.DataFrame, room: int = TABLE_ROOM,
     else:
         return {}
     return {c: int(min(w, cap)) for c, w in prose.items() if w > cap}
+
+
+NAME_MIN = 10  # characters a shortened corpus name keeps: its start, "…", its end
+
+
+def short_name(name: str, chars: int) -> str:
+    """``name`` in at most ``chars`` characters: its start and its end around "…" (the end is what
+    tells sources cut from one corpus apart: ``…_part0``, ``…_part1``)."""
+    if len(name) <= chars:
+        return name
+    tail = chars // 2
+    return name[:chars - 1 - tail] + "…" + name[len(name) - tail:]
+
+
+def short_names(names: Iterable[str], chars: int) -> dict[str, str]:
+    """The names longer than ``chars`` and their short forms: ``chars`` long, or longer where two
+    names would otherwise read alike (never two names one short form)."""
+    names = sorted(set(names))
+    longest = max((len(n) for n in names), default=0)
+    for size in range(max(chars, 3), longest + 1):
+        short = {n: short_name(n, size) for n in names}
+        if len(set(short.values())) == len(names):
+            return {n: s for n, s in short.items() if s != n}
+    return {}
+
+
+def _shortened(frame: pd.DataFrame, columns: Sequence[str], mapping: dict[str, str]) -> pd.DataFrame:
+    """``frame`` with every name of ``mapping`` in ``columns`` replaced by its short form."""
+    if not mapping:
+        return frame
+    pattern = re.compile(r"(?<![\w.-])(" + "|".join(re.escape(n) for n in sorted(mapping, key=len, reverse=True))
+                         + r")(?![\w.-])")
+    out = frame.copy()
+    for column in columns:
+        out[column] = [pattern.sub(lambda m: mapping[m.group(1)], v) if isinstance(v, str) else v
+                       for v in out[column]]
+    return out
+
+
+def fitted_table(frame: pd.DataFrame, room: int = TABLE_ROOM, fixed: dict[str, int] | None = None,
+                 name_columns: Sequence[str] = (), names: Iterable[str] = ()
+                 ) -> tuple[pd.DataFrame, dict[str, int], dict[str, str]]:
+    """The table as shown, its columns' widths and the names shortened, so that it fits ``room``:
+    as it is when it fits; else its sentences narrowed (:func:`fitted_widths`, never the
+    ``name_columns``); else, in the ``name_columns``, the corpus ``names`` shortened
+    (:func:`short_names`) to the longest length that fits, never under :data:`NAME_MIN` (a
+    table that does not fit even then scrolls)."""
+    fixed = dict(fixed or {})
+    name_columns = [c for c in name_columns if c in frame.columns and c not in fixed]
+    names = [n for n in names if isinstance(n, str)]
+
+    def attempt(shown: pd.DataFrame) -> tuple[dict[str, int], int]:
+        natural = natural_widths(shown)
+        keep = {c: natural[c] for c in name_columns}
+        widths = fitted_widths(shown, room, {**fixed, **keep})
+        total = sum(fixed.values()) + sum(widths.get(c, w) for c, w in natural.items() if c not in fixed)
+        return widths, total
+
+    widths, total = attempt(frame)
+    if total <= room or not name_columns or not names:
+        return frame, widths, {}
+    longest = max(len(n) for n in names)
+    head = frame.head(500)
+    mapping: dict[str, str] = {}
+    for chars in range(longest - 1, NAME_MIN - 1, -1):
+        mapping = short_names(names, chars)
+        widths, total = attempt(_shortened(head, name_columns, mapping))
+        if total <= room:
+            break
+    return _shortened(frame, name_columns, mapping), widths, mapping

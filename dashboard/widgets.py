@@ -3,7 +3,7 @@ across pages, name pickers, the matrix a page shows, a job's progress on its pag
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import pandas as pd
@@ -143,18 +143,20 @@ def job_progress(kind: str, caption: Callable[[jobs.BackgroundJob], str],
 
 
 def table(frame: pd.DataFrame, room: int | None = None, column_config: dict[str, Any] | None = None,
-          **kwargs: Any) -> None:
+          name_columns: Sequence[str] = (), names: Iterable[str] = (), **kwargs: Any) -> None:
     """``st.dataframe`` across the page's width with every column in view: a table wider than its
     room (issue 37: columns cut off at the table's edge, seen only by scrolling it sideways) has its
-    columns of sentences narrowed (:func:`dashboard.page_tables.fitted_widths`). A width the page
+    columns of sentences narrowed, then the corpus ``names`` in its ``name_columns`` shortened
+    (:func:`dashboard.page_tables.fitted_table`), said in a caption under it. A width the page
     sets in ``column_config`` is kept."""
-    from .page_tables import TABLE_ROOM, fitted_widths
+    from .page_tables import TABLE_ROOM, fitted_table
 
     config: dict[str, Any] = dict(column_config or {})
     named = {"small": 75, "medium": 200, "large": 400}  # Streamlit's named widths, in pixels
     fixed = {name: named.get(spec["width"], spec["width"]) for name, spec in config.items()
              if isinstance(spec, dict) and spec.get("width")}
-    for name, width in fitted_widths(frame, room or TABLE_ROOM, fixed).items():
+    shown, widths, mapping = fitted_table(frame, room or TABLE_ROOM, fixed, name_columns, names)
+    for name, width in widths.items():
         spec = config.get(name)
         if isinstance(spec, dict):
             config[name] = {**spec, "width": spec.get("width") or width}
@@ -163,5 +165,10 @@ def table(frame: pd.DataFrame, room: int | None = None, column_config: dict[str,
         else:
             config[name] = st.column_config.Column(spec if isinstance(spec, str) else None,
                                                    width=width)
-    st.dataframe(frame, hide_index=kwargs.pop("hide_index", True),
+    st.dataframe(shown, hide_index=kwargs.pop("hide_index", True),
                  width=kwargs.pop("width", "stretch"), column_config=config or None, **kwargs)
+    cells = [str(v) for c in name_columns if c in frame.columns for v in frame[c].head(500)]
+    used = [n for n in sorted(mapping) if any(n in v for v in cells)]
+    if used:
+        st.caption("Long names shortened to fit (their start…end): "
+                   + md("; ".join(f"{mapping[n]} = {n}" for n in used)) + ".")

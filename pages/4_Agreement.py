@@ -38,6 +38,7 @@ if shown_matrix is None:
     st.stop()
 
 long = shown_matrix.long
+FIRST_CHOICE = "changes 1st choice"  # the header, short: the table fits a 1400-pixel window
 present = similarity_measures(long)
 paper = [m for m in ("ppl", "wvv", "tvc") if m in present]
 keep_choices(state, "agreement", {"agree_measures": paper if len(paper) >= 2 else present,
@@ -85,7 +86,7 @@ else:
     show.insert(3, "changes the first choice", flag_first_choice(show, long, result.measures))
     for m in result.measures:
         show[m] = show["first"].where(show[m].astype(bool), show["second"])
-    show = show.rename(columns={m: f"{label(m)} says more similar" for m in result.measures})
+    show = show.rename(columns={m: label(m) for m in result.measures})  # the source each finds more similar
     f1, f2 = st.columns([2, 1])
     target_options = ["all targets", *sorted(show["target"].unique())]
     keep_choices(state, "agreement_filter", {"agree_target": "all targets", "agree_only_first": False},
@@ -100,5 +101,12 @@ else:
     if only_first:
         show = show[show["changes the first choice"]]
     st.caption(f"{len(show)} comparisons shown; {int(show['changes the first choice'].sum())} of them change "
-               "the first choice.")
-    table(show)
+               "the first choice. Under each measure, the source of the pair it finds more similar.")
+    measures = [label(m) for m in result.measures]
+    table(show.rename(columns={"changes the first choice": FIRST_CHOICE}),
+          column_config={FIRST_CHOICE: st.column_config.CheckboxColumn(
+                             FIRST_CHOICE, help="the comparison involves a source one measure ranks first")}
+          | {m: st.column_config.TextColumn(m, help=f"the source of the pair {m} finds more similar")
+             for m in measures},
+          name_columns=["target", "first", "second", *measures],
+          names=set(long["source"].astype(str)) | set(long["target"].astype(str)))

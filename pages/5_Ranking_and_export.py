@@ -7,7 +7,7 @@ from dashboard.charts import label
 from dashboard.markdown import md
 from dashboard.navigation import COMPARE
 from dashboard.page_setup import setup_page
-from dashboard.page_tables import ranking_grid, recommendation_frame
+from dashboard.page_tables import rank_table, recommendation_frame
 from dashboard.report_cache import report_parts
 from dashboard.session import get_state
 from dashboard.widgets import matrix_links, pick_matrix, similarity_measures, table
@@ -42,6 +42,7 @@ if parts.error:
     st.stop()
 ranking = parts.ranking
 
+corpus_names = set(long["source"].astype(str)) | set(long["target"].astype(str))
 st.subheader("Which source to pretrain on")
 table(recommendation_frame(parts.recommendations),
       column_config={"confidence": st.column_config.ProgressColumn(
@@ -49,7 +50,8 @@ table(recommendation_frame(parts.recommendations),
                                     "every bootstrap replicate, how often that measure puts it first (for a tie or "
                                     "a disagreement, the first-named source's share)", min_value=0.0, max_value=1.0,
                  format="percent"),
-                 "why": st.column_config.TextColumn("why")})
+                 "why": st.column_config.TextColumn("why")},
+      name_columns=["target", "pretrain on"], names=corpus_names)
 st.caption(f"Similarity values: {md(state.matrix_label)}. A tie names every source within noise of the first: "
            "an honest tie beats a false winner. 'disagree': the carrying measures each put another source first.")
 with st.expander("Why, in full", expanded=len(parts.recommendations) <= 3):
@@ -99,7 +101,8 @@ downloads[4].download_button("Download pairwise comparisons (CSV)", parts.pairs_
                              file_name="simcore-pairs.csv", mime="text/csv", on_click="ignore", key="dl_pairs")
 
 st.subheader("Sources ranked per target")
-st.caption("Rank 1 is the most similar source; ties share a rank. The 'recommended' column ranks the sources by "
+st.caption("Each source's rank under each measure: 1 is the most similar; ties share a rank (=2: tied "
+           "at 2); rows in the order of the recommendation. The 'recommended' column ranks the sources by "
            "its share of the votes (each carrying measure, each bootstrap replicate). ⚠ marks a source whose value for that measure is flagged "
            "(used whole, or below the size at which the measure is reliable; the Similarity page lists why); in the "
            "'recommended' column, flagged under a measure that carries the recommendation.")
@@ -107,7 +110,7 @@ st.caption("; ".join(explained(m) for m in chosen) + ".")
 for target in sorted(ranking["target"].unique()):
     st.markdown(f"**{md(target)}**")
     carrying = next((r.measures for r in parts.recommendations if r.target == target), ())
-    table(ranking_grid(ranking, target, long, carrying))
+    table(rank_table(ranking, target, long, carrying), name_columns=["source"], names=corpus_names)
 for note in parts.notes:
     st.caption(note)
 if len(state.matrices) > 1:

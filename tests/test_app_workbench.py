@@ -185,7 +185,7 @@ def test_agreement_reads_kappa_and_flags_first_choice_changes():
     long = to_long(pd.read_csv(TABLE3))
     result = agreement(long, ["ppl", "wvv", "tvc"])
     expected = flag_first_choice(result.disagreements, long, ["ppl", "wvv", "tvc"])
-    assert list(shown["changes the first choice"]) == list(expected)
+    assert list(shown["changes 1st choice"]) == list(expected)
     # by hand for one target: a flagged comparison involves a source some measure ranks first
     cadec = long[long["target"] == "CADEC"]
     firsts = {g.loc[g["value"].idxmin() if g["direction"].iloc[0] < 0 else g["value"].idxmax(), "source"]
@@ -197,7 +197,7 @@ def test_agreement_reads_kappa_and_flags_first_choice_changes():
     assert set(at.dataframe[-1].value["target"]) == {"CADEC"} and len(at.dataframe[-1].value) == len(rows)
     at.checkbox(key="agree_only_first").check().run()
     filtered = at.dataframe[-1].value
-    assert filtered["changes the first choice"].all() and len(filtered) == int(np.sum(rows["changes the first choice"]))
+    assert filtered["changes 1st choice"].all() and len(filtered) == int(np.sum(rows["changes 1st choice"]))
     # the choices survive a visit to another page (Streamlit forgets the widgets of a page that was left)
     at.multiselect(key="agree_measures").set_value(["ppl", "tvc"]).run()
     go(at, "pages/1_Corpora.py")

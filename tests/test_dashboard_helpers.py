@@ -574,3 +574,58 @@ def test_a_wide_table_narrows_its_sentences_not_its_names_to_fit_its_room():
     short = frame.assign(**{"pretrain on": ["news (50%) or web"] * 3})
     rest = 900 - 116 - 217 - natural_widths(short)["pretrain on"]
     assert fitted_widths(short, room=900) == {"why": rest}
+
+
+def test_a_table_of_long_names_shortens_them_to_fit_and_says_which():
+    """Issue 37: Agreement's disagreements (and the answer's table) scrolled sideways with
+    28-character source names. Worked by hand: five measure columns and three of names, each
+    7.2 pixels a character + 16, beside 'changes 1st choice' (a header of 18 characters + 44 =
+    173): at 11 characters 8 x 95 + 173 = 933 > 900, at 10 8 x 88 + 173 = 877 fits."""
+    from dashboard.page_tables import fitted_table, natural_widths, short_name, short_names
+
+    a, b, t = "biomed_ohsumed_medline_part0", "biomed_ohsumed_medline_part1", "conll2003_test"
+    frame = pd.DataFrame({"target": [t, t], "first": [a, a], "second": [b, b],
+                          "changes 1st choice": [True, False],
+                          **{m: [a, b] for m in ("PPL", "JSD", "TVC", "TVcC", "WVV")}})
+    assert sum(natural_widths(frame).values()) == 116 + 217 * 7 + 173  # 1,808: it scrolled
+    shown, widths, mapping = fitted_table(frame, 900, name_columns=[c for c in frame.columns
+                                                                     if c != "changes 1st choice"],
+                                          names=[a, b, t, "news"])
+    assert mapping == {a: "biom…part0", b: "biom…part1", t: "conl…_test"}  # 4 + "…" + 5
+    assert list(shown["first"]) == ["biom…part0"] * 2 and list(shown["TVC"]) == ["biom…part0", "biom…part1"]
+    assert widths == {} and sum(natural_widths(shown).values()) == 8 * 88 + 173 <= 900
+    assert list(shown["changes 1st choice"]) == [True, False]  # not a name column: as it was
+    # a table that fits is left whole
+    assert fitted_table(frame[["target", "first"]], 900, name_columns=["target", "first"],
+                        names=[a, t])[2] == {}
+    # the short forms never make two names one: at 10, news_a_part and news_b_part would both be
+    # "news…_part", so the length grows to 11, where they are whole
+    assert short_name("news_a_part", 10) == short_name("news_b_part", 10) == "news…_part"
+    assert short_names(["news_a_part", "news_b_part", "reviews_yelp_full_part"], 10) == {
+        "reviews_yelp_full_part": "revie…_part"}
+    # a name inside a sentence ("a (50%) or b (22%)") is shortened where it stands
+    answer = pd.DataFrame({"target": [t], "pretrain on": [f"{a} (50%) or {b} (22%)"], "why": ["x " * 300]})
+    shown, _, mapping = fitted_table(answer, 300, name_columns=["target", "pretrain on"], names=[a, b, t])
+    assert shown["pretrain on"][0] == f"{mapping[a]} (50%) or {mapping[b]} (22%)"
+
+
+def test_the_rankings_per_target_list_each_source_once_with_its_rank_under_each_measure():
+    """Issue 37: the grid of names per measure scrolled sideways; the same ranking as ranks.
+    By hand: PPL 10 < 20 (lower is better) ranks small 1, big 2; TVC ties (=1 both); the
+    recommendation puts big first, so big's row comes first; small's PPL cell is flagged
+    (used whole) and PPL carries the answer, so its 'recommended' cell is too."""
+    from dashboard.page_tables import rank_table
+
+    ranking = pd.DataFrame({"target": ["t"] * 6,
+                            "measure": ["ppl", "ppl", "tvc", "tvc", "recommended", "recommended"],
+                            "source": ["small", "big"] * 3, "rank": [1, 2, 1, 1, 2, 1],
+                            "value": [10.0, 20.0, 0.9, 0.9, 0.0, 1.0]})
+    long = pd.DataFrame({"target": ["t"] * 4, "measure": ["ppl", "ppl", "tvc", "tvc"],
+                         "source": ["small", "big"] * 2, "value": [10.0, 20.0, 0.9, 0.9],
+                         "used_whole": [True, False, False, False]})
+    table = rank_table(ranking, "t", long, carrying=("ppl",))
+    assert list(table.columns) == ["source", "PPL", "TVC", "recommended"]
+    assert table.values.tolist() == [["big", "2", "=1", "1"], ["small", "1 ⚠", "=1", "2 ⚠"]]
+    # a measure with no value for the target ranks nothing
+    empty = ranking.assign(value=[None, None, 0.9, 0.9, 0.0, 1.0])
+    assert list(rank_table(empty, "t")["PPL"]) == ["–", "–"]
