@@ -69,12 +69,13 @@ def find_interrupted(store_root: Path | str, ws_id: str, locator: Locator,
     notes: list[str] = []
     live = jobs.of_workspace(ws_id)
     for name, data in rec.read_all(spaces, ws_id).items():
-        kind = name[:-len(".json")] if name.endswith(".json") else ""
         try:
-            if kind not in rec.KINDS:
+            stem = name[:-len(".json")] if name.endswith(".json") else ""
+            if not (stem in rec.KINDS or stem.startswith("target-")):
                 raise rec.RecordError(f"{name[:60]!r} is not a job record this app writes")
             record = rec.parse(data, locator, resolve_model)
-            if record.kind != kind:
+            kind = record.kind
+            if rec.file_name(kind) != name:
                 raise rec.RecordError(f"{name[:60]!r} holds a record of another kind of job")
         except rec.RecordError as exc:
             notes.append(f"A job record of this workspace was refused and removed: {exc}")

@@ -12,7 +12,7 @@ from functools import partial
 from simcore.utils.errors import SimcoreError
 from simcore.utils.lifecycle import end_group, group_members
 
-from . import compute, job_records, jobs, probe_job, selection_job
+from . import compute, job_records, jobs, probe_job, selection_job, target_job
 from .resources import get_store
 from .state import AppState
 from .workspace.records import JobRecord
@@ -26,8 +26,9 @@ def interrupted(state: AppState) -> dict[str, JobRecord]:
     return found
 
 
-def resume(state: AppState, kind: str) -> jobs.BackgroundJob:
-    """Start the interrupted job of ``kind`` again (SimcoreError when it cannot be: a corpus no longer loaded)."""
+def resume(state: AppState, kind: str) -> jobs.BackgroundJob | None:
+    """Start the interrupted job of ``kind`` again (SimcoreError when it cannot be: a corpus no longer loaded;
+    None when nothing is left to do: a target's work whose target is now too small to need it)."""
     record = interrupted(state).get(kind)
     if record is None:
         raise SimcoreError("that job is no longer interrupted (resumed or dismissed in another tab)")
@@ -41,6 +42,10 @@ def resume(state: AppState, kind: str) -> jobs.BackgroundJob:
                                            title=record.title, demo=True)
         else:
             started = compute.start_matrix(state, job, title=record.title)
+    elif kind == target_job.kind_of(p.get("target", "")):
+        started = target_job.resume_target_work(state, p["target"])
+        if started is None:
+            job_records.dismiss(get_store().root, state.workspace, kind)
     elif kind == "selection":
         started = selection_job.start_selection(
             state, label=p["label"], pool=p["pool"], target=p["target"], options=p["options"], top=p["top"],

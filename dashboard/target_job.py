@@ -7,6 +7,10 @@ By the time the user has chosen sources and pressed Compute, the matrix job read
 from the store instead of doing it. The job takes the server's computation lock (the one a matrix
 job takes), so a Compute pressed meanwhile waits for it and then reuses all of it, rather than
 doing the same work beside it on the same cores.
+
+Like every job of a workspace, it is recorded with it (:mod:`dashboard.job_records`): a server that
+stops mid-way leaves it interrupted, and Resume (:func:`resume_target_work`) starts it again, reading
+back from the store what the first run finished.
 """
 
 from __future__ import annotations
@@ -16,9 +20,10 @@ from functools import partial
 from simcore.measures.lookup import get_measure
 from simcore.utils.errors import SimcoreError
 
-from . import jobs, work
+from . import job_records, jobs, work
 from .resources import get_bench, get_store, get_workbench
 from .state import AppState
+from .workspace.records import target_work_params
 
 KIND = "target"  # a job per target: "target NAME"
 AHEAD_MIN_TOKENS = 20_000  # below this, the target's work takes about as long as starting a process
@@ -73,6 +78,8 @@ def start_target_work(state: AppState, names: list[str]) -> list[jobs.Background
             target=state.targets[name].corpus,
             sources=sources,
         )
+        record = job_records.recorder(get_store().root, state.workspace, kind_of(name),
+                                      target_work_params(name, sorted(state.sources)))
         started.append(
             jobs.start(
                 state,
@@ -82,6 +89,17 @@ def start_target_work(state: AppState, names: list[str]) -> list[jobs.Background
                 _done,
                 params={"target": name},
                 lock=lock,
+                on_change=record,
             )
         )
     return started
+
+
+def resume_target_work(state: AppState, name: str) -> jobs.BackgroundJob | None:
+    """Start an interrupted target's work again, against the sources loaded now (the store holds
+    what the first run finished); None when there is nothing left worth a job. SimcoreError when
+    the target is no longer loaded."""
+    if name not in state.targets:
+        raise SimcoreError(f"the target {name} is no longer loaded: dismiss this job")
+    started = start_target_work(state, [name])
+    return started[0] if started else None

@@ -95,3 +95,78 @@ def test_compute_after_the_work_done_at_add_time_builds_nothing(cache: Path, mon
     other = state(at).jobs["matrix"]
     assert other is not matrix and other.wait(300) and other.status == jobs.DONE, other.error
     assert "cell " in log.read_text()
+
+
+def _dead_pid() -> int:
+    """The id of a process that has exited (a killed server's)."""
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def _stored(cache: Path) -> dict[str, int]:
+    """Every artefact in the store, with when it was written."""
+    return {f"{p.parent.name}/{p.name}": p.stat().st_mtime_ns for p in cache.glob("*/*")
+            if p.is_dir() and p.parent.name not in ("tmp", "locks", "workspaces")}
+
+
+def test_a_target_job_whose_server_stopped_is_interrupted_and_resume_finishes_it(cache: Path):
+    """Issue 37: the add-time job was the one job a server stop lost. Its record is written with
+    the workspace as it starts; put back as a killed server leaves it, opening the workspace shows
+    it interrupted, and Resume finishes it reading back what the first run stored."""
+    import json
+
+    from streamlit.testing.v1 import AppTest
+
+    from dashboard.workspace.records import file_name
+
+    from .conftest import ROOT
+
+    at = fresh()
+    at.button(key="load_sample").click().run()
+    ws_id = state(at).workspace
+    go(at, "pages/1_Corpora.py")
+    at.get("file_uploader")[0].upload("ward_rounds.conll", big_target(5), "text/plain")
+    at.button(key="add_uploads").click().run()
+    no_problems(at)
+    kind = kind_of("ward_rounds")
+    job = state(at).jobs[kind]
+    record_file = cache / "workspaces" / ws_id / "jobs" / file_name(kind)
+    left = json.loads(record_file.read_text())  # written as the job starts
+    assert left["kind"] == kind and left["title"] == "Preparing ward_rounds for Compute"
+    assert left["params"] == {"target": "ward_rounds", "sources": sorted(state(at).sources)}
+    while job.running and job.fraction < 0.3:  # stopped part-way, once some of its work is stored
+        job.wait(0.2)
+    job.cancel()
+    assert job.wait(120)
+    at.run()
+    assert not record_file.exists(), "a cancelled job's record goes"
+    before = _stored(cache)
+    record_file.write_text(json.dumps({**left, "server": "0" * 16, "pid": _dead_pid()}))
+
+    b = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    b.query_params["ws"] = ws_id  # the workspace opened again, on a new server
+    b.run()
+    no_problems(b)
+    assert [w for w in b.sidebar.warning if "Preparing ward_rounds for Compute" in w.value
+            and "was interrupted" in w.value]
+    assert jobs.running(state(b), kind) is None
+    b.sidebar.button(key=f"resume_{kind}").click().run()
+    resumed = jobs.running(state(b), kind)
+    assert resumed is not None and resumed is not job
+    assert json.loads(record_file.read_text())["server"] == jobs.SERVER  # recorded again, here
+    assert resumed.wait(300) and resumed.status == jobs.DONE, resumed.error
+    b.run()
+    no_problems(b)
+    assert not record_file.exists()
+    assert not [w for w in b.sidebar.warning if "was interrupted" in w.value]
+    after = _stored(cache)
+    assert all(after.get(k) == t for k, t in before.items()), "what the first run stored was read back"
+    corpus = state(b).targets["ward_rounds"].corpus
+    target = Workbench(ArtefactStore(cache)).target(corpus)
+    options = TokenizerOptions(**target.tokenized.meta.get("options", {}))
+    assert tagged_stored(target.fingerprint, target.store, tuple(target.options.tvcc_pos), options)
+    print(f"resume reused {len(before)} stored artefacts and added {len(after) - len(before)}")

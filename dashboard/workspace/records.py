@@ -13,6 +13,7 @@ anything else is refused with one line. Nothing in a record is ever executed or 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -34,6 +35,7 @@ from .opening import Locator, checked_text, job_from
 
 RECORD_FORMAT = "simcore-job"
 KINDS = ("matrix", "selection", "probe")
+TARGET_PREFIX = "target "  # a target's add-time work: one job per target, "target NAME" (dashboard.target_job)
 FOLDER = "jobs"
 MAX_RECORD_BYTES = 200_000
 # The fields of a selection that the Sentence selection form sets (the rest keep their defaults: a record
@@ -58,10 +60,26 @@ def record(kind: str, title: str, params: dict[str, Any], *, started: float, ser
             "worker": int(worker), "worker_started": worker_started}
 
 
+def known_kind(kind: Any) -> bool:
+    """Whether ``kind`` names a job this app records: one of KINDS, or a target's work."""
+    if not isinstance(kind, str):
+        return False
+    name = kind.removeprefix(TARGET_PREFIX)
+    return kind in KINDS or (name != kind and 0 < len(name) <= MAX_NAME and name.strip() == name)
+
+
+def file_name(kind: str) -> str:
+    """The record's file name: ``matrix.json``; a target's work by a hash of its name (a corpus name
+    may hold any character), ``target-<16 hex>.json``."""
+    if not known_kind(kind):
+        raise RecordError(f"{str(kind)[:60]!r} is not a kind of job")
+    if kind in KINDS:
+        return f"{kind}.json"
+    return f"target-{hashlib.sha256(kind.encode('utf-8')).hexdigest()[:16]}.json"
+
+
 def _file(spaces: Workspaces, ws_id: str, kind: str) -> Path:
-    if kind not in KINDS:
-        raise RecordError(f"{kind!r} is not a kind of job")
-    return spaces.folder(ws_id) / FOLDER / f"{kind}.json"
+    return spaces.folder(ws_id) / FOLDER / file_name(kind)
 
 
 def write(spaces: Workspaces, ws_id: str, data: dict[str, Any]) -> None:
@@ -138,6 +156,11 @@ def _target_params(target: TargetSplits, store_root: Path, sample_root: Path) ->
     if all(d["kind"] == "upload" for d in described.values()):
         return {"name": target.name, "uploads": described}
     return {"name": target.name, "directory": describe_path(Path(target.train).parent, store_root, sample_root)}
+
+
+def target_work_params(target: str, sources: list[str]) -> dict[str, Any]:
+    """A target's add-time work: the target and the sources it was prepared against (by name)."""
+    return {"target": target, "sources": list(sources)}
 
 
 def probe_params(request: Any, *, store_root: Path, sample_root: Path) -> dict[str, Any]:
@@ -336,6 +359,17 @@ def _probe(params: dict[str, Any], locator: Locator, resolve_model: Any) -> dict
     return out
 
 
+def _target_work(kind: str, params: dict[str, Any]) -> dict[str, Any]:
+    target = checked_text(params.get("target"), "its target") or ""
+    if kind != TARGET_PREFIX + target:
+        raise RecordError("its target is not the one its kind names")
+    sources = params.get("sources")
+    if not isinstance(sources, list) or len(sources) > 1000 or not all(
+            isinstance(v, str) and 0 < len(v) <= MAX_NAME for v in sources):
+        raise RecordError("its sources are not a list of corpus names")
+    return {"target": target, "sources": tuple(sources)}
+
+
 def _record_text(value: Any, what: str, longest: int) -> str:
     """A title or progress message as this app writes them: text of at most ``longest`` characters."""
     if not isinstance(value, str) or len(value) > longest:
@@ -357,7 +391,7 @@ def parse(data: bytes, locator: Locator, resolve_model: Any = None) -> JobRecord
     if raw.get("format") != RECORD_FORMAT or raw.get("version") != 1:
         raise RecordError("a job record is not one this app writes")
     kind = raw.get("kind")
-    if kind not in KINDS:
+    if not known_kind(kind):
         raise RecordError(f"a job record names no known kind of job ({str(kind)[:40]!r})")
     title = _record_text(raw.get("title"), "its title", MAX_NAME)
     message = _record_text(raw.get("message", ""), "its progress message", 300)
@@ -367,6 +401,8 @@ def parse(data: bytes, locator: Locator, resolve_model: Any = None) -> JobRecord
             checked = _matrix(params)
         elif kind == "selection":
             checked = _selection(params, locator)
+        elif kind not in KINDS:
+            checked = _target_work(kind, params)
         else:
             checked = _probe(params, locator, resolve_model or locator.resolve_server)
     except RecordError:
