@@ -151,7 +151,8 @@ def test_a_target_job_whose_server_stopped_is_interrupted_and_resume_finishes_it
     b.query_params["ws"] = ws_id  # the workspace opened again, on a new server
     b.run()
     no_problems(b)
-    assert [w for w in b.sidebar.warning if "Preparing ward_rounds for Compute" in w.value
+    # the sidebar escapes the name's "_" for Markdown
+    assert [w for w in b.sidebar.warning if "Preparing ward\\_rounds for Compute" in w.value
             and "was interrupted" in w.value]
     assert jobs.running(state(b), kind) is None
     b.sidebar.button(key=f"resume_{kind}").click().run()
@@ -170,3 +171,27 @@ def test_a_target_job_whose_server_stopped_is_interrupted_and_resume_finishes_it
     options = TokenizerOptions(**target.tokenized.meta.get("options", {}))
     assert tagged_stored(target.fingerprint, target.store, tuple(target.options.tvcc_pos), options)
     print(f"resume reused {len(before)} stored artefacts and added {len(after) - len(before)}")
+
+
+def test_a_target_work_record_is_checked_like_every_other():
+    """A record names its target in its kind and its parameters, and its file by a hash of the
+    name (a corpus name may hold any character): a record that does not agree with itself is
+    refused, in one line."""
+    import hashlib
+    import json
+
+    from dashboard.workspace.records import RecordError, file_name, parse, record
+
+    kind = kind_of("notes/../x y")
+    assert file_name(kind) == f"target-{hashlib.sha256(kind.encode()).hexdigest()[:16]}.json"
+    assert file_name("matrix") == "matrix.json"
+    good = record(kind, "Preparing it", {"target": "notes/../x y", "sources": ["news"]}, started=1.0,
+                  server="s")
+    parsed = parse(json.dumps(good).encode(), locator=None)
+    assert parsed.kind == kind and parsed.params == {"target": "notes/../x y", "sources": ("news",)}
+    for bad, why in ((good | {"params": {"target": "other", "sources": []}}, "not the one its kind"),
+                     (good | {"params": {"target": "notes/../x y", "sources": "news"}}, "list"),
+                     (good | {"kind": "target "}, "no known kind")):
+        with pytest.raises(RecordError, match=why) as caught:
+            parse(json.dumps(bad).encode(), locator=None)
+        assert "\n" not in str(caught.value)
