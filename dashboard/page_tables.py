@@ -255,9 +255,11 @@ def _shortened(frame: pd.DataFrame, columns: Sequence[str], mapping: dict[str, s
         return frame
     pattern = re.compile(r"(?<![\w.-])(" + "|".join(re.escape(n) for n in sorted(mapping, key=len, reverse=True))
                          + r")(?![\w.-])")
+    done: dict[str, str] = {}  # each distinct cell once: a table repeats its names
     out = frame.copy()
     for column in columns:
-        out[column] = [pattern.sub(lambda m: mapping[m.group(1)], v) if isinstance(v, str) else v
+        out[column] = [v if not isinstance(v, str) else done[v] if v in done else
+                       done.setdefault(v, pattern.sub(lambda m: mapping[m.group(1)], v))
                        for v in out[column]]
     return out
 
@@ -284,12 +286,18 @@ def fitted_table(frame: pd.DataFrame, room: int = TABLE_ROOM, fixed: dict[str, i
     widths, total = attempt(frame)
     if total <= room or not name_columns or not names:
         return frame, widths, {}
-    longest = max(len(n) for n in names)
     head = frame.head(500)
-    mapping: dict[str, str] = {}
-    for chars in range(longest - 1, NAME_MIN - 1, -1):
-        mapping = short_names(names, chars)
-        widths, total = attempt(_shortened(head, name_columns, mapping))
-        if total <= room:
-            break
-    return _shortened(frame, name_columns, mapping), widths, mapping
+    low, high = NAME_MIN, max(len(n) for n in names) - 1
+    if high < low:
+        return frame, widths, {}
+    found = attempt(_shortened(head, name_columns, short_names(names, low)))
+    chars = low
+    while low < high:  # the longest length that fits (the width shrinks with the length): a bisection
+        middle = (low + high + 1) // 2
+        tried = attempt(_shortened(head, name_columns, short_names(names, middle)))
+        if tried[1] <= room:
+            low, found, chars = middle, tried, middle
+        else:
+            high = middle - 1
+    mapping = short_names(names, chars)
+    return _shortened(frame, name_columns, mapping), found[0], mapping
