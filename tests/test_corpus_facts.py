@@ -112,3 +112,20 @@ def test_without_a_store_nothing_is_written(tmp_path, monkeypatch):
     assert Corpus.from_path(path).language_guess().language == "de"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.txt"]
     corpus_module._CONTENT.clear()
+
+
+def test_a_store_that_cannot_keep_a_fact_costs_only_the_keeping(tmp_path, facts, monkeypatch):
+    """A full or read-only store: the guess and the fingerprint are found as without a store."""
+    from simcore.utils.errors import StoreError
+
+    def full(*args, **kwargs):
+        raise StoreError("no space left on the store's disk")
+
+    monkeypatch.setattr(corpus_module, "SETTLED_S", 0.0)
+    monkeypatch.setattr(facts, "put_json", full)
+    path = tmp_path / "t.txt"
+    path.write_text(GERMAN, encoding="utf-8")
+    corpus = Corpus.from_path(path)
+    assert corpus.language_guess() == detect_language(GERMAN.splitlines(keepends=True)[:1000])
+    by_hand = hashlib.sha256(path.read_bytes() + b"\0text").hexdigest()
+    assert corpus.content_digest() == by_hand

@@ -13,6 +13,7 @@ tokenizes only what it keeps, is :func:`simcore.corpora.sampling.sample_source`.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import hashlib
 import itertools
 import os
@@ -26,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ..utils.errors import CorpusError, InvalidArgument
+from ..utils.errors import CorpusError, InvalidArgument, SimcoreError
 from ..utils.store import ArtefactStore, digest
 from .columnar import MissingColumn, columnar_units
 from .compression import COMPRESSIONS
@@ -192,17 +193,15 @@ class Corpus:
         self.check_readable()
         key = _stat_key(self)
         found = _CONTENT.get(key) if key is not None else None
-        if found is None and key is not None and _FACTS:
-            record = _FACTS[0].get_json(FACT_CONTENT, digest(FACT_CONTENT, key))
-            found = record.get("sha256") if isinstance(record, dict) else None
+        if found is None and key is not None:
+            record = _read_fact(FACT_CONTENT, digest(FACT_CONTENT, key))
+            found = record.get("sha256") if record is not None else None
             if not isinstance(found, str) or len(found) != 64:
                 found = None
         if found is None:
             found = self._hash_files()
             if key is not None and _settled(key):
-                if _FACTS:
-                    _FACTS[0].put_json(FACT_CONTENT, digest(FACT_CONTENT, key), {"sha256": found},
-                                       log=False)
+                _keep_fact(FACT_CONTENT, digest(FACT_CONTENT, key), {"sha256": found})
         if key is not None and _settled(key):
             if len(_CONTENT) >= 100_000:
                 _CONTENT.clear()
@@ -291,7 +290,7 @@ class Corpus:
 
     def _stored_guess(self) -> LanguageGuess | None:
         key = self._guess_key()
-        record = _FACTS[0].get_json(FACT_LANGUAGE, key) if key is not None else None
+        record = _read_fact(FACT_LANGUAGE, key) if key is not None else None
         try:
             return None if record is None else LanguageGuess(
                 str(record["language"]), str(record["script"]), float(record["confidence"]),
@@ -303,8 +302,7 @@ class Corpus:
         guess = detect_language(itertools.islice(self.units(), DETECT_UNITS), given=self.language)
         key = self._guess_key()
         if key is not None:
-            _FACTS[0].put_json(FACT_LANGUAGE, key, {**guess.as_dict(), "confidence": guess.confidence},
-                               log=False)
+            _keep_fact(FACT_LANGUAGE, key, {**guess.as_dict(), "confidence": guess.confidence})
         return guess
 
     def segmenter(self) -> Segmenter:
@@ -350,6 +348,23 @@ def keep_facts_in(store: ArtefactStore | None) -> None:
     where this and later processes read them back; None keeps them in this process only. The
     dashboard's server sets its store, so that its first visit of a page detects nothing again."""
     _FACTS[:] = [] if store is None else [store]
+
+
+def _read_fact(kind: str, key: str) -> dict[str, Any] | None:
+    """A fact kept in the store, or None (none kept, no store, or a store that cannot be read)."""
+    try:
+        record = _FACTS[0].get_json(kind, key) if _FACTS else None
+    except (SimcoreError, OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def _keep_fact(kind: str, key: str, record: dict[str, Any]) -> None:
+    """Keep a fact in the store when there is one; a store that cannot take it (full, read-only)
+    only means it is found again next time."""
+    if _FACTS:
+        with contextlib.suppress(SimcoreError, OSError):
+            _FACTS[0].put_json(kind, key, record, log=False)
 
 
 def _stat_key(corpus: Corpus) -> tuple[Any, ...] | None:
