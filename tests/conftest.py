@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from simcore.corpora.corpus import keep_facts_in
 from simcore.utils.store import ArtefactStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,6 +20,14 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 @pytest.fixture
 def store(tmp_path: Path) -> ArtefactStore:
     return ArtefactStore(tmp_path / "store")
+
+
+@pytest.fixture(autouse=True)
+def _no_kept_facts() -> Iterator[None]:
+    """A dashboard page sets its store as where corpus facts are kept (simcore.corpora.corpus):
+    each test ends with none, so that no later test keeps facts in another test's store."""
+    yield
+    keep_facts_in(None)
 
 
 @pytest.fixture(scope="module")
