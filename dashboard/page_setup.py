@@ -48,11 +48,11 @@ def _interrupted_panel(state: AppState) -> None:
                        help="Starts the same job again; what it had finished is read back from the store"):
             try:
                 if resume.resume(state, kind) is None:  # a target now too small to need its own job
-                    changed(state, "info", f"{record.title}: nothing is left worth a job of its own; Compute "
-                                           "does the rest.")
+                    changed(state, "info", f"{record.title}: nothing is left worth a job of its "
+                                           "own; Compute does the rest.")
                 else:
-                    changed(state, "info", f"{record.title}: started again; what it had finished is read back "
-                                           "from the store, only the rest is computed.")
+                    changed(state, "info", f"{record.title}: started again; what it had finished "
+                                           "is read back from the store, only the rest is computed.")
             except SimcoreError as exc:
                 st.error(str(exc))
         if right.button("Dismiss", key=f"dismiss_{kind}", help="Forget this job (what it stored stays cached)"):

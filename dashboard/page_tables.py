@@ -60,13 +60,13 @@ def rank_table(ranking: pd.DataFrame, target: str, long: pd.DataFrame | None = N
     order: dict[str, float] = {}
     for measure, group in part.groupby("measure", sort=False):
         ranks = {str(s): r for s, r in zip(group["source"], group["rank"]) if pd.notna(r)}
-        if measure != "recommended" and not pd.to_numeric(group["value"], errors="coerce").notna().any():
+        values = pd.to_numeric(group["value"], errors="coerce")
+        if measure != "recommended" and not values.notna().any():
             ranks = {}  # e.g. WVV below 1M tokens: no ranking to show
         counts = pd.Series(list(ranks.values()), dtype=float).value_counts()
         columns[label(measure)] = [
-            "–" if s not in ranks else
-            f"{'=' if counts[ranks[s]] > 1 else ''}{int(ranks[s])}{f' {MARK}' if (measure, s) in marked else ''}"
-            for s in sources]
+            "–" if s not in ranks else "=" * bool(counts[ranks[s]] > 1) + str(int(ranks[s]))
+            + f" {MARK}" * ((measure, s) in marked) for s in sources]
         if ranks and (not order or measure == "recommended"):
             order = {s: float(ranks.get(s, math.inf)) for s in sources}
     frame = pd.DataFrame({"source": sources, **columns})
@@ -74,7 +74,8 @@ def rank_table(ranking: pd.DataFrame, target: str, long: pd.DataFrame | None = N
     return frame.sort_values(["_order", "source"]).drop(columns="_order").reset_index(drop=True)
 
 
-def _marked(long: pd.DataFrame | None, target: str, carrying: Sequence[str]) -> set[tuple[str, str]]:
+def _marked(long: pd.DataFrame | None, target: str,
+            carrying: Sequence[str]) -> set[tuple[str, str]]:
     """(measure, source) of the target's flagged cells; ("recommended", source) for a source
     flagged under a measure that carries the recommendation."""
     if long is None:
@@ -249,12 +250,13 @@ def short_names(names: Iterable[str], chars: int) -> dict[str, str]:
     return {}
 
 
-def _shortened(frame: pd.DataFrame, columns: Sequence[str], mapping: dict[str, str]) -> pd.DataFrame:
+def _shortened(frame: pd.DataFrame, columns: Sequence[str],
+               mapping: dict[str, str]) -> pd.DataFrame:
     """``frame`` with every name of ``mapping`` in ``columns`` replaced by its short form."""
     if not mapping:
         return frame
-    pattern = re.compile(r"(?<![\w.-])(" + "|".join(re.escape(n) for n in sorted(mapping, key=len, reverse=True))
-                         + r")(?![\w.-])")
+    longest_first = sorted(mapping, key=len, reverse=True)
+    pattern = re.compile(r"(?<![\w.-])(" + "|".join(map(re.escape, longest_first)) + r")(?![\w.-])")
     done: dict[str, str] = {}  # each distinct cell once: a table repeats its names
     out = frame.copy()
     for column in columns:
@@ -280,7 +282,8 @@ def fitted_table(frame: pd.DataFrame, room: int = TABLE_ROOM, fixed: dict[str, i
         natural = natural_widths(shown)
         keep = {c: natural[c] for c in name_columns}
         widths = fitted_widths(shown, room, {**fixed, **keep})
-        total = sum(fixed.values()) + sum(widths.get(c, w) for c, w in natural.items() if c not in fixed)
+        total = sum(fixed.values()) + sum(widths.get(c, w) for c, w in natural.items()
+                                          if c not in fixed)
         return widths, total
 
     widths, total = attempt(frame)
@@ -292,7 +295,7 @@ def fitted_table(frame: pd.DataFrame, room: int = TABLE_ROOM, fixed: dict[str, i
         return frame, widths, {}
     found = attempt(_shortened(head, name_columns, short_names(names, low)))
     chars = low
-    while low < high:  # the longest length that fits (the width shrinks with the length): a bisection
+    while low < high:  # bisection: the longest length that fits (the width shrinks with it)
         middle = (low + high + 1) // 2
         tried = attempt(_shortened(head, name_columns, short_names(names, middle)))
         if tried[1] <= room:

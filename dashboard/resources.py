@@ -26,7 +26,7 @@ def _store(root: str) -> ArtefactStore:
 def get_store() -> ArtefactStore:
     """The artefact store under $SIMCORE_CACHE (or ~/.cache/simcore), shared by all sessions and the CLI."""
     store = _store(str(default_root()))
-    keep_facts_in(store)  # corpus files' hashes and languages kept on disk: a new server reads them back
+    keep_facts_in(store)  # corpus files' hashes and languages on disk: a new server reads them back
     return store
 
 

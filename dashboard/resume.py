@@ -27,8 +27,8 @@ def interrupted(state: AppState) -> dict[str, JobRecord]:
 
 
 def resume(state: AppState, kind: str) -> jobs.BackgroundJob | None:
-    """Start the interrupted job of ``kind`` again (SimcoreError when it cannot be: a corpus no longer loaded;
-    None when nothing is left to do: a target's work whose target is now too small to need it)."""
+    """Start the interrupted job of ``kind`` again (SimcoreError when it cannot be: a corpus no
+    longer loaded; None when nothing is left to do: a target now too small to need its work)."""
     record = interrupted(state).get(kind)
     if record is None:
         raise SimcoreError("that job is no longer interrupted (resumed or dismissed in another tab)")

@@ -8,9 +8,9 @@ from the store instead of doing it. The job takes the server's computation lock 
 job takes), so a Compute pressed meanwhile waits for it and then reuses all of it, rather than
 doing the same work beside it on the same cores.
 
-Like every job of a workspace, it is recorded with it (:mod:`dashboard.job_records`): a server that
-stops mid-way leaves it interrupted, and Resume (:func:`resume_target_work`) starts it again, reading
-back from the store what the first run finished.
+Like every job of a workspace, it is recorded with it (:mod:`dashboard.job_records`): a server
+that stops mid-way leaves it interrupted, and Resume (:func:`resume_target_work`) starts it again,
+reading back from the store what the first run finished.
 """
 
 from __future__ import annotations

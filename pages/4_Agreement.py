@@ -86,7 +86,7 @@ else:
     show.insert(3, "changes the first choice", flag_first_choice(show, long, result.measures))
     for m in result.measures:
         show[m] = show["first"].where(show[m].astype(bool), show["second"])
-    show = show.rename(columns={m: label(m) for m in result.measures})  # the source each finds more similar
+    show = show.rename(columns={m: label(m) for m in result.measures})  # the source each prefers
     f1, f2 = st.columns([2, 1])
     target_options = ["all targets", *sorted(show["target"].unique())]
     keep_choices(state, "agreement_filter", {"agree_target": "all targets", "agree_only_first": False},
@@ -100,13 +100,14 @@ else:
         show = show[show["target"] == target_filter]
     if only_first:
         show = show[show["changes the first choice"]]
-    st.caption(f"{len(show)} comparisons shown; {int(show['changes the first choice'].sum())} of them change "
-               "the first choice. Under each measure, the source of the pair it finds more similar.")
+    changing = int(show["changes the first choice"].sum())
+    st.caption(f"{len(show)} comparisons shown; {changing} of them change the first choice. Under "
+               "each measure, the source of the pair it finds more similar.")
     measures = [label(m) for m in result.measures]
     table(show.rename(columns={"changes the first choice": FIRST_CHOICE}),
           column_config={FIRST_CHOICE: st.column_config.CheckboxColumn(
-                             FIRST_CHOICE, help="the comparison involves a source one measure ranks first")}
-          | {m: st.column_config.TextColumn(m, help=f"the source of the pair {m} finds more similar")
-             for m in measures},
+              FIRST_CHOICE, help="the comparison involves a source one measure ranks first")}
+          | {m: st.column_config.TextColumn(m, help=f"the source of the pair {m} finds more "
+                                                        "similar") for m in measures},
           name_columns=["target", "first", "second", *measures],
           names=set(long["source"].astype(str)) | set(long["target"].astype(str)))

@@ -101,8 +101,9 @@ downloads[4].download_button("Download pairwise comparisons (CSV)", parts.pairs_
                              file_name="simcore-pairs.csv", mime="text/csv", on_click="ignore", key="dl_pairs")
 
 st.subheader("Sources ranked per target")
-st.caption("Each source's rank under each measure: 1 is the most similar; ties share a rank (=2: tied "
-           "at 2); rows in the order of the recommendation. The 'recommended' column ranks the sources by "
+st.caption("Each source's rank under each measure: 1 is the most similar; ties share a rank "
+           "(=2: tied at 2); rows in the order of the recommendation. "
+           "The 'recommended' column ranks the sources by "
            "its share of the votes (each carrying measure, each bootstrap replicate). ⚠ marks a source whose value for that measure is flagged "
            "(used whole, or below the size at which the measure is reliable; the Similarity page lists why); in the "
            "'recommended' column, flagged under a measure that carries the recommendation.")

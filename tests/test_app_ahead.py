@@ -165,7 +165,7 @@ def test_a_target_job_whose_server_stopped_is_interrupted_and_resume_finishes_it
     assert not record_file.exists()
     assert not [w for w in b.sidebar.warning if "was interrupted" in w.value]
     after = _stored(cache)
-    assert all(after.get(k) == t for k, t in before.items()), "what the first run stored was read back"
+    assert all(after.get(k) == t for k, t in before.items()), "the first run's work was read back"
     corpus = state(b).targets["ward_rounds"].corpus
     target = Workbench(ArtefactStore(cache)).target(corpus)
     options = TokenizerOptions(**target.tokenized.meta.get("options", {}))
@@ -185,11 +185,11 @@ def test_a_target_work_record_is_checked_like_every_other():
     kind = kind_of("notes/../x y")
     assert file_name(kind) == f"target-{hashlib.sha256(kind.encode()).hexdigest()[:16]}.json"
     assert file_name("matrix") == "matrix.json"
-    good = record(kind, "Preparing it", {"target": "notes/../x y", "sources": ["news"]}, started=1.0,
-                  server="s")
+    good = record(kind, "Preparing it", {"target": "notes/../x y", "sources": ["news"]},
+                  started=1.0, server="s")
     parsed = parse(json.dumps(good).encode(), locator=None)
     assert parsed.kind == kind and parsed.params == {"target": "notes/../x y", "sources": ("news",)}
-    for bad, why in ((good | {"params": {"target": "other", "sources": []}}, "not the one its kind"),
+    for bad, why in ((good | {"params": {"target": "other", "sources": []}}, "not the one its"),
                      (good | {"params": {"target": "notes/../x y", "sources": "news"}}, "list"),
                      (good | {"kind": "target "}, "no known kind")):
         with pytest.raises(RecordError, match=why) as caught:

@@ -197,7 +197,8 @@ def test_agreement_reads_kappa_and_flags_first_choice_changes():
     assert set(at.dataframe[-1].value["target"]) == {"CADEC"} and len(at.dataframe[-1].value) == len(rows)
     at.checkbox(key="agree_only_first").check().run()
     filtered = at.dataframe[-1].value
-    assert filtered["changes 1st choice"].all() and len(filtered) == int(np.sum(rows["changes 1st choice"]))
+    assert filtered["changes 1st choice"].all()
+    assert len(filtered) == int(np.sum(rows["changes 1st choice"]))
     # the choices survive a visit to another page (Streamlit forgets the widgets of a page that was left)
     at.multiselect(key="agree_measures").set_value(["ppl", "tvc"]).run()
     go(at, "pages/1_Corpora.py")

@@ -79,7 +79,8 @@ def test_a_file_rewritten_within_its_times_grain_is_not_taken_for_the_old_one(tm
                             TokenizerOptions().as_dict())
 
 
-def test_the_language_guess_is_stored_by_content_and_not_detected_again(tmp_path, facts, monkeypatch):
+def test_the_language_guess_is_stored_by_content_and_not_detected_again(tmp_path, facts,
+                                                                        monkeypatch):
     monkeypatch.setattr(corpus_module, "SETTLED_S", 0.0)
     path = tmp_path / "zeitung.txt"
     path.write_text(GERMAN, encoding="utf-8")

@@ -592,7 +592,8 @@ def test_a_table_of_long_names_shortens_them_to_fit_and_says_which():
                                                                      if c != "changes 1st choice"],
                                           names=[a, b, t, "news"])
     assert mapping == {a: "biom…part0", b: "biom…part1", t: "conl…_test"}  # 4 + "…" + 5
-    assert list(shown["first"]) == ["biom…part0"] * 2 and list(shown["TVC"]) == ["biom…part0", "biom…part1"]
+    assert list(shown["first"]) == ["biom…part0"] * 2
+    assert list(shown["TVC"]) == ["biom…part0", "biom…part1"]
     assert widths == {} and sum(natural_widths(shown).values()) == 8 * 88 + 173 <= 900
     assert list(shown["changes 1st choice"]) == [True, False]  # not a name column: as it was
     # a table that fits is left whole
@@ -604,8 +605,10 @@ def test_a_table_of_long_names_shortens_them_to_fit_and_says_which():
     assert short_names(["news_a_part", "news_b_part", "reviews_yelp_full_part"], 10) == {
         "reviews_yelp_full_part": "revie…_part"}
     # a name inside a sentence ("a (50%) or b (22%)") is shortened where it stands
-    answer = pd.DataFrame({"target": [t], "pretrain on": [f"{a} (50%) or {b} (22%)"], "why": ["x " * 300]})
-    shown, _, mapping = fitted_table(answer, 300, name_columns=["target", "pretrain on"], names=[a, b, t])
+    answer = pd.DataFrame({"target": [t], "pretrain on": [f"{a} (50%) or {b} (22%)"],
+                           "why": ["x " * 300]})
+    shown, _, mapping = fitted_table(answer, 300, name_columns=["target", "pretrain on"],
+                                     names=[a, b, t])
     assert shown["pretrain on"][0] == f"{mapping[a]} (50%) or {mapping[b]} (22%)"
 
 

@@ -35,7 +35,7 @@ from .opening import Locator, checked_text, job_from
 
 RECORD_FORMAT = "simcore-job"
 KINDS = ("matrix", "selection", "probe")
-TARGET_PREFIX = "target "  # a target's add-time work: one job per target, "target NAME" (dashboard.target_job)
+TARGET_PREFIX = "target "  # a target's add-time work (dashboard.target_job): "target NAME"
 FOLDER = "jobs"
 MAX_RECORD_BYTES = 200_000
 # The fields of a selection that the Sentence selection form sets (the rest keep their defaults: a record

@@ -181,15 +181,15 @@ class Corpus:
         self.check_readable()
         if not isinstance(options, TokenizerOptions):
             raise InvalidArgument(f"options must be TokenizerOptions, not {type(options).__name__}")
-        hub = ([] if (self.labels, self.tokens_field, self.tags_field) == (None, "tokens", "ner_tags")
-               else [self.labels, self.tokens_field, self.tags_field])  # older corpora keep their keys
-        return digest(self.content_digest(), self.text_field, self.encoding, options.as_dict(), *hub,
-                      *self.segmentation_key())
+        hub_fields = [self.labels, self.tokens_field, self.tags_field]
+        hub = [] if hub_fields == [None, "tokens", "ner_tags"] else hub_fields  # older keys kept
+        return digest(self.content_digest(), self.text_field, self.encoding, options.as_dict(),
+                      *hub, *self.segmentation_key())
 
     def content_digest(self) -> str:
-        """Hash of the files' bytes and formats (what :meth:`raw_fingerprint` reads). Local files are
-        hashed once while their inode, size and times stay as they were (kept in this process and,
-        with :func:`keep_facts_in`, in the store): a page that asks again reads no byte."""
+        """Hash of the files' bytes and formats (what :meth:`raw_fingerprint` reads). Local files
+        are hashed once while their inode, size and times stay as they were (kept in this process
+        and, with :func:`keep_facts_in`, in the store): a page that asks again reads no byte."""
         self.check_readable()
         key = _stat_key(self)
         found = _CONTENT.get(key) if key is not None else None
@@ -377,8 +377,8 @@ def _stat_key(corpus: Corpus) -> tuple[Any, ...] | None:
             info = os.stat(f)
         except OSError:
             return None
-        out.append((str(f), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns,
-                    corpus.fmt or format_of(f.name) or "?"))
+        out.append((str(f), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns,
+                    info.st_ctime_ns, corpus.fmt or format_of(f.name) or "?"))
     return tuple(out)
 
 

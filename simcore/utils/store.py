@@ -143,7 +143,8 @@ class ArtefactStore:
         return json.loads((path / MANIFEST).read_text())["meta"]
 
     def build(
-        self, kind: str, key: str, builder: Callable[[Path], dict[str, Any] | None], log: bool = True
+        self, kind: str, key: str, builder: Callable[[Path], dict[str, Any] | None],
+        log: bool = True,
     ) -> Path:
         """Return the artefact, building it with ``builder(tmpdir) -> meta`` if needed.
 
