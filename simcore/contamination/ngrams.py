@@ -40,6 +40,7 @@ a third.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -60,6 +61,7 @@ MIN_WORDS = 8            # a sentence shorter than n words counts (held whole) o
 MIN_CHARS_CUT = 8        # ... from this many characters for a target cut into characters (Han, kana)
 MAX_NGRAM = 200
 BATCH_UNITS = 4096       # units tested at once
+CHECK_UNITS = 1024       # units that passed the cheap test keyed exactly at once (when watching)
 OVERLAP_VERSION = 1
 GRID = 8                 # the cheap test reads a unit's letters 8 bytes at a time, at multiples of 8
 ANCHOR_MAX = 48          # bytes of the longest window it compares
@@ -555,6 +557,7 @@ class Scanner:
         self.units = 0
         self.tested = 0  # units that passed the cheap test and were keyed exactly
         self._batch: list[Any] = []
+        self._pending: list[Any] = []  # units that passed the cheap test, not keyed yet
 
     def add(self, unit: Any) -> None:
         self._batch.append(unit)
@@ -562,19 +565,31 @@ class Scanner:
             self.flush()
 
     def watch(self, units: Iterable[Any]) -> Iterator[Any]:
-        """``units`` passed through unchanged, each one tested on the way (the pass's own read)."""
-        batch = self._batch
-        for unit in units:
-            batch.append(unit)
-            if len(batch) >= BATCH_UNITS:
-                self.flush()
-                batch = self._batch
-            yield unit
+        """``units`` passed through unchanged, tested a batch at a time on the way (the pass's own
+        read; the units themselves go on from C, :func:`itertools.chain`). The units that pass the
+        cheap test wait to be keyed exactly together, :data:`CHECK_UNITS` at a time: a few per batch
+        pass, and numpy's cost per call would be paid for each batch."""
+        return itertools.chain.from_iterable(self._watched(iter(units)))
+
+    def _watched(self, units: Iterator[Any]) -> Iterator[list[Any]]:
+        while batch := list(itertools.islice(units, BATCH_UNITS)):
+            self.units += len(batch)
+            if len(self.keys.wanted):
+                self._pending.extend(batch[p] for p in self.candidates(batch))
+                if len(self._pending) >= CHECK_UNITS:
+                    self._check_pending()
+            yield batch
         self.flush()
 
+    def _check_pending(self) -> None:
+        pending, self._pending = self._pending, []
+        self.check(pending, list(range(len(pending))))
+
     def flush(self) -> None:
+        """Test the units added and not tested yet, and key those waiting (:meth:`watch`)."""
         batch, self._batch = self._batch, []
         self.scan(batch)
+        self._check_pending()
 
     def scan(self, batch: list[Any]) -> dict[int, int]:
         """Test ``batch`` (its keys held go to ``hits``): the positions of the units that hold a target's
