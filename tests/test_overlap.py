@@ -407,6 +407,23 @@ def test_the_cheap_test_finds_runs_of_every_length_at_every_alignment(cheap_test
         assert scanner.every_unit == (n == 2)
 
 
+def test_a_short_run_is_looked_for_whole_before_its_unit_is_tokenized(cheap_test, monkeypatch):
+    """A run of 15 to 22 letters is found by an 8-byte window, common in any text: a unit holding the
+    window but not the whole run is not tokenized (it is when the run is not looked for whole); one
+    holding the whole run is."""
+    rng = np.random.default_rng(3)
+    letters = list("abcdefghijklmnopqrstuvwxyz0123456789")
+    sentences = [["".join(rng.choice(letters, 2)) for _ in range(8)] for _ in range(40)]  # 16 letters
+    index = TargetIndex.build("t", [(s, True) for s in sentences], n=13)
+    scanner = Scanner([index], str.split)
+    assert set(scanner.confirm) == {16} and not scanner.every_unit
+    lines = [" ".join(s) for s in sentences[:20]] + [" ".join(s)[:-1] for s in sentences[20:]]
+    assert scanner.candidates(lines) == list(range(20))
+    monkeypatch.setattr(ngrams, "compiled", None)
+    monkeypatch.setattr(Scanner, "_confirmed", lambda self, data, at: at)
+    assert len(scanner.candidates(lines)) > 30  # the 8-byte windows alone let most cut ones through
+
+
 def test_a_large_source_in_two_processes_is_read_once(injected, shared_data, tmp_path, monkeypatch):
     """--jobs 2: the overlap is scanned in the pieces' own read of a large source (a folder of three
     shards, each read by a worker process), so every shard is read once, and the values are the
