@@ -20,7 +20,8 @@ read 8 bytes at a time at the multiples of 8 (aligned 64-bit words, a few numpy 
 bytes). Wherever a target n-gram's letters sit in a unit, one of those reads starts in its first 8
 bytes, so every window of its letters that starts in its first 8 bytes, as long as the n-gram allows
 (up to 48 bytes), is an anchor; a unit is tokenized and keyed exactly only when one of its 8-byte
-aligned windows hashes like an anchor (two tables of bits, then the sorted anchors). An n-gram of
+aligned windows hashes like an anchor (two tables of bits, then the sorted anchors), and, for a run
+of 15 to 22 bytes whose anchor is 8 bytes, only when the whole run is around it. An n-gram of
 7 to 14 bytes of letters (tables of scores) is found by 4-byte reads at the multiples of 4, then its
 first 7 bytes; one of fewer than 7 bytes (an n-gram of 1 to 6 short words) sends every unit to the
 exact test. The cheap test is a necessary condition (tokenizing never adds or drops a letter), so it
@@ -32,9 +33,8 @@ built by ``pip install -e .``) imports: one loop over a batch folds each unit's 
 byte at a time (runs of other characters through :func:`fold_run`, token lists through
 :func:`fold_unit`), makes the same reads against the same tables (their flags packed 8 to a byte,
 2 MB a table, so they stay in the processor's cache) and returns the same units as the numpy path,
-which runs where the extension is missing (:func:`scan_path` says which). The compiled test is
-then about half of the scan's CPU, the exact test of the units that pass (mostly their tokenizing)
-a third.
+which runs where the extension is missing (:func:`scan_path` says which). When watching a pass, the
+units that pass are keyed :data:`CHECK_UNITS` at a time.
 """
 
 from __future__ import annotations
