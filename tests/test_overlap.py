@@ -162,6 +162,38 @@ def test_the_cheap_test_never_loses_an_overlap(injected, shared_data, cheap_test
     assert scanner.tested < len(lines) / 5  # and it tokenized few of the units
 
 
+def test_units_keyed_in_groups_while_watching_find_what_each_batch_finds(injected, shared_data,
+                                                                          monkeypatch):
+    """Watching keys the units that pass the cheap test in groups across batches: the same hits and
+    units tested as keying each batch at once (:meth:`Scanner.scan`), whatever the group's size, and
+    a pass that stops early still has its units keyed once the result is asked for."""
+    root, _, _ = injected
+    target = Corpus.from_path(shared_data / "targets" / "conll2003")
+    options = TokenizerOptions()
+    index = TargetIndex.build("conll2003", target_sentences(target, options))
+    source = Corpus.from_path(root / "dirty.txt")
+    tokens_of = unit_tokenizer(source.segmenter(), options)
+    lines = (root / "dirty.txt").read_text(encoding="utf-8").splitlines()
+    monkeypatch.setattr(ngrams, "BATCH_UNITS", 50)
+    each = Scanner([index], tokens_of)
+    held = [each.scan(lines[i:i + 50]) for i in range(0, len(lines), 50)]
+    assert sum(map(len, held)) > 0
+    for group in (1, 7, 10 ** 9):
+        monkeypatch.setattr(ngrams, "CHECK_UNITS", group)
+        scanner = Scanner([index], tokens_of)
+        assert list(scanner.watch(lines)) == lines
+        assert scanner.result() == each.hits and scanner.tested == each.tested
+    early = Scanner([index], tokens_of)
+    read = 0
+    for read, _ in enumerate(early.watch(lines), 1):
+        if read == 120:
+            break
+    brute = Scanner([index], tokens_of)
+    brute.scan(lines[:150])  # the batches the pass had drawn (three of 50)
+    assert sum(index.held(brute.hits)) >= 3  # lines 5, 65 and 125 hold injected test sentences
+    assert early.result() == brute.hits
+
+
 def test_near_duplicates_in_case_punctuation_and_spacing(tmp_path):
     sentences = [
         "The committee approved the new budget for the northern district after a long debate on Tuesday".split(),
@@ -373,6 +405,23 @@ def test_the_cheap_test_finds_runs_of_every_length_at_every_alignment(cheap_test
         assert scanner.result() == brute
         assert all(index.held(brute))  # every sentence, long or short, is found in its own line
         assert scanner.every_unit == (n == 2)
+
+
+def test_a_short_run_is_looked_for_whole_before_its_unit_is_tokenized(cheap_test, monkeypatch):
+    """A run of 15 to 22 letters is found by an 8-byte window, common in any text: a unit holding the
+    window but not the whole run is not tokenized (it is when the run is not looked for whole); one
+    holding the whole run is."""
+    rng = np.random.default_rng(3)
+    letters = list("abcdefghijklmnopqrstuvwxyz0123456789")
+    sentences = [["".join(rng.choice(letters, 2)) for _ in range(8)] for _ in range(40)]  # 16 letters
+    index = TargetIndex.build("t", [(s, True) for s in sentences], n=13)
+    scanner = Scanner([index], str.split)
+    assert set(scanner.confirm) == {16} and not scanner.every_unit
+    lines = [" ".join(s) for s in sentences[:20]] + [" ".join(s)[:-1] for s in sentences[20:]]
+    assert scanner.candidates(lines) == list(range(20))
+    monkeypatch.setattr(ngrams, "compiled", None)
+    monkeypatch.setattr(Scanner, "_confirmed", lambda self, data, at: at)
+    assert len(scanner.candidates(lines)) > 30  # the 8-byte windows alone let most cut ones through
 
 
 def test_a_large_source_in_two_processes_is_read_once(injected, shared_data, tmp_path, monkeypatch):

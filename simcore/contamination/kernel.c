@@ -12,7 +12,8 @@
    space in the batch, which folding drops too). ``tables`` is the tuple built by ngrams.Scanner;
    each table of flags is (shift, first flags, second flags, sorted hashes), the flags packed 8 to
    a byte (bit i of byte j: entry 8j + i), so that a table of 2^24 entries is 2 MB and stays in the
-   processor's cache. */
+   processor's cache. A run of 15 to 22 bytes found by its 8-byte window is then looked for whole
+   (ngrams.Scanner._confirmed). */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -24,7 +25,9 @@
 #define MIX32 0x9E3779B1U
 #define SEVEN ((1ULL << 56) - 1)
 #define MAX_WHOLE 16
-#define PREFETCH 4  /* reads ahead (within the zeros after the batch: 4 * 8 < ANCHOR_MAX + 16) */
+#define MAX_CONFIRM 8  /* runs of 15 to 22 bytes */
+#define PREFETCH 8  /* reads ahead whose flags are fetched while this one is tested */
+#define PAD (ANCHOR_MAX + 8 * PREFETCH + 16)  /* zeros after the batch: room for every read */
 
 static inline uint64_t load8(const unsigned char *p) {
     uint64_t v;
@@ -219,28 +222,58 @@ static inline void mark(const Py_ssize_t *starts, Py_ssize_t units, char *passed
     passed[lo - 1] = 1;
 }
 
-enum { T_FIRST8, T_GRID1, T_FIRST16, T_GRID2, T_GRID4, T_COUNT };
+enum { T_GRID1, T_FIRST16, T_GRID2, T_GRID4, T_COUNT };
+
+/* The hash of the ``length`` bytes (at most 24) at ``p``: each 8 bytes' read, those past
+   ``length`` masked, times its place's constant (ngrams._short_hashes). */
+static inline uint64_t run_hash(const unsigned char *p, unsigned length, const uint64_t *G) {
+    uint64_t h = 0;
+    for (unsigned m = 0; 8 * m < length; m++) {
+        unsigned take = length - 8 * m;
+        uint64_t mask = take >= 8 ? ~0ULL : (1ULL << (8 * take)) - 1;
+        h += (load8(p + 8 * m) & mask) * G[m];
+    }
+    return h;
+}
+
+/* Whether the 8-byte window at ``at`` lies in a run of one of ``lengths`` held whole. */
+static int confirmed(const unsigned char *d, Py_ssize_t at, const uint64_t *G,
+                     const unsigned *lengths, const Py_buffer *wanted, Py_ssize_t n) {
+    for (Py_ssize_t k = 0; k < n; k++) {
+        unsigned length = lengths[k];
+        for (Py_ssize_t back = 0; back <= (Py_ssize_t)length - 8 && back <= at; back++)
+            if (member64(wanted[k].buf, wanted[k].len / 8, run_hash(d + at - back, length, G)))
+                return 1;
+    }
+    return 0;
+}
 
 /* The scan itself, on the folded batch ``d`` of ``len`` bytes (zeros after it). */
 static void scan(const unsigned char *d, Py_ssize_t len, const uint64_t *G, const Table *t,
                  const unsigned char *four_flags, const uint32_t *four, Py_ssize_t n_four,
                  const uint64_t *seven, Py_ssize_t n_seven, const unsigned *whole_length,
-                 Py_buffer *whole, Py_ssize_t n_whole, const Py_ssize_t *starts, Py_ssize_t n_units,
-                 char *passed) {
-    /* 8-byte reads at multiples of 8: the first 8 bytes of an anchor, then its 8, 16 or 32 */
-    const unsigned char *flags8 = t[T_FIRST8].first.buf;
-    const unsigned shift8 = t[T_FIRST8].shift;
+                 Py_buffer *whole, Py_ssize_t n_whole, const unsigned *confirm_length,
+                 const Py_buffer *confirm, Py_ssize_t n_confirm, const Py_ssize_t *starts,
+                 Py_ssize_t n_units, char *passed) {
+    /* 8-byte reads at multiples of 8: an anchor of 8 bytes (a small table, in the processor's
+       nearest cache), then the first 16 bytes of one of 16 or 32, then all of it */
+    const Table *f16 = &t[T_FIRST16];
     for (Py_ssize_t at = 0; at < len; at += 8) {
         uint64_t eight = load8(d + at) * G[0];
-        /* the first table's byte for the read PREFETCH reads on, while this one is tested */
+        if (t[T_GRID1].present && find(&t[T_GRID1], eight)
+            && confirmed(d, at, G, confirm_length, confirm, n_confirm))
+            mark(starts, n_units, passed, at);
+        if (!f16->present) continue;
 #if defined(__GNUC__)
-        __builtin_prefetch(flags8 + ((load8(d + at + 8 * PREFETCH) * G[0]) >> shift8 >> 3));
+        /* the flags of the read PREFETCH reads on, fetched while this one is tested */
+        const unsigned char *d_ahead = d + at + 8 * PREFETCH;
+        uint64_t ahead = load8(d_ahead) * G[0] + load8(d_ahead + 8) * G[1];
+        __builtin_prefetch((const unsigned char *)f16->first.buf + ((ahead >> f16->shift) >> 3));
+        __builtin_prefetch((const unsigned char *)f16->second.buf
+                           + (((ahead * MIX64) >> f16->shift) >> 3));
 #endif
-        if (!maybe(&t[T_FIRST8], eight)) continue;
-        if (t[T_GRID1].present && find(&t[T_GRID1], eight)) mark(starts, n_units, passed, at);
-        if (!t[T_FIRST16].present) continue;
         uint64_t first = eight + load8(d + at + 8) * G[1];
-        if (!maybe(&t[T_FIRST16], first)) continue;
+        if (!maybe(f16, first)) continue;
         if (t[T_GRID2].present && find(&t[T_GRID2], first)) mark(starts, n_units, passed, at);
         if (t[T_GRID4].present) {
             uint64_t h = first + load8(d + at + 16) * G[2] + load8(d + at + 24) * G[3];
@@ -277,18 +310,18 @@ static PyObject *candidates(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!OOO!", &PyList_Type, &units, &fold_other, &fold_run,
                           &PyTuple_Type, &tables))
         return NULL;
-    /* (place constants, first8, grid1, first16, grid2, grid4, four flags, four, seven,
-        ((length, sorted hashes), ...)) */
+    /* (place constants, grid1, first16, grid2, grid4, four flags, four, seven,
+        ((length, sorted hashes), ...) of whole short runs, the same of runs to confirm) */
     if (PyTuple_GET_SIZE(tables) != 10) {
         PyErr_SetString(PyExc_ValueError, "tables: a tuple of 10");
         return NULL;
     }
     Table t[T_COUNT];
     memset(t, 0, sizeof t);
-    Py_buffer buffers[4 + MAX_WHOLE];
+    Py_buffer buffers[4 + MAX_WHOLE], confirm[MAX_CONFIRM];
     int n_buffers = 0;
-    unsigned whole_length[MAX_WHOLE];
-    Py_ssize_t n_whole = 0;
+    unsigned whole_length[MAX_WHOLE], confirm_length[MAX_CONFIRM];
+    Py_ssize_t n_whole = 0, n_confirm = 0;
     Bytes data = {0};
     Py_ssize_t *starts = NULL;
     char *passed = NULL;
@@ -297,18 +330,18 @@ static PyObject *candidates(PyObject *self, PyObject *args) {
     for (int k = 0; k < T_COUNT; k++)
         if (get_table(PyTuple_GET_ITEM(tables, 1 + k), &t[k]) < 0) goto done;
     for (int k = 0; k < 4; k++) {
-        PyObject *item = PyTuple_GET_ITEM(tables, k == 0 ? 0 : 5 + k);
+        PyObject *item = PyTuple_GET_ITEM(tables, k == 0 ? 0 : 4 + k);
         if (PyObject_GetBuffer(item, &buffers[k], PyBUF_SIMPLE) < 0) goto done;
         n_buffers = k + 1;
     }
     Py_buffer *place = &buffers[0], *four_flags = &buffers[1], *four = &buffers[2];
     Py_buffer *seven = &buffers[3];
-    if (!t[T_FIRST8].present || place->len < 32 || four_flags->len < (1 << 16) || four->len % 4
+    if (place->len < 32 || four_flags->len < (1 << 16) || four->len % 4
         || seven->len % 8) {
         PyErr_SetString(PyExc_ValueError, "tables: wrong sizes");
         goto done;
     }
-    PyObject *wholes = PyTuple_GET_ITEM(tables, 9);
+    PyObject *wholes = PyTuple_GET_ITEM(tables, 8);
     if (!PyTuple_Check(wholes) || PyTuple_GET_SIZE(wholes) > MAX_WHOLE) {
         PyErr_SetString(PyExc_ValueError, "tables: at most 16 lengths of whole runs");
         goto done;
@@ -323,6 +356,25 @@ static PyObject *candidates(PyObject *self, PyObject *args) {
         if (PyObject_GetBuffer(h, &buffers[4 + k], PyBUF_SIMPLE) < 0) goto done;
         n_whole = k + 1;
         if (buffers[4 + k].len % 8) {
+            PyErr_SetString(PyExc_ValueError, "tables: wrong sizes");
+            goto done;
+        }
+    }
+    PyObject *confirms = PyTuple_GET_ITEM(tables, 9);
+    if (!PyTuple_Check(confirms) || PyTuple_GET_SIZE(confirms) > MAX_CONFIRM) {
+        PyErr_SetString(PyExc_ValueError, "tables: at most 8 lengths of runs to confirm");
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(confirms); k++) {
+        PyObject *h;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(confirms, k), "IO", &confirm_length[k], &h)) goto done;
+        if (confirm_length[k] < 8 || confirm_length[k] > 24) {
+            PyErr_SetString(PyExc_ValueError, "tables: a run to confirm of 8 to 24 bytes");
+            goto done;
+        }
+        if (PyObject_GetBuffer(h, &confirm[k], PyBUF_SIMPLE) < 0) goto done;
+        n_confirm = k + 1;
+        if (confirm[k].len % 8) {
             PyErr_SetString(PyExc_ValueError, "tables: wrong sizes");
             goto done;
         }
@@ -344,11 +396,12 @@ static PyObject *candidates(PyObject *self, PyObject *args) {
         if (fold_unit(&data, PyList_GET_ITEM(units, u), fold_other, fold_run) < 0) goto done;
     }
     Py_ssize_t len = data.len;
-    if (reserve(&data, ANCHOR_MAX + 16) < 0) goto done;
-    memset(data.data + len, 0, ANCHOR_MAX + 16);
+    if (reserve(&data, PAD) < 0) goto done;
+    memset(data.data + len, 0, PAD);
     Py_BEGIN_ALLOW_THREADS
     scan(data.data, len, place->buf, t, four_flags->buf, four->buf, four->len / 4, seven->buf,
-         seven->len / 8, whole_length, &buffers[4], n_whole, starts, n_units, passed);
+         seven->len / 8, whole_length, &buffers[4], n_whole, confirm_length, confirm, n_confirm,
+         starts, n_units, passed);
     Py_END_ALLOW_THREADS
     result = PyList_New(0);
     if (!result) goto done;
@@ -369,6 +422,7 @@ done:
     for (int k = 0; k < T_COUNT; k++) release_table(&t[k]);
     for (int k = 0; k < n_buffers; k++) PyBuffer_Release(&buffers[k]);
     for (Py_ssize_t k = 0; k < n_whole; k++) PyBuffer_Release(&buffers[4 + k]);
+    for (Py_ssize_t k = 0; k < n_confirm; k++) PyBuffer_Release(&confirm[k]);
     return result;
 }
 

@@ -20,7 +20,8 @@ read 8 bytes at a time at the multiples of 8 (aligned 64-bit words, a few numpy 
 bytes). Wherever a target n-gram's letters sit in a unit, one of those reads starts in its first 8
 bytes, so every window of its letters that starts in its first 8 bytes, as long as the n-gram allows
 (up to 48 bytes), is an anchor; a unit is tokenized and keyed exactly only when one of its 8-byte
-aligned windows hashes like an anchor (two tables of bits, then the sorted anchors). An n-gram of
+aligned windows hashes like an anchor (two tables of bits, then the sorted anchors), and, for a run
+of 15 to 22 bytes whose anchor is 8 bytes, only when the whole run is around it. An n-gram of
 7 to 14 bytes of letters (tables of scores) is found by 4-byte reads at the multiples of 4, then its
 first 7 bytes; one of fewer than 7 bytes (an n-gram of 1 to 6 short words) sends every unit to the
 exact test. The cheap test is a necessary condition (tokenizing never adds or drops a letter), so it
@@ -32,14 +33,14 @@ built by ``pip install -e .``) imports: one loop over a batch folds each unit's 
 byte at a time (runs of other characters through :func:`fold_run`, token lists through
 :func:`fold_unit`), makes the same reads against the same tables (their flags packed 8 to a byte,
 2 MB a table, so they stay in the processor's cache) and returns the same units as the numpy path,
-which runs where the extension is missing (:func:`scan_path` says which). The compiled test is
-then about half of the scan's CPU, the exact test of the units that pass (mostly their tokenizing)
-a third.
+which runs where the extension is missing (:func:`scan_path` says which). When watching a pass, the
+units that pass are keyed :data:`CHECK_UNITS` at a time.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -60,6 +61,7 @@ MIN_WORDS = 8            # a sentence shorter than n words counts (held whole) o
 MIN_CHARS_CUT = 8        # ... from this many characters for a target cut into characters (Han, kana)
 MAX_NGRAM = 200
 BATCH_UNITS = 4096       # units tested at once
+CHECK_UNITS = 1024       # units that passed the cheap test keyed exactly at once (when watching)
 OVERLAP_VERSION = 1
 GRID = 8                 # the cheap test reads a unit's letters 8 bytes at a time, at multiples of 8
 ANCHOR_MAX = 48          # bytes of the longest window it compares
@@ -327,11 +329,14 @@ def _rarest(frequency: np.ndarray, hashes: np.ndarray, starts: np.ndarray, lengt
 
 
 def _short_hashes(reads: np.ndarray, at: np.ndarray, length: int) -> np.ndarray:
-    """The hash of the ``length`` bytes (at most 16) from each of ``at`` (``reads``: every byte's 8)."""
-    low = np.uint64((1 << (8 * min(length, 8))) - 1)
-    high = np.uint64((1 << (8 * max(length - 8, 0))) - 1)
+    """The hash of the ``length`` bytes (at most 24) from each of ``at`` (``reads``: every byte's 8):
+    each 8 bytes' read, those past ``length`` masked, times its place's constant."""
+    out = np.zeros(len(at), dtype=np.uint64)
     with np.errstate(over="ignore"):
-        return (reads[at] & low) * _GRID_WORD[0] + (reads[at + 8] & high) * _GRID_WORD[1]
+        for m in range(-(-length // 8)):
+            mask = np.uint64((1 << (8 * min(length - 8 * m, 8))) - 1)
+            out += (reads[at + 8 * m] & mask) * _GRID_WORD[m]
+    return out
 
 
 @dataclass
@@ -340,8 +345,11 @@ class Anchors:
 
     - L >= 15: read at multiples of 8 (:data:`GRID`): for each of its first 8 bytes, a window of 8, 16
       or 32 bytes (the longest of those that fits L - 7) starting there or 8, 16, ... bytes on, the one
-      least frequent in the target (``grid``, by width); the first 8 bytes of each (``first8``, the
-      first test) and the first 16 of those of 16 and 32 (``first16``, the second);
+      least frequent in the target (``grid``, by width); the first 16 bytes of those of 16 and 32
+      (``first16``, tested first: a third of a text's 8-byte reads are the first 8 bytes of some
+      anchor, one in a hundred its first 16); a run of 15 to 22 bytes, whose window is 8 bytes (few
+      runs, but common in any text), is then looked for whole around it (``confirm``: by L, the
+      hashes of its bytes);
     - 7 <= L <= 14: read at multiples of 4: for each of its first 4 bytes, the 4 bytes there or 4, 8
       bytes on least frequent in the target (``four``); then its first 7 bytes (``seven``), then the
       whole run (``whole``: by L, the hashes of its bytes, :func:`_short_hashes`);
@@ -350,10 +358,10 @@ class Anchors:
 
     grid: dict[int, np.ndarray] = field(default_factory=dict)
     first16: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
-    first8: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
     four: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint32))
     seven: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
     whole: dict[int, np.ndarray] = field(default_factory=dict)
+    confirm: dict[int, np.ndarray] = field(default_factory=dict)
     every_unit: bool = False
 
     @classmethod
@@ -370,9 +378,6 @@ class Anchors:
         width = np.where(lengths >= 39, 32, np.where(lengths >= 23, 16, 8))
         grid = lengths >= 15
         firsts = [np.zeros(0, dtype=np.uint64)]
-        eights = [np.zeros(0, dtype=np.uint64)]
-        with np.errstate(over="ignore"):
-            prefix8 = reads[:len(text)] * _GRID_WORD[0]
         for w in (8, 16, 32):
             chosen = grid & (width == w)
             if not chosen.any():
@@ -386,9 +391,11 @@ class Anchors:
                 at = _rarest(frequency, first, starts[chosen], lengths[chosen], w, GRID, 16)
                 firsts.append(first[at])
             out.grid[w] = _unique(hashes[at])
-            eights.append(prefix8[at])
+            if w == 8:
+                for length in _unique(lengths[chosen]).tolist():
+                    out.confirm[length] = _unique(_short_hashes(
+                        reads, starts[chosen & (lengths == length)], length))
         out.first16 = _unique(np.concatenate(firsts))
-        out.first8 = _unique(np.concatenate(eights))
         four = (lengths >= SHORT_MIN) & ~grid
         if four.any():
             fours = _reads(text, 1, "<u4")[:len(text)].astype(np.uint64)
@@ -404,9 +411,12 @@ class Anchors:
         out = cls(every_unit=any(a.every_unit for a in many))
         for width in sorted({w for a in many for w in a.grid}):
             out.grid[width] = _unique(np.concatenate([a.grid[width] for a in many if width in a.grid]))
-        for length in sorted({k for a in many for k in a.whole}):
-            out.whole[length] = _unique(np.concatenate([a.whole[length] for a in many if length in a.whole]))
-        for name in ("first16", "first8", "four", "seven"):
+        for name in ("whole", "confirm"):
+            mine = getattr(out, name)
+            for length in sorted({k for a in many for k in getattr(a, name)}):
+                mine[length] = _unique(np.concatenate([getattr(a, name)[length] for a in many
+                                                       if length in getattr(a, name)]))
+        for name in ("first16", "four", "seven"):
             parts = [getattr(a, name) for a in many]
             if parts:
                 setattr(out, name, _unique(np.concatenate(parts)))
@@ -502,16 +512,16 @@ class TargetIndex:
 class ScanTargets:
     """What a :class:`Scanner` needs of its targets, and no more (what a piece's task is sent):
     keys, sorted; the lengths of the runs to key; the anchors of all of them, those only tested for
-    (``first8``, ``first16``) as tables of flags."""
+    (``first16``) as tables of flags."""
 
     keys: np.ndarray
     lengths: tuple[int, ...]
     grid: dict[int, np.ndarray]
-    first8: Flags
     first16: Flags | None
     four: np.ndarray
     seven: np.ndarray
     whole: dict[int, np.ndarray]
+    confirm: dict[int, np.ndarray]
     every_unit: bool
 
     @classmethod
@@ -520,9 +530,8 @@ class ScanTargets:
         anchors = Anchors.union([i.anchors for i in indexes])
         return cls(np.array(sorted(keys), dtype=np.uint64),
                    tuple(sorted({i.n for i in indexes}.union(*(i.short_lengths for i in indexes)))),
-                   anchors.grid, Tables(anchors.first8).packed(),
-                   Tables(anchors.first16).packed() if len(anchors.first16) else None,
-                   anchors.four, anchors.seven, anchors.whole, anchors.every_unit)
+                   anchors.grid, Tables(anchors.first16).packed() if len(anchors.first16) else None,
+                   anchors.four, anchors.seven, anchors.whole, anchors.confirm, anchors.every_unit)
 
 
 class Scanner:
@@ -542,10 +551,10 @@ class Scanner:
         self.grid = {width // GRID: Tables(h) for width, h in scan.grid.items()}
         empty = np.zeros(0, dtype=np.uint64)
         self.first16 = Tables(empty, scan.first16) if scan.first16 is not None else None
-        self.first8 = Tables(empty, scan.first8)
         self.four = scan.four
         self.seven = scan.seven
         self.whole = scan.whole
+        self.confirm = scan.confirm
         self.four_table = np.zeros(1 << 16, dtype=np.bool_)
         with np.errstate(over="ignore"):
             self.four_table[(self.four * _MIX32) >> np.uint32(16)] = True
@@ -555,6 +564,7 @@ class Scanner:
         self.units = 0
         self.tested = 0  # units that passed the cheap test and were keyed exactly
         self._batch: list[Any] = []
+        self._pending: list[Any] = []  # units that passed the cheap test, not keyed yet
 
     def add(self, unit: Any) -> None:
         self._batch.append(unit)
@@ -562,19 +572,31 @@ class Scanner:
             self.flush()
 
     def watch(self, units: Iterable[Any]) -> Iterator[Any]:
-        """``units`` passed through unchanged, each one tested on the way (the pass's own read)."""
-        batch = self._batch
-        for unit in units:
-            batch.append(unit)
-            if len(batch) >= BATCH_UNITS:
-                self.flush()
-                batch = self._batch
-            yield unit
+        """``units`` passed through unchanged, tested a batch at a time on the way (the pass's own
+        read; the units themselves go on from C, :func:`itertools.chain`). The units that pass the
+        cheap test wait to be keyed exactly together, :data:`CHECK_UNITS` at a time: a few per batch
+        pass, and numpy's cost per call would be paid for each batch."""
+        return itertools.chain.from_iterable(self._watched(iter(units)))
+
+    def _watched(self, units: Iterator[Any]) -> Iterator[list[Any]]:
+        while batch := list(itertools.islice(units, BATCH_UNITS)):
+            self.units += len(batch)
+            if len(self.keys.wanted):
+                self._pending.extend(batch[p] for p in self.candidates(batch))
+                if len(self._pending) >= CHECK_UNITS:
+                    self._check_pending()
+            yield batch
         self.flush()
 
+    def _check_pending(self) -> None:
+        pending, self._pending = self._pending, []
+        self.check(pending, list(range(len(pending))))
+
     def flush(self) -> None:
+        """Test the units added and not tested yet, and key those waiting (:meth:`watch`)."""
         batch, self._batch = self._batch, []
         self.scan(batch)
+        self._check_pending()
 
     def scan(self, batch: list[Any]) -> dict[int, int]:
         """Test ``batch`` (its keys held go to ``hits``): the positions of the units that hold a target's
@@ -613,7 +635,7 @@ class Scanner:
     def _compiled_tables(self) -> tuple[Any, ...]:
         """The tables as kernel.c reads them: the places' constants, each table of flags as (shift,
         flags, flags, sorted hashes) or None (its flags 8 to a byte: 2 MB, in the processor's
-        cache), the 4-byte test's, and the whole runs' by length."""
+        cache), the 4-byte test's, the whole runs' by length, and the runs to confirm's."""
 
         def table(t: Tables | None) -> tuple[int, np.ndarray, np.ndarray, np.ndarray] | None:
             if t is None:
@@ -622,13 +644,14 @@ class Scanner:
             wanted = np.ascontiguousarray(t.wanted, dtype=np.uint64)
             return int(t.shift), flags.first, flags.second, wanted
 
-        first8 = self.first8 if self.grid else Tables(np.zeros(0, dtype=np.uint64))
-        return (_GRID_WORD, table(first8), table(self.grid.get(1)), table(self.first16),
+        return (_GRID_WORD, table(self.grid.get(1)), table(self.first16),
                 table(self.grid.get(2)), table(self.grid.get(4)), self.four_table,
                 np.ascontiguousarray(self.four, dtype=np.uint32),
                 np.ascontiguousarray(self.seven, dtype=np.uint64),
                 tuple((length, np.ascontiguousarray(h, dtype=np.uint64))
-                      for length, h in self.whole.items()))
+                      for length, h in self.whole.items()),
+                tuple((length, np.ascontiguousarray(h, dtype=np.uint64))
+                      for length, h in self.confirm.items()))
 
     def _grid(self, data: bytes) -> np.ndarray:
         """Starts of the windows of 8 to 32 bytes read at multiples of 8 that are anchors."""
@@ -637,21 +660,34 @@ class Scanner:
         reads = _reads(data, GRID, "<u8")
         count = -(-len(data) // GRID)
         with np.errstate(over="ignore"):
-            at = self.first8.maybe(reads[:count] * _GRID_WORD[0])
-            eight = reads[at] * _GRID_WORD[0]
+            eight = reads[:count] * _GRID_WORD[0]
         found = [np.zeros(0, dtype=np.intp)]
         if 1 in self.grid:
-            found.append(at[self.grid[1].find(eight)])
+            found.append(self._confirmed(data, self.grid[1].find(eight) * GRID) // GRID)
         if self.first16 is not None:
             with np.errstate(over="ignore"):
-                first = eight + reads[at + 1] * _GRID_WORD[1]
-            keep = self.first16.maybe(first)
-            at, first = at[keep], first[keep]
+                first = eight + reads[1:count + 1] * _GRID_WORD[1]
+            at = self.first16.maybe(first)
+            first = first[at]
             for words, tables in self.grid.items():
                 if words > 1:
                     hashes = first if words == 2 else _window_hashes(reads, at, words, first)
                     found.append(at[tables.find(hashes)])
         return np.concatenate(found) * GRID
+
+    def _confirmed(self, data: bytes, at: np.ndarray) -> np.ndarray:
+        """Those of the 8-byte windows at ``at`` that lie in a run of 15 to 22 bytes held whole
+        (:attr:`Anchors.confirm`): it starts at most L - 8 bytes before its window."""
+        if not len(at):
+            return at
+        every = _reads(data, 1, "<u8")
+        kept = np.zeros(len(at), dtype=bool)
+        for length, wanted in self.confirm.items():
+            for back in range(length - 7):
+                starts = at - back
+                fits = (starts >= 0) & ~kept
+                kept[fits] = _member(_short_hashes(every, starts[fits], length), wanted)
+        return at[kept]
 
     def _fours(self, data: bytes) -> np.ndarray:
         """Starts of the shortest runs, found by 4-byte reads at multiples of 4, then whole."""
