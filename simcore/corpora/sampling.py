@@ -257,9 +257,13 @@ class Candidates:
         """Add another shard's candidates: the smallest keys of both, exactly as if one had read both."""
         if (other.target, other.samples, other.seed) != (self.target, self.samples, self.seed):
             raise InvalidArgument("candidates of different sizes, sample counts or seeds cannot be merged")
-        for i, heap in enumerate(other.heaps):
-            for neg_key, words, unit in heap:
-                self._add_one(i, -neg_key, words, unit)
+        if not any(self.heaps):  # nothing kept here yet: other's kept units, each set already the smallest
+            self.heaps = [list(heap) for heap in other.heaps]  # keys reaching the target, so none would pop
+            self.totals = list(other.totals)
+        else:
+            for i, heap in enumerate(other.heaps):
+                for neg_key, words, unit in heap:
+                    self._add_one(i, -neg_key, words, unit)
         self.words += other.words
         self.units += other.units
         self.file_hashes.extend(other.file_hashes)
