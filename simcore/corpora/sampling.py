@@ -20,8 +20,10 @@ import gzip
 import hashlib
 import heapq
 import json
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,7 @@ from ..utils.errors import CorpusError, InvalidArgument
 from ..utils.store import ArtefactStore, digest, file_sha256
 from .corpus import Corpus, TokenizedCorpus, from_artefact, part_corpus, unit_tokenizer, write_tokens
 from .notes import ReadNotes
+from .readahead import BATCH_UNITS, batches_read_ahead, reads_ahead
 from .remote import RemoteFile, content_sha256, file_identity
 from .text import line_starts, range_text
 from .tokenize import TokenizerOptions
@@ -253,6 +256,52 @@ class Candidates:
         self.words += words_seen
         self.units += units_seen
 
+    def keys_of(self, units: list[Any]) -> tuple[bytes, bytes]:
+        """(each unit's words, int64; its keys for every sample, 64-bit big-endian) as :meth:`offer`
+        finds them: the per-unit work, done where the units are read (:mod:`.readahead`)."""
+        hasher = hashlib.blake2b(digest_size=8 * self.samples, key=self.seed.to_bytes(8, "big", signed=True),
+                                 person=(0).to_bytes(4, "big"))
+        words: list[int] = []
+        digests: list[bytes] = []
+        for unit in units:
+            if isinstance(unit, str):
+                unit = unit.strip()
+                words.append(len(unit.split()))
+                data = unit.encode("utf-8", "surrogatepass")
+            else:
+                unit = tuple(unit)
+                words.append(len(unit))
+                data = _unit_bytes(unit)
+            h = hasher.copy()
+            h.update(data)
+            digests.append(h.digest())
+        return np.array(words, dtype=np.int64).tobytes(), b"".join(digests)
+
+    def offer_keyed(self, batches: Iterable[tuple[list[Any], tuple[bytes, bytes]]]) -> None:
+        """:meth:`offer` for batches of units with their words and keys found already (:meth:`keys_of`):
+        each batch's units under a sample's bound are put aside at once; the same kept units."""
+        kept = [_Kept(heap, self.target, None if self.ceilings is None else self.ceilings[i])
+                for i, heap in enumerate(self.heaps)]
+        for units, (words_bytes, key_bytes) in batches:
+            words = np.frombuffer(words_bytes, dtype=np.int64)
+            keys = np.frombuffer(key_bytes, dtype=">u8").reshape(len(units), self.samples)
+            self.words += int(words.sum())
+            self.units += len(units)
+            some = words > 0
+            for i, one in enumerate(kept):
+                column = keys[:, i]
+                chosen = np.flatnonzero(some if one.bound >= _NO_BOUND else some & (column < np.uint64(one.bound)))
+                if not len(chosen):
+                    continue
+                one.keys.extend(column[chosen].tolist())
+                one.words.extend(words[chosen].tolist())
+                one.units.extend(unit.strip() if isinstance(unit, str) else tuple(unit)
+                                 for unit in (units[j] for j in chosen.tolist()))
+                if len(one.keys) >= one.settle_at:
+                    one.settle()
+        for i, one in enumerate(kept):
+            self.heaps[i], self.totals[i] = one.heap()
+
     def merge(self, other: Candidates) -> None:
         """Add another shard's candidates: the smallest keys of both, exactly as if one had read both."""
         if (other.target, other.samples, other.seed) != (self.target, self.samples, self.seed):
@@ -365,6 +414,28 @@ def _range_sha256(path: Path, start: int, end: int) -> str:
     return h.hexdigest()
 
 
+def _watched(batches: Iterable[tuple[list[Any], Any]],
+             watch: Callable[[Iterable[Any]], Iterable[Any]]) -> Iterator[tuple[list[Any], Any]]:
+    """``batches`` with every unit passed through ``watch`` on the way, in order (each batch but the
+    last holds BATCH_UNITS units, so the units ``watch`` hands on regroup into the same batches)."""
+    side: deque[Any] = deque()
+
+    def units() -> Iterator[Any]:
+        for batch, made in batches:
+            side.append((len(batch), made))
+            yield from batch
+
+    seen = watch(units())
+    while True:
+        batch = list(islice(seen, BATCH_UNITS))
+        if not batch:
+            return
+        count, made = side.popleft()
+        if count != len(batch):
+            raise RuntimeError(f"read-ahead batches out of step ({len(batch)} units for {count})")
+        yield batch, made
+
+
 def shard_candidates(corpus: Corpus, file: Path, target: int, samples: int, seed: int,
                      progress: Progress = _quiet, span: tuple[int, int] = (0, -1),
                      ceilings: list[int] | None = None,
@@ -378,9 +449,14 @@ def shard_candidates(corpus: Corpus, file: Path, target: int, samples: int, seed
     found = Candidates(target, samples, seed, dense=corpus.segmenter().kind == "icu", ceilings=ceilings)
     start, end = span
     try:
-        units = (_range_units(corpus, file, start, end, found.notes) if end >= 0
-                 else part_corpus(corpus, file).units(progress, found.notes))
-        found.offer(watch(units) if watch is not None else units)
+        if end < 0 and reads_ahead(corpus, file) and found.samples <= _KEYS_PER_HASH and not found.dense:
+            # read, and keyed, in a child process: this one scans and keeps (two cores for one file)
+            batches = batches_read_ahead(corpus, file, progress, found.notes, found.keys_of)
+            found.offer_keyed(batches if watch is None else _watched(batches, watch))
+        else:
+            units = (_range_units(corpus, file, start, end, found.notes) if end >= 0
+                     else part_corpus(corpus, file).units(progress, found.notes))
+            found.offer(watch(units) if watch is not None else units)
     except MissingColumn as exc:  # one shard of many without the column: said and counted, as Corpus.units does
         if len(corpus.files) == 1:
             raise
