@@ -33,7 +33,7 @@ from ..utils.errors import CorpusError, InvalidArgument
 from ..utils.store import ArtefactStore, digest, file_sha256
 from .corpus import Corpus, TokenizedCorpus, from_artefact, part_corpus, unit_tokenizer, write_tokens
 from .notes import ReadNotes
-from .readahead import BATCH_UNITS, batches_read_ahead, reads_ahead
+from .readahead import batches_read_ahead, reads_ahead
 from .remote import RemoteFile, content_sha256, file_identity
 from .text import line_starts, range_text
 from .tokenize import TokenizerOptions
@@ -416,23 +416,22 @@ def _range_sha256(path: Path, start: int, end: int) -> str:
 
 def _watched(batches: Iterable[tuple[list[Any], Any]],
              watch: Callable[[Iterable[Any]], Iterable[Any]]) -> Iterator[tuple[list[Any], Any]]:
-    """``batches`` with every unit passed through ``watch`` on the way, in order (each batch but the
-    last holds BATCH_UNITS units, so the units ``watch`` hands on regroup into the same batches)."""
-    side: deque[Any] = deque()
+    """``batches`` with every unit passed through ``watch`` on the way, in order, regrouped as they came."""
+    side: deque[tuple[int, Any]] = deque()  # each batch's size and what came with it, as it is reached
 
     def units() -> Iterator[Any]:
         for batch, made in batches:
             side.append((len(batch), made))
             yield from batch
 
-    seen = watch(units())
-    while True:
-        batch = list(islice(seen, BATCH_UNITS))
-        if not batch:
-            return
+    seen = iter(watch(units()))
+    for first in seen:
+        while not side[0][0]:  # an empty batch (the last one may be)
+            side.popleft()
         count, made = side.popleft()
-        if count != len(batch):
-            raise RuntimeError(f"read-ahead batches out of step ({len(batch)} units for {count})")
+        batch = [first, *islice(seen, count - 1)]
+        if len(batch) != count:
+            raise RuntimeError(f"the watch of a pass handed on {len(batch)} units of a batch of {count}")
         yield batch, made
 
 
