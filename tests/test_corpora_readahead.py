@@ -176,3 +176,38 @@ def test_small_files_and_other_formats_are_read_here(tmp_path):
     for path in (small, plain):
         corpus = Corpus(path.stem, path)
         assert not readahead.reads_ahead(corpus, corpus.files[0])
+
+
+def test_a_matrix_on_a_gzip_source_read_ahead_is_the_same_table(shared_data, ahead, tmp_path, monkeypatch):
+    """The matrix (TVC, with the overlap scan riding on the pass) on a real .gz source, streamed: in two
+    processes with the file read ahead (its pass read and drawn in one task), in one process, and with
+    no read-ahead: the same table, every value and replicate."""
+    import pandas as pd
+
+    from simcore.matrix import schedule
+    from simcore.matrix.workbench import Workbench
+
+    monkeypatch.setattr("simcore.matrix.corpus_cache.STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(schedule, "PARALLEL_MIN_BYTES", 0)
+    source = Corpus.from_path(shared_data / "sources" / "news_1bwb.txt.gz")
+    target = Corpus.from_path(shared_data / "targets" / "conll2003" / "test.conll")
+    real = sampling.batches_read_ahead
+
+    def logged(*args, **kwargs):  # forked workers inherit it: they log each read-ahead to a file
+        with open(tmp_path / "ahead.log", "a", encoding="utf-8") as log:
+            log.write(f"{os.getpid()}\n")
+        yield from real(*args, **kwargs)
+
+    monkeypatch.setattr(sampling, "batches_read_ahead", logged)
+    tables, pids = {}, {}
+    for label, jobs, threshold in (("two", 2, 0), ("one", 1, 0), ("plain", 2, 1 << 60)):
+        (tmp_path / "ahead.log").write_text("", encoding="utf-8")
+        monkeypatch.setattr(readahead, "READ_AHEAD_MIN_BYTES", threshold)
+        tables[label] = Workbench(ArtefactStore(tmp_path / label)).matrix(
+            [source], [target], ["tvc"], sample_tokens=20_000, jobs=jobs)
+        pids[label] = (tmp_path / "ahead.log").read_text(encoding="utf-8").split()
+    assert len(pids["two"]) == 1 and pids["two"] != [str(os.getpid())]  # read ahead in a worker
+    assert pids["one"] == [str(os.getpid())] and pids["plain"] == []
+    pd.testing.assert_frame_equal(tables["two"], tables["one"])
+    pd.testing.assert_frame_equal(tables["two"], tables["plain"])
+    assert tables["two"]["error"].isna().all() and tables["two"]["overlap_test"].notna().all()

@@ -58,10 +58,11 @@ def units_read_ahead(corpus: Corpus, file: Path, progress: Progress,
 
 
 def batches_read_ahead(corpus: Corpus, file: Path, progress: Progress, notes: ReadNotes | None,
-                       extra: Callable[[list[Any]], Any] | None = None) -> Iterator[tuple[list[Any], Any]]:
+                       extra: Callable[[list[Any]], Any] | None = None,
+                       every: int = 1) -> Iterator[tuple[list[Any], Any]]:
     """:func:`units_read_ahead` in batches of :data:`BATCH_UNITS` units (the last one shorter, perhaps
-    empty), each with what ``extra`` makes of it in the child (None without ``extra``): work on every
-    unit done beside this process's."""
+    empty), one batch in ``every`` with what ``extra`` makes of it in the child, the others with None:
+    work on the units done beside this process's, shared so that neither process waits long."""
     read, write = os.pipe()
     parent = os.getpid()
     pid = os.fork()
@@ -70,7 +71,7 @@ def batches_read_ahead(corpus: Corpus, file: Path, progress: Progress, notes: Re
         try:
             os.close(read)
             die_with_parent(parent)
-            _send_units(corpus, file, write, extra)
+            _send_units(corpus, file, write, extra, every)
             status = 0
         finally:
             os._exit(status)
@@ -108,12 +109,16 @@ def _received(pipe: IO[bytes], corpus: Corpus, file: Path, progress: Progress,
             return
 
 
-def _send_units(corpus: Corpus, file: Path, write: int, extra: Callable[[list[Any]], Any] | None) -> None:
+def _send_units(corpus: Corpus, file: Path, write: int, extra: Callable[[list[Any]], Any] | None,
+                every: int) -> None:
     """In the child: every unit of ``file``, BATCH_UNITS a message, then its notes (or its error)."""
     from .corpus import part_corpus
 
+    sent = [0]
+
     def send(batch: list[Any], where: tuple[str, float] | None) -> None:
-        made = extra(batch) if extra is not None else None
+        made = extra(batch) if extra is not None and sent[0] % every == 0 else None
+        sent[0] += 1
         pickle.dump(("units", batch, where, made), pipe, pickle.HIGHEST_PROTOCOL)
 
     with os.fdopen(write, "wb", buffering=_PIPE_BUFFER) as pipe:

@@ -277,12 +277,14 @@ class Candidates:
             digests.append(h.digest())
         return np.array(words, dtype=np.int64).tobytes(), b"".join(digests)
 
-    def offer_keyed(self, batches: Iterable[tuple[list[Any], tuple[bytes, bytes]]]) -> None:
-        """:meth:`offer` for batches of units with their words and keys found already (:meth:`keys_of`):
-        each batch's units under a sample's bound are put aside at once; the same kept units."""
+    def offer_keyed(self, batches: Iterable[tuple[list[Any], tuple[bytes, bytes] | None]]) -> None:
+        """:meth:`offer` for batches of units with their words and keys (:meth:`keys_of`) found already
+        (or None: found here): each batch's units under a sample's bound are put aside at once; the same
+        kept units."""
         kept = [_Kept(heap, self.target, None if self.ceilings is None else self.ceilings[i])
                 for i, heap in enumerate(self.heaps)]
-        for units, (words_bytes, key_bytes) in batches:
+        for units, made in batches:
+            words_bytes, key_bytes = made if made is not None else self.keys_of(units)
             words = np.frombuffer(words_bytes, dtype=np.int64)
             keys = np.frombuffer(key_bytes, dtype=">u8").reshape(len(units), self.samples)
             self.words += int(words.sum())
@@ -357,6 +359,9 @@ def _check(sizes: Sequence[int], samples: int, seed: int) -> list[int]:
     return sorted(set(sizes))
 
 
+# One batch in this many is keyed by the child reading a compressed file (:mod:`.readahead`), the others
+# here: the child's reading costs more than this process's scan and keeping (measured on a 30M-word .gz).
+CHILD_KEYS_EVERY = 3
 RANGE_BYTES = 1 << 30  # an uncompressed text or JSONL file larger than this is read as ranges of about this size
 
 # A piece of work: a file, or the byte range [start, end) of one (both at line starts); end -1: the whole file.
@@ -450,7 +455,7 @@ def shard_candidates(corpus: Corpus, file: Path, target: int, samples: int, seed
     try:
         if end < 0 and reads_ahead(corpus, file) and found.samples <= _KEYS_PER_HASH and not found.dense:
             # read, and keyed, in a child process: this one scans and keeps (two cores for one file)
-            batches = batches_read_ahead(corpus, file, progress, found.notes, found.keys_of)
+            batches = batches_read_ahead(corpus, file, progress, found.notes, found.keys_of, CHILD_KEYS_EVERY)
             found.offer_keyed(batches if watch is None else _watched(batches, watch))
         else:
             units = (_range_units(corpus, file, start, end, found.notes) if end >= 0
