@@ -1,7 +1,8 @@
-"""A big compressed text file read (and keyed) in a child process (simcore.corpora.readahead): the same
-units, notes, errors and kept sample as reading it in this process, and a child that ends with its
-parent. Real gzip sources of ../shared/data (skipped without them); the size threshold is lowered so
-that they are read ahead. The process tests wait (with a generous deadline) for the child to go."""
+"""A big compressed text file read (and keyed) in a child process (simcore.corpora.readahead): the
+same units, notes, errors and kept sample as reading it in this process, and a child that ends with
+its parent. Real gzip sources of ../shared/data (skipped without them); the size threshold is
+lowered so that they are read ahead. The process tests wait (with a generous deadline) for the
+child to go."""
 
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ def test_units_read_ahead_are_the_units_read_here(shared_data, ahead):
 
 
 def test_the_pass_read_ahead_keeps_the_sample_kept_here(shared_data, ahead, monkeypatch):
-    """read_candidates with the file read and keyed in a child, against the same pass read here; a watch
+    """The pass with the file read and keyed in a child, against the same pass read here; a watch
     (as the overlap scan) sees every unit, in order, either way."""
     corpus = _news(shared_data)
     results, children = {}, []
@@ -81,17 +82,18 @@ def test_the_pass_read_ahead_keeps_the_sample_kept_here(shared_data, ahead, monk
 
             found = sampling.Candidates(40_000, samples, 9)
             for f, start, end in sampling.pieces(corpus):
-                found.merge(sampling.shard_candidates(corpus, f, 40_000, samples, 9, span=(start, end),
-                                                      watch=watch))
-            results[label, samples] = ([found.ordered(i) for i in range(samples)], found.words, found.units,
-                                       found.totals, found.file_hashes, watched)
+                found.merge(sampling.shard_candidates(corpus, f, 40_000, samples, 9,
+                                                      span=(start, end), watch=watch))
+            results[label, samples] = ([found.ordered(i) for i in range(samples)], found.words,
+                                       found.units, found.totals, found.file_hashes, watched)
     assert len(children) == 2  # the pass read ahead twice (1 and 3 samples), and here twice
     for samples in (1, 3):
         assert results["ahead", samples] == results["here", samples]
     assert results["here", 1][5] == list(corpus.units())
 
 
-def test_a_sample_drawn_through_the_child_is_the_same_bytes(shared_data, ahead, tmp_path, monkeypatch):
+def test_a_sample_drawn_through_the_child_is_the_same_bytes(shared_data, ahead, tmp_path,
+                                                           monkeypatch):
     corpus = _news(shared_data)
     drawn = {}
     for label, threshold in (("ahead", 0), ("here", 1 << 60)):
@@ -128,8 +130,8 @@ def test_the_child_ends_when_the_units_are_no_longer_wanted(shared_data, ahead):
 
 
 def test_the_child_ends_with_its_parent(shared_data, tmp_path):
-    """A process reading ahead is killed (SIGKILL) while its child waits to hand on more units: the child
-    is gone too."""
+    """A process reading ahead is killed (SIGKILL) while its child waits to hand on more units: the
+    child is gone too."""
     code = textwrap.dedent("""
         import os, sys, time
         sys.path.insert(0, sys.argv[1])
@@ -143,8 +145,9 @@ def test_the_child_ends_with_its_parent(shared_data, tmp_path):
         time.sleep(600)
     """)
     ready = tmp_path / "ready"
-    parent = subprocess.Popen([sys.executable, "-c", code, str(ROOT),
-                               str(shared_data / "sources" / "news_1bwb.txt.gz"), str(ready)], cwd=ROOT)
+    news = shared_data / "sources" / "news_1bwb.txt.gz"
+    parent = subprocess.Popen([sys.executable, "-c", code, str(ROOT), str(news), str(ready)],
+                              cwd=ROOT)
     children: list[psutil.Process] = []
     try:
         deadline = time.monotonic() + 120
@@ -178,10 +181,11 @@ def test_small_files_and_other_formats_are_read_here(tmp_path):
         assert not readahead.reads_ahead(corpus, corpus.files[0])
 
 
-def test_a_matrix_on_a_gzip_source_read_ahead_is_the_same_table(shared_data, ahead, tmp_path, monkeypatch):
-    """The matrix (TVC, with the overlap scan riding on the pass) on a real .gz source, streamed: in two
-    processes with the file read ahead (its pass read and drawn in one task), in one process, and with
-    no read-ahead: the same table, every value and replicate."""
+def test_a_matrix_on_a_gzip_source_read_ahead_is_the_same_table(shared_data, ahead, tmp_path,
+                                                                monkeypatch):
+    """The matrix (TVC, with the overlap scan riding on the pass) on a real .gz source, streamed: in
+    two processes with the file read ahead (its pass read and drawn in one task), in one process,
+    and with no read-ahead: the same table, every value and replicate."""
     import pandas as pd
 
     from simcore.matrix import schedule

@@ -229,7 +229,8 @@ def test_a_size_is_tokenized_when_asked_for_from_the_stored_kept_units(tmp_path,
 @pytest.mark.parametrize("samples", [1, SAMPLES])
 def test_settling_in_batches_keeps_what_the_heap_keeps(tmp_path, monkeypatch, samples):
     """offer() puts units aside and settles them in batches (here every 50 units, so hundreds of
-    settles): the same kept units as pushing each on the heap and popping (add), and the definition."""
+    settles): the same kept units as pushing each on the heap and popping (add), and the
+    definition."""
     import simcore.corpora.sampling as sampling
 
     monkeypatch.setattr(sampling, "SETTLE_EVERY", 50)

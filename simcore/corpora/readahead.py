@@ -1,12 +1,12 @@
 """A big compressed text file's units read in a child process, handed over in batches as they come.
 
-One ``.txt.gz`` is one piece of a streaming pass (a compressed stream cannot be cut), so one process
-read it: decompressing, decoding and cutting lines (a third of the pass) and then hashing each unit
-(:meth:`simcore.corpora.sampling.Candidates.offer`) one after the other. Here a forked child does the
-reading, exactly as :meth:`simcore.corpora.corpus.Corpus.units` does it, and sends the units through a
-pipe while this process hashes the batches before them: the same units, in the same order, on two
-cores. The child ends with this process (:func:`simcore.utils.lifecycle.die_with_parent`), and when
-the units are no longer wanted.
+One ``.txt.gz`` is one piece of a streaming pass (a compressed stream cannot be cut), so one
+process read it: decompressing, decoding and cutting lines, then hashing each unit
+(:meth:`simcore.corpora.sampling.Candidates.offer`), one after the other. Here a forked child
+reads, exactly as :meth:`simcore.corpora.corpus.Corpus.units` does, and sends the units through a
+pipe (with some of the per-unit work done, see ``extra``) while this process works on the batches
+before them: the same units, in the same order, on two cores. The child ends with this process
+(:func:`simcore.utils.lifecycle.die_with_parent`), and as soon as the units are no longer wanted.
 """
 
 from __future__ import annotations
@@ -50,9 +50,9 @@ def reads_ahead(corpus: Corpus, file: Any) -> bool:
 
 def units_read_ahead(corpus: Corpus, file: Path, progress: Progress,
                      notes: ReadNotes | None) -> Iterator[str | list[str]]:
-    """The units of ``file`` (a file of ``corpus``), as ``part_corpus(corpus, file).units`` yields them,
-    read in a child process; its notes added to ``notes`` and its errors raised here, after the units
-    read before them."""
+    """The units of ``file`` (a file of ``corpus``) as ``part_corpus(corpus, file).units`` yields
+    them, read in a child process; its notes added to ``notes`` and its errors raised here, after
+    the units read before them."""
     for units, _ in batches_read_ahead(corpus, file, progress, notes):
         yield from units
 
@@ -60,9 +60,9 @@ def units_read_ahead(corpus: Corpus, file: Path, progress: Progress,
 def batches_read_ahead(corpus: Corpus, file: Path, progress: Progress, notes: ReadNotes | None,
                        extra: Callable[[list[Any]], Any] | None = None,
                        every: int = 1) -> Iterator[tuple[list[Any], Any]]:
-    """:func:`units_read_ahead` in batches of :data:`BATCH_UNITS` units (the last one shorter, perhaps
-    empty), one batch in ``every`` with what ``extra`` makes of it in the child, the others with None:
-    work on the units done beside this process's, shared so that neither process waits long."""
+    """:func:`units_read_ahead` in batches of :data:`BATCH_UNITS` units (the last one shorter,
+    perhaps empty), one batch in ``every`` with what ``extra`` makes of it in the child, the others
+    with None: work on the units done beside this process's, shared so that neither waits long."""
     read, write = os.pipe()
     parent = os.getpid()
     pid = os.fork()
@@ -96,7 +96,8 @@ def _received(pipe: IO[bytes], corpus: Corpus, file: Path, progress: Progress,
         try:
             kind, payload, where, made = pickle.load(pipe)
         except (EOFError, pickle.UnpicklingError) as exc:
-            raise CorpusError(f"{corpus.name}: the process reading {file.name} ended before its end") from exc
+            raise CorpusError(f"{corpus.name}: the process reading {file.name} ended before "
+                              "its end") from exc
         if kind == "units":
             yield payload, made
             if where is not None:
@@ -111,7 +112,7 @@ def _received(pipe: IO[bytes], corpus: Corpus, file: Path, progress: Progress,
 
 def _send_units(corpus: Corpus, file: Path, write: int, extra: Callable[[list[Any]], Any] | None,
                 every: int) -> None:
-    """In the child: every unit of ``file``, BATCH_UNITS a message, then its notes (or its error)."""
+    """In the child: every unit of ``file``, BATCH_UNITS a message, then its notes (or error)."""
     from .corpus import part_corpus
 
     sent = [0]
@@ -145,5 +146,6 @@ def _send_units(corpus: Corpus, file: Path, write: int, extra: Callable[[list[An
                 message = pickle.dumps(("error", exc, None, None), pickle.HIGHEST_PROTOCOL)
                 pickle.loads(message)
             except Exception:  # an error that does not pickle: its message
-                message = pickle.dumps(("error", CorpusError(str(exc)), None, None), pickle.HIGHEST_PROTOCOL)
+                message = pickle.dumps(("error", CorpusError(str(exc)), None, None),
+                                       pickle.HIGHEST_PROTOCOL)
             pipe.write(message)

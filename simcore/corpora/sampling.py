@@ -68,16 +68,16 @@ def _words(unit: Unit, dense: bool = False) -> int:
     return max(words, (len(unit) - unit.count(" ")) // DENSE_CHARS_PER_TOKEN) if dense else words
 
 
-SETTLE_EVERY = 1 << 16  # units put aside before a sample's first settle (later: as many as it keeps)
+SETTLE_EVERY = 1 << 16  # units put aside before a sample's first settle (later: as many as kept)
 
 
 class _Kept:
-    """One sample's units while :meth:`Candidates.offer` reads: those kept at the last settle (sorted
-    by key, in arrays) and those put aside since, each under the bound of that settle.
+    """One sample's units while :meth:`Candidates.offer` reads: those kept at the last settle
+    (sorted by key, in arrays) and those put aside since, each under the bound of that settle.
 
-    A settle sorts both by key and keeps the shortest prefix whose words reach the target: the set a
-    heap keeps when every unit is pushed and the largest keys popped while the rest still reach the
-    target, and the bound (the largest key kept) is that heap's. Equal keys keep their order of
+    A settle sorts both by key and keeps the shortest prefix whose words reach the target: the set
+    a heap keeps when every unit is pushed and the largest keys popped while the rest still reach
+    the target, and the bound (the largest key kept) is that heap's. Equal keys keep their order of
     arrival (the heap's order among them differs only for two texts of one 64-bit key)."""
 
     def __init__(self, heap: list[tuple[int, int, Unit]], target: int, ceiling: int | None) -> None:
@@ -95,12 +95,13 @@ class _Kept:
         self.settle_at = max(SETTLE_EVERY, len(self.sorted_units))
 
     def settle(self) -> None:
-        """The kept and the put-aside units cut to the smallest keys reaching the target; the new bound."""
+        """The kept and put-aside units cut to the smallest keys reaching the target; the bound."""
         keys = np.concatenate([self.sorted_keys, np.array(self.keys, dtype=np.uint64)])
         words = np.concatenate([self.sorted_words, np.array(self.words, dtype=np.int64)])
         units = self.sorted_units + self.units
         order = np.argsort(keys, kind="stable")
-        reach = int(np.searchsorted(np.cumsum(words[order]), self.target))  # the first prefix reaching it
+        # the first prefix reaching the target
+        reach = int(np.searchsorted(np.cumsum(words[order]), self.target))
         full = reach < len(order)
         if full:
             order = order[:reach + 1]
@@ -111,7 +112,7 @@ class _Kept:
         self.settle_at = max(SETTLE_EVERY, len(self.sorted_units))
 
     def heap(self) -> tuple[list[tuple[int, int, Unit]], int]:
-        """(the max-heap of (-key, words, unit) that :class:`Candidates` holds, its words) once settled."""
+        """(the max-heap of (-key, words, unit) :class:`Candidates` holds, its words), settled."""
         if self.keys:
             self.settle()
         heap = [(-k, w, u) for k, w, u in zip(self.sorted_keys.tolist(), self.sorted_words.tolist(),
@@ -182,10 +183,11 @@ class Candidates:
     def offer(self, units: Iterable[str | list[str]]) -> None:
         """:meth:`add` for a stream of units, with the per-unit work inlined (the pass's hot loop).
 
-        A unit under a sample's bound is put aside, not pushed on a heap: every :data:`SETTLE_EVERY`
-        units or so, the kept and the put-aside are sorted by key together (:class:`_Kept`) and cut at
-        the shortest prefix reaching the target, which is the set the heap keeps (the smallest keys),
-        at a fraction of the cost of a heap of 600k units (one push and one pop a unit)."""
+        A unit under a sample's bound is put aside, not pushed on a heap: every
+        :data:`SETTLE_EVERY` units or so, the kept and the put-aside are sorted by key together
+        (:class:`_Kept`) and cut at the shortest prefix reaching the target, which is the set the
+        heap keeps (the smallest keys), at a fraction of the cost of a heap of 600k units (one push
+        and one pop a unit)."""
         if self.samples > _KEYS_PER_HASH or self.dense:
             for unit in units:
                 self.add(unit if isinstance(unit, str) else tuple(unit))
@@ -259,7 +261,8 @@ class Candidates:
     def keys_of(self, units: list[Any]) -> tuple[bytes, bytes]:
         """(each unit's words, int64; its keys for every sample, 64-bit big-endian) as :meth:`offer`
         finds them: the per-unit work, done where the units are read (:mod:`.readahead`)."""
-        hasher = hashlib.blake2b(digest_size=8 * self.samples, key=self.seed.to_bytes(8, "big", signed=True),
+        hasher = hashlib.blake2b(digest_size=8 * self.samples,
+                                 key=self.seed.to_bytes(8, "big", signed=True),
                                  person=(0).to_bytes(4, "big"))
         words: list[int] = []
         digests: list[bytes] = []
@@ -278,9 +281,9 @@ class Candidates:
         return np.array(words, dtype=np.int64).tobytes(), b"".join(digests)
 
     def offer_keyed(self, batches: Iterable[tuple[list[Any], tuple[bytes, bytes] | None]]) -> None:
-        """:meth:`offer` for batches of units with their words and keys (:meth:`keys_of`) found already
-        (or None: found here): each batch's units under a sample's bound are put aside at once; the same
-        kept units."""
+        """:meth:`offer` for batches of units with their words and keys (:meth:`keys_of`) found
+        already (or None: found here): each batch's units under a sample's bound are put aside at
+        once; the same kept units."""
         kept = [_Kept(heap, self.target, None if self.ceilings is None else self.ceilings[i])
                 for i, heap in enumerate(self.heaps)]
         for units, made in batches:
@@ -292,7 +295,8 @@ class Candidates:
             some = words > 0
             for i, one in enumerate(kept):
                 column = keys[:, i]
-                chosen = np.flatnonzero(some if one.bound >= _NO_BOUND else some & (column < np.uint64(one.bound)))
+                under = some if one.bound >= _NO_BOUND else some & (column < np.uint64(one.bound))
+                chosen = np.flatnonzero(under)
                 if not len(chosen):
                     continue
                 one.keys.extend(column[chosen].tolist())
@@ -308,8 +312,10 @@ class Candidates:
         """Add another shard's candidates: the smallest keys of both, exactly as if one had read both."""
         if (other.target, other.samples, other.seed) != (self.target, self.samples, self.seed):
             raise InvalidArgument("candidates of different sizes, sample counts or seeds cannot be merged")
-        if not any(self.heaps):  # nothing kept here yet: other's kept units, each set already the smallest
-            self.heaps = [list(heap) for heap in other.heaps]  # keys reaching the target, so none would pop
+        if not any(self.heaps):
+            # nothing kept here yet: other's kept units, each set already the smallest keys
+            # reaching the target, so that pushing them one by one would pop none
+            self.heaps = [list(heap) for heap in other.heaps]
             self.totals = list(other.totals)
         else:
             for i, heap in enumerate(other.heaps):
@@ -359,9 +365,9 @@ def _check(sizes: Sequence[int], samples: int, seed: int) -> list[int]:
     return sorted(set(sizes))
 
 
-# One batch in this many is keyed by the child reading a compressed file (:mod:`.readahead`), the others
-# here: the child's reading costs more than this process's scan and keeping (measured on a 30M-word .gz).
-CHILD_KEYS_EVERY = 3
+# One batch in this many is keyed by the child reading a compressed file (:mod:`.readahead`), the
+# others here: so both processes stay busy (measured on a 30M-word .gz, the overlap scan on).
+CHILD_KEYS_EVERY = 2
 RANGE_BYTES = 1 << 30  # an uncompressed text or JSONL file larger than this is read as ranges of about this size
 
 # A piece of work: a file, or the byte range [start, end) of one (both at line starts); end -1: the whole file.
@@ -421,8 +427,8 @@ def _range_sha256(path: Path, start: int, end: int) -> str:
 
 def _watched(batches: Iterable[tuple[list[Any], Any]],
              watch: Callable[[Iterable[Any]], Iterable[Any]]) -> Iterator[tuple[list[Any], Any]]:
-    """``batches`` with every unit passed through ``watch`` on the way, in order, regrouped as they came."""
-    side: deque[tuple[int, Any]] = deque()  # each batch's size and what came with it, as it is reached
+    """``batches``, every unit passed through ``watch`` on the way, regrouped as they came."""
+    side: deque[tuple[int, Any]] = deque()  # each batch's size and what came with it, once reached
 
     def units() -> Iterator[Any]:
         for batch, made in batches:
@@ -436,7 +442,8 @@ def _watched(batches: Iterable[tuple[list[Any], Any]],
         count, made = side.popleft()
         batch = [first, *islice(seen, count - 1)]
         if len(batch) != count:
-            raise RuntimeError(f"the watch of a pass handed on {len(batch)} units of a batch of {count}")
+            raise RuntimeError(f"the watch of a pass handed on {len(batch)} units of a batch of "
+                               f"{count}")
         yield batch, made
 
 
@@ -453,9 +460,11 @@ def shard_candidates(corpus: Corpus, file: Path, target: int, samples: int, seed
     found = Candidates(target, samples, seed, dense=corpus.segmenter().kind == "icu", ceilings=ceilings)
     start, end = span
     try:
-        if end < 0 and reads_ahead(corpus, file) and found.samples <= _KEYS_PER_HASH and not found.dense:
-            # read, and keyed, in a child process: this one scans and keeps (two cores for one file)
-            batches = batches_read_ahead(corpus, file, progress, found.notes, found.keys_of, CHILD_KEYS_EVERY)
+        keyed = found.samples <= _KEYS_PER_HASH and not found.dense
+        if end < 0 and keyed and reads_ahead(corpus, file):
+            # read, and partly keyed, in a child process: this one scans and keeps (two cores)
+            batches = batches_read_ahead(corpus, file, progress, found.notes, found.keys_of,
+                                         CHILD_KEYS_EVERY)
             found.offer_keyed(batches if watch is None else _watched(batches, watch))
         else:
             units = (_range_units(corpus, file, start, end, found.notes) if end >= 0

@@ -148,7 +148,8 @@ def _pass_in_worker(config: Any, corpus: Corpus, piece: Piece, target: int, samp
                     scan: PieceScan | None = None) -> tuple[str, set[int]] | None:
     """A pass of a single piece (one compressed file) read and drawn in one task: what
     :func:`_piece_in_worker` and :func:`_draw_in_worker` do, without sending its 600k kept units to
-    the parent and back; its fingerprint and hits (None when it failed: the parent reads it again)."""
+    the parent and back; its fingerprint and hits (None when it failed: the parent reads it
+    again)."""
     found = _piece_in_worker(corpus, piece, target, samples, seed, None, scan)
     if found is None:
         return None
