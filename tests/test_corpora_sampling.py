@@ -224,3 +224,38 @@ def test_a_size_is_tokenized_when_asked_for_from_the_stored_kept_units(tmp_path,
     for i in range(SAMPLES):
         assert again.samples[400][i].tokens_file.read_text() == expected(400, i)
         assert again.samples[50][i].tokens_file.read_bytes() == result.samples[50][i].tokens_file.read_bytes()
+
+
+@pytest.mark.parametrize("samples", [1, SAMPLES])
+def test_settling_in_batches_keeps_what_the_heap_keeps(tmp_path, monkeypatch, samples):
+    """offer() puts units aside and settles them in batches (here every 50 units, so hundreds of
+    settles): the same kept units as pushing each on the heap and popping (add), and the
+    definition."""
+    import simcore.corpora.sampling as sampling
+
+    monkeypatch.setattr(sampling, "SETTLE_EVERY", 50)
+    corpus = write_shards(tmp_path / "c", LINES, 1)
+    batched = read_candidates(corpus, 500, samples, 11)
+    heap = Candidates(500, samples, 11)
+    for line in LINES:
+        heap.add(line)
+    assert [batched.ordered(i) for i in range(samples)] == [heap.ordered(i) for i in range(samples)]
+    assert batched.totals == heap.totals and batched.bounds() == heap.bounds()
+    if samples == SAMPLES:
+        assert [batched.ordered(i) for i in range(samples)] == [expected_bottom_k(LINES, 500, i, 11)
+                                                                for i in range(samples)]
+
+
+def test_settling_on_a_real_gzip_source_keeps_what_the_heap_keeps(shared_data, monkeypatch):
+    """The same on a real source (its repeated lines share keys): every line pushed on the heap."""
+    import simcore.corpora.sampling as sampling
+
+    monkeypatch.setattr(sampling, "SETTLE_EVERY", 1000)
+    path = shared_data / "sources" / "news_1bwb.txt.gz"
+    corpus = Corpus("news", path)
+    batched = read_candidates(corpus, 30_000, 2, 3)
+    heap = Candidates(30_000, 2, 3)
+    for unit in corpus.units():
+        heap.add(unit)
+    assert [batched.ordered(i) for i in range(2)] == [heap.ordered(i) for i in range(2)]
+    assert (batched.words, batched.units, batched.totals) == (heap.words, heap.units, heap.totals)

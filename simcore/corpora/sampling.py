@@ -20,15 +20,20 @@ import gzip
 import hashlib
 import heapq
 import json
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from ..utils.errors import CorpusError, InvalidArgument
 from ..utils.store import ArtefactStore, digest, file_sha256
 from .corpus import Corpus, TokenizedCorpus, from_artefact, part_corpus, unit_tokenizer, write_tokens
 from .notes import ReadNotes
+from .readahead import batches_read_ahead, reads_ahead
 from .remote import RemoteFile, content_sha256, file_identity
 from .text import line_starts, range_text
 from .tokenize import TokenizerOptions
@@ -61,6 +66,60 @@ def _words(unit: Unit, dense: bool = False) -> int:
         return len(unit)
     words = len(unit.split())
     return max(words, (len(unit) - unit.count(" ")) // DENSE_CHARS_PER_TOKEN) if dense else words
+
+
+SETTLE_EVERY = 1 << 16  # units put aside before a sample's first settle (later: as many as kept)
+
+
+class _Kept:
+    """One sample's units while :meth:`Candidates.offer` reads: those kept at the last settle
+    (sorted by key, in arrays) and those put aside since, each under the bound of that settle.
+
+    A settle sorts both by key and keeps the shortest prefix whose words reach the target: the set
+    a heap keeps when every unit is pushed and the largest keys popped while the rest still reach
+    the target, and the bound (the largest key kept) is that heap's. Equal keys keep their order of
+    arrival (the heap's order among them differs only for two texts of one 64-bit key)."""
+
+    def __init__(self, heap: list[tuple[int, int, Unit]], target: int, ceiling: int | None) -> None:
+        self.target = target
+        self.ceiling = _NO_BOUND if ceiling is None else ceiling
+        ordered = sorted(heap, reverse=True)  # smallest key first
+        self.sorted_keys = np.array([-k for k, _, _ in ordered], dtype=np.uint64)
+        self.sorted_words = np.array([w for _, w, _ in ordered], dtype=np.int64)
+        self.sorted_units: list[Unit] = [u for _, _, u in ordered]
+        self.keys: list[int] = []
+        self.words: list[int] = []
+        self.units: list[Unit] = []
+        full = int(self.sorted_words.sum()) >= target
+        self.bound = min(int(self.sorted_keys[-1]), self.ceiling) if full else self.ceiling
+        self.settle_at = max(SETTLE_EVERY, len(self.sorted_units))
+
+    def settle(self) -> None:
+        """The kept and put-aside units cut to the smallest keys reaching the target; the bound."""
+        keys = np.concatenate([self.sorted_keys, np.array(self.keys, dtype=np.uint64)])
+        words = np.concatenate([self.sorted_words, np.array(self.words, dtype=np.int64)])
+        units = self.sorted_units + self.units
+        order = np.argsort(keys, kind="stable")
+        # the first prefix reaching the target
+        reach = int(np.searchsorted(np.cumsum(words[order]), self.target))
+        full = reach < len(order)
+        if full:
+            order = order[:reach + 1]
+        self.sorted_keys, self.sorted_words = keys[order], words[order]
+        self.sorted_units = [units[j] for j in order.tolist()]
+        self.keys, self.words, self.units = [], [], []
+        self.bound = min(int(self.sorted_keys[-1]), self.ceiling) if full else self.ceiling
+        self.settle_at = max(SETTLE_EVERY, len(self.sorted_units))
+
+    def heap(self) -> tuple[list[tuple[int, int, Unit]], int]:
+        """(the max-heap of (-key, words, unit) :class:`Candidates` holds, its words), settled."""
+        if self.keys:
+            self.settle()
+        heap = [(-k, w, u) for k, w, u in zip(self.sorted_keys.tolist(), self.sorted_words.tolist(),
+                                              self.sorted_units)]
+        heap.reverse()  # largest key first: already a heap, unless two units share a key
+        heapq.heapify(heap)
+        return heap, int(self.sorted_words.sum())
 
 
 @dataclass
@@ -122,23 +181,26 @@ class Candidates:
             self._add_one(i, key, words, unit)
 
     def offer(self, units: Iterable[str | list[str]]) -> None:
-        """:meth:`add` for a stream of units, with the per-unit work inlined (the pass's hot loop)."""
+        """:meth:`add` for a stream of units, with the per-unit work inlined (the pass's hot loop).
+
+        A unit under a sample's bound is put aside, not pushed on a heap: every
+        :data:`SETTLE_EVERY` units or so, the kept and the put-aside are sorted by key together
+        (:class:`_Kept`) and cut at the shortest prefix reaching the target, which is the set the
+        heap keeps (the smallest keys), at a fraction of the cost of a heap of 600k units (one push
+        and one pop a unit)."""
         if self.samples > _KEYS_PER_HASH or self.dense:
             for unit in units:
                 self.add(unit if isinstance(unit, str) else tuple(unit))
             return
         hasher = hashlib.blake2b(digest_size=8 * self.samples, key=self.seed.to_bytes(8, "big", signed=True),
                                  person=(0).to_bytes(4, "big"))
-        heaps, totals, target, add_one = self.heaps, self.totals, self.target, self._add_one
-        # bounds[i]: the key a unit must be under to enter sample i (above every key while it is not full);
-        # the same test as _add_one's, kept in a local list instead of read from the heap for every unit
-        bounds = [-heap[0][0] if total >= target else _NO_BOUND for heap, total in zip(heaps, totals)]
-        if self.ceilings is not None:  # once a sample is full here its bound is under the ceiling
-            bounds = [min(b, c) for b, c in zip(bounds, self.ceilings)]
+        kept = [_Kept(heap, self.target, None if self.ceilings is None else self.ceilings[i])
+                for i, heap in enumerate(self.heaps)]
         words_seen = units_seen = 0
         from_bytes = int.from_bytes
         if self.samples == 1:
-            heap, bound = heaps[0], bounds[0]
+            one = kept[0]
+            bound, keys, sizes, held = one.bound, one.keys, one.words, one.units
             for unit in units:
                 if isinstance(unit, str):
                     unit = unit.strip()
@@ -156,11 +218,15 @@ class Candidates:
                 h.update(data)
                 key = from_bytes(h.digest(), "big")
                 if key < bound:
-                    add_one(0, key, words, unit)
-                    if totals[0] >= target:
-                        bound = -heap[0][0]
+                    keys.append(key)
+                    sizes.append(words)
+                    held.append(unit)
+                    if len(keys) >= one.settle_at:
+                        one.settle()
+                        bound, keys, sizes, held = one.bound, one.keys, one.words, one.units
         else:
-            positions = range(0, 8 * self.samples, 8)
+            positions = list(enumerate(range(0, 8 * self.samples, 8)))
+            bounds = [k.bound for k in kept]
             for unit in units:
                 if isinstance(unit, str):
                     unit = unit.strip()
@@ -177,22 +243,84 @@ class Candidates:
                 h = hasher.copy()
                 h.update(data)
                 raw = h.digest()
-                for i, at in enumerate(positions):
+                for i, at in positions:
                     key = from_bytes(raw[at:at + 8], "big")
                     if key < bounds[i]:
-                        add_one(i, key, words, unit)
-                        if totals[i] >= target:
-                            bounds[i] = -heaps[i][0][0]
+                        one = kept[i]
+                        one.keys.append(key)
+                        one.words.append(words)
+                        one.units.append(unit)
+                        if len(one.keys) >= one.settle_at:
+                            one.settle()
+                            bounds[i] = one.bound
+        for i, one in enumerate(kept):
+            self.heaps[i], self.totals[i] = one.heap()
         self.words += words_seen
         self.units += units_seen
+
+    def keys_of(self, units: list[Any]) -> tuple[bytes, bytes]:
+        """(each unit's words, int64; its keys for every sample, 64-bit big-endian) as :meth:`offer`
+        finds them: the per-unit work, done where the units are read (:mod:`.readahead`)."""
+        hasher = hashlib.blake2b(digest_size=8 * self.samples,
+                                 key=self.seed.to_bytes(8, "big", signed=True),
+                                 person=(0).to_bytes(4, "big"))
+        words: list[int] = []
+        digests: list[bytes] = []
+        for unit in units:
+            if isinstance(unit, str):
+                unit = unit.strip()
+                words.append(len(unit.split()))
+                data = unit.encode("utf-8", "surrogatepass")
+            else:
+                unit = tuple(unit)
+                words.append(len(unit))
+                data = _unit_bytes(unit)
+            h = hasher.copy()
+            h.update(data)
+            digests.append(h.digest())
+        return np.array(words, dtype=np.int64).tobytes(), b"".join(digests)
+
+    def offer_keyed(self, batches: Iterable[tuple[list[Any], tuple[bytes, bytes] | None]]) -> None:
+        """:meth:`offer` for batches of units with their words and keys (:meth:`keys_of`) found
+        already (or None: found here): each batch's units under a sample's bound are put aside at
+        once; the same kept units."""
+        kept = [_Kept(heap, self.target, None if self.ceilings is None else self.ceilings[i])
+                for i, heap in enumerate(self.heaps)]
+        for units, made in batches:
+            words_bytes, key_bytes = made if made is not None else self.keys_of(units)
+            words = np.frombuffer(words_bytes, dtype=np.int64)
+            keys = np.frombuffer(key_bytes, dtype=">u8").reshape(len(units), self.samples)
+            self.words += int(words.sum())
+            self.units += len(units)
+            some = words > 0
+            for i, one in enumerate(kept):
+                column = keys[:, i]
+                under = some if one.bound >= _NO_BOUND else some & (column < np.uint64(one.bound))
+                chosen = np.flatnonzero(under)
+                if not len(chosen):
+                    continue
+                one.keys.extend(column[chosen].tolist())
+                one.words.extend(words[chosen].tolist())
+                one.units.extend(unit.strip() if isinstance(unit, str) else tuple(unit)
+                                 for unit in (units[j] for j in chosen.tolist()))
+                if len(one.keys) >= one.settle_at:
+                    one.settle()
+        for i, one in enumerate(kept):
+            self.heaps[i], self.totals[i] = one.heap()
 
     def merge(self, other: Candidates) -> None:
         """Add another shard's candidates: the smallest keys of both, exactly as if one had read both."""
         if (other.target, other.samples, other.seed) != (self.target, self.samples, self.seed):
             raise InvalidArgument("candidates of different sizes, sample counts or seeds cannot be merged")
-        for i, heap in enumerate(other.heaps):
-            for neg_key, words, unit in heap:
-                self._add_one(i, -neg_key, words, unit)
+        if not any(self.heaps):
+            # nothing kept here yet: other's kept units, each set already the smallest keys
+            # reaching the target, so that pushing them one by one would pop none
+            self.heaps = [list(heap) for heap in other.heaps]
+            self.totals = list(other.totals)
+        else:
+            for i, heap in enumerate(other.heaps):
+                for neg_key, words, unit in heap:
+                    self._add_one(i, -neg_key, words, unit)
         self.words += other.words
         self.units += other.units
         self.file_hashes.extend(other.file_hashes)
@@ -237,6 +365,9 @@ def _check(sizes: Sequence[int], samples: int, seed: int) -> list[int]:
     return sorted(set(sizes))
 
 
+# One batch in this many is keyed by the child reading a compressed file (:mod:`.readahead`), the
+# others here: so both processes stay busy (measured on a 30M-word .gz, the overlap scan on).
+CHILD_KEYS_EVERY = 2
 RANGE_BYTES = 1 << 30  # an uncompressed text or JSONL file larger than this is read as ranges of about this size
 
 # A piece of work: a file, or the byte range [start, end) of one (both at line starts); end -1: the whole file.
@@ -294,6 +425,28 @@ def _range_sha256(path: Path, start: int, end: int) -> str:
     return h.hexdigest()
 
 
+def _watched(batches: Iterable[tuple[list[Any], Any]],
+             watch: Callable[[Iterable[Any]], Iterable[Any]]) -> Iterator[tuple[list[Any], Any]]:
+    """``batches``, every unit passed through ``watch`` on the way, regrouped as they came."""
+    side: deque[tuple[int, Any]] = deque()  # each batch's size and what came with it, once reached
+
+    def units() -> Iterator[Any]:
+        for batch, made in batches:
+            side.append((len(batch), made))
+            yield from batch
+
+    seen = iter(watch(units()))
+    for first in seen:
+        while not side[0][0]:  # an empty batch (the last one may be)
+            side.popleft()
+        count, made = side.popleft()
+        batch = [first, *islice(seen, count - 1)]
+        if len(batch) != count:
+            raise RuntimeError(f"the watch of a pass handed on {len(batch)} units of a batch of "
+                               f"{count}")
+        yield batch, made
+
+
 def shard_candidates(corpus: Corpus, file: Path, target: int, samples: int, seed: int,
                      progress: Progress = _quiet, span: tuple[int, int] = (0, -1),
                      ceilings: list[int] | None = None,
@@ -307,9 +460,16 @@ def shard_candidates(corpus: Corpus, file: Path, target: int, samples: int, seed
     found = Candidates(target, samples, seed, dense=corpus.segmenter().kind == "icu", ceilings=ceilings)
     start, end = span
     try:
-        units = (_range_units(corpus, file, start, end, found.notes) if end >= 0
-                 else part_corpus(corpus, file).units(progress, found.notes))
-        found.offer(watch(units) if watch is not None else units)
+        keyed = found.samples <= _KEYS_PER_HASH and not found.dense
+        if end < 0 and keyed and reads_ahead(corpus, file):
+            # read, and partly keyed, in a child process: this one scans and keeps (two cores)
+            batches = batches_read_ahead(corpus, file, progress, found.notes, found.keys_of,
+                                         CHILD_KEYS_EVERY)
+            found.offer_keyed(batches if watch is None else _watched(batches, watch))
+        else:
+            units = (_range_units(corpus, file, start, end, found.notes) if end >= 0
+                     else part_corpus(corpus, file).units(progress, found.notes))
+            found.offer(watch(units) if watch is not None else units)
     except MissingColumn as exc:  # one shard of many without the column: said and counted, as Corpus.units does
         if len(corpus.files) == 1:
             raise

@@ -144,6 +144,21 @@ def _piece_in_worker(corpus: Corpus, piece: Piece, target: int, samples: int, se
     return found, (scanner.result() if scanner is not None else set())
 
 
+def _pass_in_worker(config: Any, corpus: Corpus, piece: Piece, target: int, samples: int, seed: int,
+                    scan: PieceScan | None = None) -> tuple[str, set[int]] | None:
+    """A pass of a single piece (one compressed file) read and drawn in one task: what
+    :func:`_piece_in_worker` and :func:`_draw_in_worker` do, without sending its 600k kept units to
+    the parent and back; its fingerprint and hits (None when it failed: the parent reads it
+    again)."""
+    found = _piece_in_worker(corpus, piece, target, samples, seed, None, scan)
+    if found is None:
+        return None
+    merged = Candidates(target, samples, seed)
+    merged.merge(found[0])
+    fingerprint = _draw_in_worker(config, corpus, merged, samples)
+    return None if fingerprint is None else (fingerprint, found[1])
+
+
 def _draw_in_worker(config: Any, corpus: Corpus, found: Candidates, samples: int) -> str | None:
     """A pass's merged candidates tokenized into the ladder's samples and remembered, as sample_source does;
     the pass's fingerprint (None when it failed)."""
@@ -349,22 +364,33 @@ def tokenize_in_processes(cache: CorpusCache, sources: list[Corpus], targets: li
         pending: dict[Any, _Pass | None] = {pool.submit(_read_in_worker, config, c, role == "source", samples): None
                                             for c, role in whole}
         drawing: dict[Any, _Pass] = {}  # each pass's draw: its fingerprint comes back
+        whole_passes: set[Any] = set()  # a pass of one piece, read and drawn in one task
         total = len(pending) + sum(p.left + 1 for p in passes)  # every piece, and each pass's draw
         queue = [p for p in passes for _ in range(p.left)]  # source by source: a pass's bound falls soonest
 
         def submit() -> None:
             while queue and len(pending) < PASS_IN_FLIGHT * jobs:
                 owner = queue.pop(0)
-                pending[pool.submit(_piece_in_worker, *owner.task(scan))] = owner
+                if owner.left == 1 and len(owner.todo) == 1:
+                    future = pool.submit(_pass_in_worker, config, *owner.task(scan)[:-2], scan)
+                    whole_passes.add(future)
+                else:
+                    future = pool.submit(_piece_in_worker, *owner.task(scan))
+                pending[future] = owner
 
-        submit()
         finished = 0
+        submit()
         while pending:
             done, _ = wait(set(pending), timeout=1.0, return_when=FIRST_COMPLETED)
             for future in done:
                 owner = pending.pop(future)
                 finished += 1
-                if future in drawing:
+                if future in whole_passes:
+                    finished += 1  # its draw too
+                    drawn = future.result()
+                    if drawn is not None and scan is not None:
+                        store_scan(cache.store, scan, *drawn)
+                elif future in drawing:
                     fingerprint = future.result()
                     if fingerprint is not None and scan is not None:
                         store_scan(cache.store, scan, fingerprint, drawing.pop(future).hits)
