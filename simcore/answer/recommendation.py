@@ -26,7 +26,6 @@ named, with its share); a source that wins fewer than ``WINNER_SHARE`` of the re
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -227,7 +226,7 @@ def _decide(target: str, part: TargetRows, pretraining: str, sources: list[str],
 
 BATCH_MIN = 16  # targets of one shape from which the batched path pays
 BATCH_CHUNK = 256  # targets whose pairwise outcomes are held in memory at once, at most ...
-BATCH_CELLS = 16_000_000  # ... and at most this many pairwise outcomes (measures x targets x replicates x n x n)
+BATCH_CELLS = 5_000_000  # ... and at most this many pairwise outcomes (targets x replicates x n x n): in cache
 
 
 def _recommend_batch(parts: list[tuple[str, TargetRows]], pretraining: str) -> list[Recommendation | None] | None:
@@ -294,15 +293,16 @@ def _recommend_batch(parts: list[tuple[str, TargetRows]], pretraining: str) -> l
         if parsed is None:
             return None
         numbers, count = parsed
-        replicates[name] = numbers.reshape(len(parts), n, count).transpose(0, 2, 1)  # (targets, R, n)
-    count = min([r.shape[1] for r in replicates.values()] + [STD_DRAWS] * bool(spreads))
+        replicates[name] = numbers.reshape(len(parts), n, count)  # (targets, n, R)
+    count = min([r.shape[2] for r in replicates.values()] + [STD_DRAWS] * bool(spreads))
     directions = [get_measure(m).direction for m in names]
-    step = max(1, min(BATCH_CHUNK, BATCH_CELLS // (len(names) * count * n * n)))
+    step = max(1, min(BATCH_CHUNK, BATCH_CELLS // (count * n * n)))
     out: list[Recommendation | None] = []
     for start in range(0, len(parts), step):
         chunk = slice(start, start + step)
-        drawn = [replicates[m][chunk, :count] if m in replicates
-                 else std_replicates(values[m][chunk], spreads[m][chunk])[:, :count] for m in names]
+        drawn = [replicates[m][chunk, :, :count].transpose(1, 2, 0) if m in replicates
+                 else std_replicates(values[m][chunk], spreads[m][chunk])[:, :count].transpose(2, 1, 0)
+                 for m in names]
         combined, votes, beaten = _replicate_statistics(drawn, directions)
         points = [compare(values[m][chunk], d) for m, d in zip(names, directions)]
         for p in points:
@@ -324,30 +324,49 @@ def _recommend_batch(parts: list[tuple[str, TargetRows]], pretraining: str) -> l
     return out
 
 
-# What a replicates cell written by simcore.matrix.encode_replicates holds ("%.6g", nan, inf).
-_NUMBER_BYTES = b"0123456789.eE+- nNaAiIfFtTyY"
+PARSE_CELLS = 16_384  # replicate cells split and read at once (bounds the memory the reading takes)
 
 
 def _parse_replicates(texts: list[str]) -> tuple[np.ndarray, int] | None:
     """Every cell's replicates as one flat array, and how many each cell has; None unless every cell
-    has the same number of space-separated numbers. Cells of plain numbers (what ``simcore matrix``
-    writes) are read in one C pass; anything else as ``float`` reads each word (the same values)."""
-    spaces = {t.count(" ") for t in texts}
-    if len(spaces) != 1:
+    has the same number of space-separated numbers. The cells are split and read by Arrow (its
+    reading is correctly rounded, as ``float``'s is, and accepts a subset of what ``float`` accepts
+    once ``nan(...)`` is set aside); where Arrow refuses a word, ``float`` reads each word."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not texts:
         return None
-    count = spaces.pop() + 1
-    joined = " ".join(texts)
-    if joined.isascii() and not joined.encode("ascii").translate(None, _NUMBER_BYTES):
-        with warnings.catch_warnings():
-            # a word it cannot read ends the array (a DeprecationWarning)...
-            warnings.simplefilter("ignore", DeprecationWarning)
-            try:
-                numbers = np.fromstring(joined, sep=" ")
-            except ValueError:  # ... or stops it (numpy 2.4): read word by word below
-                numbers = np.empty(0)
-        if len(numbers) == len(texts) * count:
-            return numbers, count
-    flat = joined.split()
+    out, count = [], None
+    for start in range(0, len(texts), PARSE_CELLS):
+        cells = pa.array(texts[start:start + PARSE_CELLS], type=pa.large_string())
+        words = pc.split_pattern(cells, " ")
+        lengths = pc.list_value_length(words).to_numpy()
+        count = int(lengths[0]) if count is None else count
+        if (lengths != count).any():
+            return None
+        if _holds_byte(cells, b"("):
+            return _parse_words(texts, count)
+        try:
+            out.append(pc.cast(pc.list_flatten(words), pa.float64()).to_numpy(zero_copy_only=False))
+        except pa.ArrowInvalid:
+            return _parse_words(texts, count)
+    return np.concatenate(out), int(count)
+
+
+def _holds_byte(cells: Any, byte: bytes) -> bool:
+    """Whether any cell of an unsliced Arrow large_string array holds ``byte``."""
+    _, offset_buffer, data_buffer = cells.buffers()
+    if data_buffer is None:
+        return False
+    offsets = np.frombuffer(offset_buffer, dtype=np.int64)[: len(cells) + 1]
+    data = np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0]:offsets[-1]]
+    return bool((data == byte[0]).any())
+
+
+def _parse_words(texts: list[str], count: int) -> tuple[np.ndarray, int] | None:
+    """The cells read word by word as ``float`` reads them; None unless each has ``count`` words."""
+    flat = " ".join(texts).split()
     if len(flat) != len(texts) * count:
         return None
     try:
@@ -358,63 +377,105 @@ def _parse_replicates(texts: list[str]) -> tuple[np.ndarray, int] | None:
 
 def _replicate_statistics(drawn: list[np.ndarray], directions: list[int]) -> tuple[np.ndarray, ...]:
     """(combined, votes, beaten) of :func:`_recommend_target` for a chunk of targets: each measure's
-    replicates (targets, R, n) -> the share of replicates each source wins with the measures combined
+    replicates (n, R, targets) -> the share of replicates each source wins with the measures combined
     (targets, n), its share of the votes (targets, n) and the share of replicates i beats j (measures,
     targets, n, n).
 
-    With every replicate finite (the usual case) the pairwise outcomes are kept as signs in int8 and a
-    measure's first place is its best value (for finite values the Copeland winner), which saves most of
-    the memory traffic; every float that decides is computed as :func:`by_majority` and
-    :func:`first_shares` compute it, so the answers are the same to the bit.
+    With every replicate finite (the usual case) a measure's outcomes are the signs w[i, j] - w[j, i] of
+    "i beats j" (w), so one comparison per ordered pair gives them all; w is kept in int8 and laid out
+    (i, j, R, targets), so that every pass runs over long stretches of memory. A measure's first place
+    is its best value (for finite values the Copeland winner). Every float that decides is computed as
+    :func:`by_majority` and :func:`first_shares` compute it, means over the replicates summed
+    replicate after replicate as theirs are, so the answers are the same to the bit.
     """
-    n = drawn[0].shape[-1]
-    diagonal = np.arange(n)
     if not all(np.isfinite(d).all() for d in drawn):
-        outcomes = np.stack([compare(d, s) for d, s in zip(drawn, directions)])
-        outcomes[..., diagonal, diagonal] = 0.0  # (measures, targets, R, n, n)
-        return (first_shares(by_majority(outcomes)).mean(axis=1), first_shares(outcomes).mean(axis=2).mean(axis=0),
-                (outcomes == 1.0).mean(axis=2))
-    count = drawn[0].shape[1]
-    total = np.zeros(drawn[0].shape + (n,), dtype=np.int8)  # (targets, R, n, n): measures for i minus against
+        return _outcome_statistics([np.ascontiguousarray(d.transpose(2, 1, 0)) for d in drawn], directions)
+    n, count, targets = drawn[0].shape
+    measures = len(drawn)
+    preferred = np.zeros((n, n, count, targets), dtype=np.int8)  # measures preferring i to j
+    wins = np.empty((n, n, count, targets), dtype=bool)
     votes, beaten = [], []
     for d, direction in zip(drawn, directions):
-        a, b = d[..., :, None], d[..., None, :]
-        wins = a > b if direction > 0 else a < b
-        # (outcomes == 1).mean over the replicates
-        beaten.append(wins.view(np.int8).sum(axis=1, dtype=np.int32) / count)
-        total += wins.view(np.int8)
-        total -= wins.view(np.int8).swapaxes(-1, -2)  # j beats i: the losses of i
+        d = np.ascontiguousarray(d)
+        for i in range(n):
+            (np.greater if direction > 0 else np.less)(d[i], d, out=wins[i])
+        beaten.append(_count_replicates(wins).transpose(2, 0, 1) / count)
+        preferred += wins.view(np.int8)
         key = direction * d
-        best = key == key.max(axis=-1, keepdims=True)  # the Copeland winners of all-finite values
-        votes.append((best / best.sum(axis=-1, keepdims=True)).mean(axis=1))
-    firsts = _combined_firsts(total, len(drawn))
+        votes.append(_first_place_mean(key == key.max(axis=0)))  # the Copeland winners of all-finite values
+    total = preferred - preferred.swapaxes(0, 1)  # (i, j, R, targets): measures for i minus against
+    firsts = _combined_firsts(total, measures)
     if firsts is None:
-        # by_majority, value for value
-        combined = _combined_table(len(drawn))[total.astype(np.intp) + len(drawn)]
-        combined[..., diagonal, diagonal] = 0.0
-        firsts = first_shares(combined)
-    return firsts.mean(axis=1), np.mean(votes, axis=0), np.stack(beaten)
+        # by_majority, value for value, laid out as it lays them out (targets, R, i, j)
+        combined = _combined_table(measures)[total.transpose(3, 2, 0, 1).astype(np.intp) + measures]
+        combined[..., np.arange(n), np.arange(n)] = 0.0
+        shares = first_shares(np.ascontiguousarray(combined)).mean(axis=1)
+    else:
+        shares = _first_place_mean(firsts)
+    return shares, np.mean(votes, axis=0), np.stack(beaten)
+
+
+def _count_replicates(flags: np.ndarray) -> np.ndarray:
+    """How many replicates are true, for flags (..., R, targets) -> (..., targets): halves added in
+    place of a sum along R (numpy sums rows as short as a chunk's targets slowly)."""
+    count = flags.shape[-2]
+    acc = flags.view(np.uint8) if count < 256 else flags.astype(np.int64)
+    while acc.shape[-2] > 1:
+        half = acc.shape[-2] // 2
+        folded = acc[..., :half, :] + acc[..., half:2 * half, :]
+        if acc.shape[-2] % 2:
+            folded[..., :1, :] += acc[..., 2 * half:, :]
+        acc = folded
+    return acc[..., 0, :]
+
+
+def _first_place_mean(best: np.ndarray) -> np.ndarray:
+    """Each source's mean share of the first place over the replicates, for best (n, R, targets), the
+    sources placed first (a tie splits the place) -> (targets, n). Without ties the shares are 0 and 1,
+    whose sum is a whole count in any order; with ties they are summed as :func:`_replicate_mean`."""
+    tied = best.sum(axis=0)
+    if (tied == 1).all():
+        return (_count_replicates(best) / best.shape[1]).T
+    return _replicate_mean(best / tied)
+
+
+def _replicate_mean(shares: np.ndarray) -> np.ndarray:
+    """The mean over the replicates of (n, R, targets), as (targets, n), summed replicate after
+    replicate as :func:`_recommend_target`'s means are (a sum along one stretch of memory, which a
+    single target makes this, is summed in pairs and can round otherwise)."""
+    return (np.cumsum(shares, axis=1)[:, -1] / shares.shape[1]).T
+
+
+def _outcome_statistics(drawn: list[np.ndarray], directions: list[int]) -> tuple[np.ndarray, ...]:
+    """:func:`_replicate_statistics` from the outcome tensors themselves (replicates (targets, R, n)),
+    as :func:`_recommend_target` computes them: for replicates that are not all finite."""
+    n = drawn[0].shape[-1]
+    diagonal = np.arange(n)
+    outcomes = np.stack([compare(d, s) for d, s in zip(drawn, directions)])
+    outcomes[..., diagonal, diagonal] = 0.0  # (measures, targets, R, n, n)
+    return (first_shares(by_majority(outcomes)).mean(axis=1), first_shares(outcomes).mean(axis=2).mean(axis=0),
+            (outcomes == 1.0).mean(axis=2))
 
 
 def _combined_firsts(total: np.ndarray, measures: int) -> np.ndarray | None:
-    """``first_shares`` of the combined outcomes (:func:`_combined_table` at ``total``, diagonal 0)
-    without building them: a combined outcome is N / (2000 m) for the whole number
-    N = 1000 m x (2 if the sum of signs t > 0, 1 if t = 0, else 0) + t + m, so each source's Copeland
-    count is exact in integers. The first places are those ``first_shares`` finds (its tolerance
-    applied to the exact counts); None when a count lies so near that tolerance's edge that rounding
-    could decide."""
-    n = total.shape[-1]
-    signs = np.sign(total).sum(axis=-1, dtype=np.int64)  # pairs won minus pairs lost
-    rows = total.sum(axis=-1, dtype=np.int64)
+    """The sources that ``first_shares`` puts first in the combined outcomes (:func:`_combined_table`
+    at ``total``, (i, j, R, targets), diagonal 0), as flags (n, R, targets), without building them: a
+    combined outcome is N / (2000 m) for the whole number N = 1000 m x (2 if the sum of signs t > 0,
+    1 if t = 0, else 0) + t + m, so each source's Copeland count is exact in integers. The first places
+    are those ``first_shares`` finds (its tolerance applied to the exact counts); None when a count
+    lies so near that tolerance's edge that rounding could decide."""
+    n = total.shape[0]
+    small = np.int8 if measures * (n - 1) <= 127 else np.int64  # every sum below fits
+    signs = np.sign(total).sum(axis=1, dtype=small).astype(np.int64)  # pairs won minus pairs lost
+    rows = total.sum(axis=1, dtype=small).astype(np.int64)
     exact = 1000 * measures * (signs + n - 1) + rows + measures * (n - 1)  # the count x 2000 m
     scale = 2000.0 * measures
-    top = exact.max(axis=-1, keepdims=True)
+    top = exact.max(axis=0)
     gap = (top - exact) / scale  # exact to about 1e-16 relative: both are whole numbers below 2**53
     edge = 1e-8 + 1e-5 * np.abs(top / scale)  # np.isclose's default atol and rtol (first_shares)
     if (np.abs(gap - edge) < 1e-9).any():
         return None
-    best = gap <= edge
-    return best / best.sum(axis=-1, keepdims=True)
+    return gap <= edge
 
 
 def _combined_table(measures: int) -> np.ndarray:
