@@ -26,6 +26,8 @@ named, with its share); a source that wins fewer than ``WINNER_SHARE`` of the re
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,7 +144,7 @@ def _recommend(long: pd.DataFrame, pretraining: str, overlap_threshold: float) -
     answers: list[Recommendation | None] = [None] * len(parts)
     shapes: dict[tuple[Any, ...], list[int]] = {}
     for i, (_, part) in enumerate(parts):
-        shapes.setdefault((tuple(part.sources), tuple(part.measures)), []).append(i)
+        shapes.setdefault(_layout(part), []).append(i)
     for indices in shapes.values():
         if len(indices) >= BATCH_MIN:
             batch = _recommend_batch([parts[i] for i in indices], pretraining)
@@ -150,6 +152,16 @@ def _recommend(long: pd.DataFrame, pretraining: str, overlap_threshold: float) -
                 answers[i] = answer
     found = [a if a is not None else _recommend_target(t, part, pretraining) for a, (t, part) in zip(answers, parts)]
     return with_overlap(found, long, overlap_threshold)
+
+
+def _layout(part: TargetRows) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A target's rows as (source, measure) in their order: targets of one layout are answered together."""
+    return tuple(part.source.tolist()), tuple(part.measure.tolist())
+
+
+def _flags(cells: np.ndarray, test: Any) -> np.ndarray:
+    """``test`` of each cell of a (targets, n) object array, as booleans of that shape."""
+    return np.array([test(c) for c in cells.ravel()], dtype=bool).reshape(cells.shape)
 
 
 def recommendation_table(recommendations: list[Recommendation]) -> pd.DataFrame:
@@ -231,65 +243,57 @@ BATCH_CELLS = 5_000_000  # ... and at most this many pairwise outcomes (targets 
 
 def _recommend_batch(parts: list[tuple[str, TargetRows]], pretraining: str) -> list[Recommendation | None] | None:
     """The same answers as :func:`_recommend_target` for many targets of one shape at once (the same
-    sources, one size per target and no ladder, every value present, and for each measure either every
-    replicate or, with no replicates at all, a ``std`` column), their replicates parsed (or drawn from
-    the std, :func:`simcore.answer.pairwise.std_replicates`) and compared in bulk; None when the targets do not
-    have that shape, and None in place of a target whose std gives no replicates (answered one at a time)."""
+    rows in the same order, one size per target and no ladder, every value present, and for each measure
+    either every replicate or, with no replicates at all, a ``std`` column), their replicates parsed (or
+    drawn from the std, :func:`simcore.answer.pairwise.std_replicates`) and compared in bulk; None when
+    the targets do not have that shape, and None in place of a target whose std gives no replicates
+    (answered one at a time)."""
     first = parts[0][1]
     sources = first.sources
     n = len(sources)
     names = [m for m in PRETRAINING[pretraining] if m in first.measures]
-    if not names or n < 2:
+    layout = _layout(first)
+    if not names or n < 2 or any(_layout(part) != layout for _, part in parts):
         return None
-    values, replicates, spreads, settled = {}, {}, {}, {}
+    columns = {c: np.stack([part.columns[c] for _, part in parts]) for c in
+               ("value", "sample_tokens", "replicates", "std", "ladder", "reliable") if first.has(c)}
+    values, replicates, spreads, settled, tokens = {}, {}, {}, {}, {}
     sizes = np.full(len(parts), -1, dtype=np.int64)
     alone = np.zeros(len(parts), dtype=bool)  # targets answered one at a time
     for name in names:
         spec = get_measure(name)
-        vals, texts, stds, ok = [], [], [], []
-        for g, (_, part) in enumerate(parts):
-            if part.sources != sources or name not in part.measures:
-                return None
-            rows = part.rows(name, sources)
-            if (rows < 0).any():
-                return None
-            if part.has("ladder") and any(isinstance(x, str) and x.strip() for x in part.take("ladder", rows)):
-                return None
-            unreliable = (np.array([is_false(r) for r in part.take("reliable", rows)], dtype=bool)
-                          if part.has("reliable") else np.zeros(n, dtype=bool))
-            if spec.noise_when_small and unreliable.any():
-                return None
-            tokens = part.take("sample_tokens", rows) if part.has("sample_tokens") else np.full(n, np.nan)
-            if np.isfinite(tokens).any():
-                if not (np.isfinite(tokens).all() and (tokens == tokens[0]).all()):
-                    return None
-                size = int(tokens[0])
-                if sizes[g] not in (-1, size) and name == names[0]:
-                    return None
-                sizes[g] = size
-            text = part.take("replicates", rows) if part.has("replicates") else [None] * n
-            if all(isinstance(t, str) and t for t in text):
-                texts.extend(text)
-            elif part.has("std") and not any(isinstance(t, str) and t.strip() for t in text):
-                std = part.take("std", rows)
-                stds.append(std)
-                alone[g] |= not (np.isfinite(std) & (std > 0)).any()  # no replicates: the answer is "unknown"
-            else:
-                return None
-            v = part.take("value", rows)
-            if not np.isfinite(v).all():
-                return None
-            vals.append(v)
-            floor_ok = (not np.isfinite(tokens[0])) or tokens[0] >= spec.reliable_tokens
-            ok.append(np.full(n, floor_ok) & ~unreliable)
-        values[name] = np.array(vals)
-        settled[name] = np.array(ok)
-        if stds and texts:
+        rows = first.rows(name, sources)
+        if (rows < 0).any():
+            return None
+        cells = {c: v[:, rows] for c, v in columns.items()}  # (targets, n) each
+        if "ladder" in cells and any(isinstance(x, str) and x.strip() for x in cells["ladder"].ravel()):
+            return None
+        unreliable = (np.array([is_false(r) for r in cells["reliable"].ravel()], dtype=bool).reshape(-1, n)
+                      if "reliable" in cells else np.zeros((len(parts), n), dtype=bool))
+        if spec.noise_when_small and unreliable.any():
+            return None
+        tokens[name] = cells.get("sample_tokens", np.full((len(parts), n), np.nan))
+        sized = np.isfinite(tokens[name]).any(axis=1)
+        at = tokens[name][sized]
+        if not (np.isfinite(at).all() and (at == at[:, :1]).all()):
+            return None
+        sizes[sized] = at[:, 0].astype(np.int64)
+        text = cells.get("replicates", np.full((len(parts), n), None))
+        filled = _flags(text, lambda t: isinstance(t, str) and bool(t)).all(axis=1)
+        blank = ~_flags(text, lambda t: isinstance(t, str) and bool(t.strip())).any(axis=1)
+        from_std = ~filled & blank & ("std" in cells)  # no replicates: drawn from the std
+        if not (filled | from_std).all() or (filled.any() and from_std.any()):
             return None  # replicates for some targets, std for others: one at a time
-        if stds:
-            spreads[name] = np.array(stds)
+        if not np.isfinite(cells["value"]).all():
+            return None
+        values[name] = cells["value"]
+        floor_ok = ~np.isfinite(tokens[name][:, 0]) | (tokens[name][:, 0] >= spec.reliable_tokens)
+        settled[name] = floor_ok[:, None] & ~unreliable
+        if from_std.any():
+            spreads[name] = cells["std"]
+            alone |= ~(np.isfinite(cells["std"]) & (cells["std"] > 0)).any(axis=1)  # the answer is "unknown"
             continue
-        parsed = _parse_replicates(texts)
+        parsed = _parse_replicates(text.ravel().tolist())
         if parsed is None:
             return None
         numbers, count = parsed
@@ -297,18 +301,20 @@ def _recommend_batch(parts: list[tuple[str, TargetRows]], pretraining: str) -> l
     count = min([r.shape[2] for r in replicates.values()] + [STD_DRAWS] * bool(spreads))
     directions = [get_measure(m).direction for m in names]
     step = max(1, min(BATCH_CHUNK, BATCH_CELLS // (count * n * n)))
-    out: list[Recommendation | None] = []
-    for start in range(0, len(parts), step):
-        chunk = slice(start, start + step)
+    def statistics(chunk: slice) -> tuple[np.ndarray, ...]:
         drawn = [replicates[m][chunk, :, :count].transpose(1, 2, 0) if m in replicates
                  else std_replicates(values[m][chunk], spreads[m][chunk])[:, :count].transpose(2, 1, 0)
                  for m in names]
-        combined, votes, beaten = _replicate_statistics(drawn, directions)
+        return _replicate_statistics(drawn, directions)
+
+    chunks = [slice(start, start + step) for start in range(0, len(parts), step)]
+    out: list[Recommendation | None] = []
+    for chunk, (combined, votes, beaten) in zip(chunks, _in_threads(statistics, chunks)):
         points = [compare(values[m][chunk], d) for m, d in zip(names, directions)]
         for p in points:
             p[..., np.arange(n), np.arange(n)] = 0.0
         point_first = [first_shares(p) for p in points]  # (targets, n) each
-        for k, g in enumerate(range(start, min(start + step, len(parts)))):
+        for k, g in enumerate(range(chunk.start, min(chunk.stop, len(parts)))):
             if alone[g]:
                 out.append(None)
                 continue
@@ -318,7 +324,8 @@ def _recommend_batch(parts: list[tuple[str, TargetRows]], pretraining: str) -> l
                                  settled[m][g], True) for m, d in zip(names, directions)]
             pairs = [Pairs(p[k], None, size) for p in points]
             firsts = {m: sources[int(np.argmax(f[k]))] for m, f in zip(names, point_first)}
-            flags = _size_flags(part, sources, names) + _unsettled(part, names) + language_flags(part, sources)
+            below = _unsettled_of({m: tokens[m][g] for m in names}) if first.has("sample_tokens") else []
+            flags = _size_flags(part, sources, names) + below + language_flags(part, sources)
             out.append(_decide(target, part, pretraining, sources, measures, pairs, flags, firsts, [],
                                combined[k], votes[k], beaten[:, k]))
     return out
@@ -329,29 +336,51 @@ PARSE_CELLS = 16_384  # replicate cells split and read at once (bounds the memor
 
 def _parse_replicates(texts: list[str]) -> tuple[np.ndarray, int] | None:
     """Every cell's replicates as one flat array, and how many each cell has; None unless every cell
-    has the same number of space-separated numbers. The cells are split and read by Arrow (its
-    reading is correctly rounded, as ``float``'s is, and accepts a subset of what ``float`` accepts
-    once ``nan(...)`` is set aside); where Arrow refuses a word, ``float`` reads each word."""
+    has the same number of space-separated numbers. The cells are split and read by Arrow, a block
+    of cells per thread (its reading is correctly rounded, as ``float``'s is, and accepts a subset of
+    what ``float`` accepts once ``nan(...)`` is set aside); where Arrow refuses a word, ``float``
+    reads each word."""
+    if not texts:
+        return None
+    read = _in_threads(_read_cells, [texts[i:i + PARSE_CELLS] for i in range(0, len(texts), PARSE_CELLS)])
+    counts = {count for _, count in read}
+    if len(counts) != 1 or None in counts:
+        return None
+    count = counts.pop()
+    if any(numbers is None for numbers, _ in read):
+        return _parse_words(texts, count)
+    return np.concatenate([numbers for numbers, _ in read]), count
+
+
+def _read_cells(texts: list[str]) -> tuple[np.ndarray | None, int | None]:
+    """(every number, the count per cell) of a block of cells read by Arrow; (None, count) where it
+    refuses a word, (None, None) where the cells' counts differ."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if not texts:
-        return None
-    out, count = [], None
-    for start in range(0, len(texts), PARSE_CELLS):
-        cells = pa.array(texts[start:start + PARSE_CELLS], type=pa.large_string())
-        words = pc.split_pattern(cells, " ")
-        lengths = pc.list_value_length(words).to_numpy()
-        count = int(lengths[0]) if count is None else count
-        if (lengths != count).any():
-            return None
-        if _holds_byte(cells, b"("):
-            return _parse_words(texts, count)
-        try:
-            out.append(pc.cast(pc.list_flatten(words), pa.float64()).to_numpy(zero_copy_only=False))
-        except pa.ArrowInvalid:
-            return _parse_words(texts, count)
-    return np.concatenate(out), int(count)
+    cells = pa.array(texts, type=pa.large_string())
+    words = pc.split_pattern(cells, " ")
+    lengths = pc.list_value_length(words).to_numpy()
+    count = int(lengths[0])
+    if (lengths != count).any():
+        return None, None
+    if _holds_byte(cells, b"("):
+        return None, count
+    try:
+        return pc.cast(pc.list_flatten(words), pa.float64()).to_numpy(zero_copy_only=False), count
+    except pa.ArrowInvalid:
+        return None, count
+
+
+def _in_threads(function: Any, items: list[Any]) -> list[Any]:
+    """``[function(item) for item in items]``, the items shared among a thread per core: for work that
+    runs in numpy and Arrow, which let go of the interpreter while they compute."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    workers = min(len(items), cores, 8)
+    if workers <= 1:
+        return [function(item) for item in items]
+    with ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(function, items))
 
 
 def _holds_byte(cells: Any, byte: bytes) -> bool:
@@ -725,9 +754,13 @@ def _unsettled(part: TargetRows, measures: list[str]) -> list[str]:
     """Carrying measures computed below the size at which their rankings settled on real corpora."""
     if not part.has("sample_tokens"):
         return []
+    return _unsettled_of({name: part.take("sample_tokens", part.rows(name, part.sources)) for name in measures})
+
+
+def _unsettled_of(sample_tokens: dict[str, np.ndarray]) -> list[str]:
+    """:func:`_unsettled` from each carrying measure's sample sizes over the sources."""
     below, used = [], []
-    for name in measures:
-        tokens = part.take("sample_tokens", part.rows(name, part.sources))
+    for name, tokens in sample_tokens.items():
         small = tokens[np.isfinite(tokens) & (tokens < get_measure(name).reliable_tokens)]
         if len(small):
             below.append(name)
