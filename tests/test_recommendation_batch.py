@@ -29,11 +29,14 @@ LM = (("ppl", 500.0, 8.0), ("jsd", 0.5, 0.004))
 VECTORS = (("tvcc", 0.2, 0.01), ("tvc", 0.3, 0.01), ("wvv", 1e-4, 3e-6))
 
 
-def random_table(seed: int, measures: tuple = LM, targets: int = 37, sources: int = 7, count: int = 41) -> pd.DataFrame:
+def random_table(
+    seed: int, measures: tuple = LM, targets: int = 37, sources: int = 7, count: int = 41
+) -> pd.DataFrame:
     """Targets x sources x measures with ``count`` replicates per cell. Values come from four levels
     (ties between sources); every third target's replicates take three values only (ties between
-    sources within a replicate, three-way ones included); target t03 has one replicate 'nan'; target
-    t05 and t08 a source far ahead (t05's holding its sentences); a last target lacks a source and has a missing value (answered alone)."""
+    sources within a replicate, three-way ones included); target t03 has one replicate 'nan';
+    targets t05 and t08 a source far ahead (t05's holding its sentences); a last target lacks a
+    source and has a missing value (answered alone)."""
     rng = np.random.default_rng(seed)
     rows = []
     for t in range(targets):
@@ -48,12 +51,24 @@ def random_table(seed: int, measures: tuple = LM, targets: int = 37, sources: in
                     reps = value + sd * rng.standard_normal(count)
                 if t == 3 and s == 2:
                     reps[count // 2] = np.nan
-                rows.append({"source": f"s{s}", "target": f"t{t:02d}", "measure": measure, "value": value,
-                             "replicates": encode_replicates(reps.tolist()), "sample_tokens": 100_000})
-    odd = [dict(r, target="zz_missing") for r in rows if r["target"] == "t01" and r["source"] != "s6"]
+                rows.append(
+                    {
+                        "source": f"s{s}",
+                        "target": f"t{t:02d}",
+                        "measure": measure,
+                        "value": value,
+                        "replicates": encode_replicates(reps.tolist()),
+                        "sample_tokens": 100_000,
+                    }
+                )
+    odd = [
+        dict(r, target="zz_missing") for r in rows if r["target"] == "t01" and r["source"] != "s6"
+    ]
     odd[0]["value"] = np.nan
     table = pd.DataFrame(rows + odd)
-    table["overlap_all"] = np.where((table["target"] == "t05") & (table["source"] == "s0"), 0.4, 0.0)
+    table["overlap_all"] = np.where(
+        (table["target"] == "t05") & (table["source"] == "s0"), 0.4, 0.0
+    )
     return table
 
 
@@ -69,19 +84,26 @@ def bits(value: Any) -> Any:
 
 
 def one_at_a_time(table: pd.DataFrame, pretraining: str) -> list[dict[str, Any]]:
-    answers = [module._recommend_target(t, part, pretraining) for t, part in TargetRows.split(table)]
+    answers = [
+        module._recommend_target(t, part, pretraining) for t, part in TargetRows.split(table)
+    ]
     return [bits(a.as_dict()) for a in with_overlap(answers, table, OVERLAP_THRESHOLD)]
 
 
 @pytest.mark.parametrize("step", [1, 4, module.BATCH_CHUNK])  # targets per chunk
-@pytest.mark.parametrize(("pretraining", "measures", "count"), [("lm", LM, 41), ("lm", LM, 300),
-                                                                ("vectors", VECTORS, 2)])
-def test_the_batched_answers_are_those_of_one_target_at_a_time(monkeypatch, step, pretraining, measures, count):
+@pytest.mark.parametrize(
+    ("pretraining", "measures", "count"), [("lm", LM, 41), ("lm", LM, 300), ("vectors", VECTORS, 2)]
+)
+def test_the_batched_answers_are_those_of_one_target_at_a_time(
+    monkeypatch, step, pretraining, measures, count
+):
     monkeypatch.setattr(module, "BATCH_CELLS", step * count * 7 * 7)
     table = random_table(count, measures, count=count)
     parts = TargetRows.split(table)
     batched = module._recommend_batch(parts[:-1], pretraining)
-    assert batched is not None and all(b is not None for b in batched)  # the batched path answers these
+    assert batched is not None and all(
+        b is not None for b in batched
+    )  # the batched path answers these
     got = [bits(r.as_dict()) for r in recommend(table, pretraining, outcomes=False)]
     want = one_at_a_time(table, pretraining)
     assert len(got) == len(want) == 38
@@ -91,9 +113,15 @@ def test_the_batched_answers_are_those_of_one_target_at_a_time(monkeypatch, step
     assert answers[-1].target == "zz_missing" and answers[5].recommended == ["s0"]
     assert "s0 holds" in answers[5].reason  # the contamination clause
     assert answers[8].recommended == ["s1"]
-    assert {a.level for a in answers} >= {"tie", "moderate", "high" if pretraining == "lm" else "tie"}
-    if count > 2:  # three-way ties: shares that are no sum of halves, summed in the reference's order
-        assert any((np.array(list(a.shares.values())) * 2 ** 20 % 1).any() for a in answers)
+    assert {a.level for a in answers} >= {
+        "tie",
+        "moderate",
+        "high" if pretraining == "lm" else "tie",
+    }
+    if (
+        count > 2
+    ):  # three-way ties: shares that are no sum of halves, summed in the reference's order
+        assert any((np.array(list(a.shares.values())) * 2**20 % 1).any() for a in answers)
 
 
 def test_counts_by_halves_are_the_counts():
@@ -104,14 +132,16 @@ def test_counts_by_halves_are_the_counts():
 
 
 def test_first_place_shares_are_averaged_in_the_reference_order():
-    """The mean share of first place over the replicates is the one first_shares(...).mean(axis=1) gives
-    (a sum replicate after replicate), with and without ties, for one target and for several."""
+    """The mean share of first place over the replicates is first_shares(...).mean(axis=1)'s (a sum
+    replicate after replicate), with and without ties, for one target and for several."""
     from simcore.answer.pairwise import first_shares
 
     rng = np.random.default_rng(5)
     for targets in (1, 3):
         for levels in (3, 1000):
-            values = rng.integers(0, levels, size=(targets, 200, 6)).astype(float)  # (targets, R, n)
+            values = rng.integers(0, levels, size=(targets, 200, 6)).astype(
+                float
+            )  # (targets, R, n)
             outcomes = (values[..., :, None] > values[..., None, :]).astype(float)
             want = first_shares(outcomes).mean(axis=1)
             best = values == values.max(axis=-1, keepdims=True)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -155,13 +156,18 @@ def _recommend(long: pd.DataFrame, pretraining: str, overlap_threshold: float) -
 
 
 def _layout(part: TargetRows) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """A target's rows as (source, measure) in their order: targets of one layout are answered together."""
+    """A target's rows as (source, measure), in order: targets of one layout go together."""
     return tuple(part.source.tolist()), tuple(part.measure.tolist())
 
 
 def _flags(cells: np.ndarray, test: Any) -> np.ndarray:
     """``test`` of each cell of a (targets, n) object array, as booleans of that shape."""
     return np.array([test(c) for c in cells.ravel()], dtype=bool).reshape(cells.shape)
+
+
+def _written(cell: Any) -> bool:
+    """Whether a cell holds text other than blanks."""
+    return isinstance(cell, str) and bool(cell.strip())
 
 
 def recommendation_table(recommendations: list[Recommendation]) -> pd.DataFrame:
@@ -209,10 +215,11 @@ def _decide(target: str, part: TargetRows, pretraining: str, sources: list[str],
             combined: np.ndarray, votes: np.ndarray, beaten: np.ndarray) -> Recommendation:
     """The answer from the replicate statistics: ``combined`` (share of replicates each source wins),
     ``votes`` (its share of the votes) and ``beaten`` (measures × n × n: share of replicates i beats j)."""
-    order = sorted(range(len(sources)), key=lambda i: (-combined[i], -votes[i], sources[i]))
+    won, voted = combined.tolist(), votes.tolist()
+    order = sorted(range(len(sources)), key=lambda i: (-won[i], -voted[i], sources[i]))
     winner = order[0]
-    majority_first = [sources[i] for i in range(len(sources))
-                      if sum(f == sources[i] for f in firsts.values()) * 2 > len(measures)]
+    first_counts = Counter(firsts.values())
+    majority_first = [s for s in sources if first_counts[s] * 2 > len(measures)]
     firm = [m.name for m, b in zip(measures, beaten)
             if firsts[m.name] != sources[winner] and b[sources.index(firsts[m.name]), winner] >= SEPARATED]
     if len(set(firsts.values())) > 1 and not majority_first and firm:
@@ -229,7 +236,7 @@ def _decide(target: str, part: TargetRows, pretraining: str, sources: list[str],
         chosen.sort(key=lambda s: (-votes[sources.index(s)], s))
         level = "tie"
     confidence = float(votes[sources.index(chosen[0])])
-    share_map = {s: float(v) for s, v in zip(sources, votes)}
+    share_map = dict(zip(sources, voted))
     reason = _reason(part, sources, measures, pairs, chosen, level, share_map, firsts, pretraining, flags,
                      beaten=beaten, combined=combined, unequal=unequal)
     return Recommendation(target, pretraining, chosen, confidence, level, [m.name for m in measures], reason,
@@ -238,16 +245,16 @@ def _decide(target: str, part: TargetRows, pretraining: str, sources: list[str],
 
 BATCH_MIN = 16  # targets of one shape from which the batched path pays
 BATCH_CHUNK = 256  # targets whose pairwise outcomes are held in memory at once, at most ...
-BATCH_CELLS = 5_000_000  # ... and at most this many pairwise outcomes (targets x replicates x n x n): in cache
+BATCH_CELLS = 5_000_000  # ... and at most this many outcomes (targets x R x n x n): in cache
 
 
 def _recommend_batch(parts: list[tuple[str, TargetRows]], pretraining: str) -> list[Recommendation | None] | None:
-    """The same answers as :func:`_recommend_target` for many targets of one shape at once (the same
-    rows in the same order, one size per target and no ladder, every value present, and for each measure
-    either every replicate or, with no replicates at all, a ``std`` column), their replicates parsed (or
-    drawn from the std, :func:`simcore.answer.pairwise.std_replicates`) and compared in bulk; None when
-    the targets do not have that shape, and None in place of a target whose std gives no replicates
-    (answered one at a time)."""
+    """The same answers as :func:`_recommend_target` for many targets of one shape at once (the
+    same rows in the same order, one size per target and no ladder, every value present, and for
+    each measure either every replicate or, with no replicates at all, a ``std`` column), their
+    replicates parsed (or drawn from the std, :func:`simcore.answer.pairwise.std_replicates`) and
+    compared in bulk; None when the targets do not have that shape, and None in place of a target
+    whose std gives no replicates (answered one at a time)."""
     first = parts[0][1]
     sources = first.sources
     n = len(sources)
@@ -255,21 +262,22 @@ def _recommend_batch(parts: list[tuple[str, TargetRows]], pretraining: str) -> l
     layout = _layout(first)
     if not names or n < 2 or any(_layout(part) != layout for _, part in parts):
         return None
-    columns = {c: np.stack([part.columns[c] for _, part in parts]) for c in
-               ("value", "sample_tokens", "replicates", "std", "ladder", "reliable") if first.has(c)}
+    wanted = ("value", "sample_tokens", "replicates", "std", "ladder", "reliable")
+    columns = {c: np.stack([part.columns[c] for _, part in parts]) for c in wanted if first.has(c)}
     values, replicates, spreads, settled, tokens = {}, {}, {}, {}, {}
     sizes = np.full(len(parts), -1, dtype=np.int64)
     alone = np.zeros(len(parts), dtype=bool)  # targets answered one at a time
+    has_tokens = "sample_tokens" in columns
     for name in names:
         spec = get_measure(name)
         rows = first.rows(name, sources)
         if (rows < 0).any():
             return None
         cells = {c: v[:, rows] for c, v in columns.items()}  # (targets, n) each
-        if "ladder" in cells and any(isinstance(x, str) and x.strip() for x in cells["ladder"].ravel()):
+        if "ladder" in cells and _flags(cells["ladder"], _written).any():
             return None
-        unreliable = (np.array([is_false(r) for r in cells["reliable"].ravel()], dtype=bool).reshape(-1, n)
-                      if "reliable" in cells else np.zeros((len(parts), n), dtype=bool))
+        unreliable = (_flags(cells["reliable"], is_false) if "reliable" in cells
+                      else np.zeros((len(parts), n), dtype=bool))
         if spec.noise_when_small and unreliable.any():
             return None
         tokens[name] = cells.get("sample_tokens", np.full((len(parts), n), np.nan))
@@ -280,7 +288,7 @@ def _recommend_batch(parts: list[tuple[str, TargetRows]], pretraining: str) -> l
         sizes[sized] = at[:, 0].astype(np.int64)
         text = cells.get("replicates", np.full((len(parts), n), None))
         filled = _flags(text, lambda t: isinstance(t, str) and bool(t)).all(axis=1)
-        blank = ~_flags(text, lambda t: isinstance(t, str) and bool(t.strip())).any(axis=1)
+        blank = ~_flags(text, _written).any(axis=1)
         from_std = ~filled & blank & ("std" in cells)  # no replicates: drawn from the std
         if not (filled | from_std).all() or (filled.any() and from_std.any()):
             return None  # replicates for some targets, std for others: one at a time
@@ -291,7 +299,8 @@ def _recommend_batch(parts: list[tuple[str, TargetRows]], pretraining: str) -> l
         settled[name] = floor_ok[:, None] & ~unreliable
         if from_std.any():
             spreads[name] = cells["std"]
-            alone |= ~(np.isfinite(cells["std"]) & (cells["std"] > 0)).any(axis=1)  # the answer is "unknown"
+            usable = np.isfinite(cells["std"]) & (cells["std"] > 0)
+            alone |= ~usable.any(axis=1)  # no replicates at all: the answer is "unknown"
             continue
         parsed = _parse_replicates(text.ravel().tolist())
         if parsed is None:
@@ -302,8 +311,8 @@ def _recommend_batch(parts: list[tuple[str, TargetRows]], pretraining: str) -> l
     directions = [get_measure(m).direction for m in names]
     step = max(1, min(BATCH_CHUNK, BATCH_CELLS // (count * n * n)))
     def statistics(chunk: slice) -> tuple[np.ndarray, ...]:
-        drawn = [replicates[m][chunk, :, :count].transpose(1, 2, 0) if m in replicates
-                 else std_replicates(values[m][chunk], spreads[m][chunk])[:, :count].transpose(2, 1, 0)
+        drawn = [replicates[m][chunk, :, :count].transpose(1, 2, 0) if m in replicates else
+                 std_replicates(values[m][chunk], spreads[m][chunk])[:, :count].transpose(2, 1, 0)
                  for m in names]
         return _replicate_statistics(drawn, directions)
 
@@ -324,7 +333,7 @@ def _recommend_batch(parts: list[tuple[str, TargetRows]], pretraining: str) -> l
                                  settled[m][g], True) for m, d in zip(names, directions)]
             pairs = [Pairs(p[k], None, size) for p in points]
             firsts = {m: sources[int(np.argmax(f[k]))] for m, f in zip(names, point_first)}
-            below = _unsettled_of({m: tokens[m][g] for m in names}) if first.has("sample_tokens") else []
+            below = _unsettled_of({m: tokens[m][g] for m in names}) if has_tokens else []
             flags = _size_flags(part, sources, names) + below + language_flags(part, sources)
             out.append(_decide(target, part, pretraining, sources, measures, pairs, flags, firsts, [],
                                combined[k], votes[k], beaten[:, k]))
@@ -335,14 +344,15 @@ PARSE_CELLS = 16_384  # replicate cells split and read at once (bounds the memor
 
 
 def _parse_replicates(texts: list[str]) -> tuple[np.ndarray, int] | None:
-    """Every cell's replicates as one flat array, and how many each cell has; None unless every cell
-    has the same number of space-separated numbers. The cells are split and read by Arrow, a block
-    of cells per thread (its reading is correctly rounded, as ``float``'s is, and accepts a subset of
-    what ``float`` accepts once ``nan(...)`` is set aside); where Arrow refuses a word, ``float``
-    reads each word."""
+    """Every cell's replicates as one flat array, and how many each cell has; None unless every
+    cell has the same number of space-separated numbers. The cells are split and read by Arrow, a
+    block of cells per thread (its reading is correctly rounded, as ``float``'s is, and accepts a
+    subset of what ``float`` accepts once ``nan(...)`` is set aside); where Arrow refuses a word,
+    ``float`` reads each word."""
     if not texts:
         return None
-    read = _in_threads(_read_cells, [texts[i:i + PARSE_CELLS] for i in range(0, len(texts), PARSE_CELLS)])
+    blocks = [texts[i:i + PARSE_CELLS] for i in range(0, len(texts), PARSE_CELLS)]
+    read = _in_threads(_read_cells, blocks)
     counts = {count for _, count in read}
     if len(counts) != 1 or None in counts:
         return None
@@ -364,18 +374,20 @@ def _read_cells(texts: list[str]) -> tuple[np.ndarray | None, int | None]:
     count = int(lengths[0])
     if (lengths != count).any():
         return None, None
-    if _holds_byte(cells, b"("):
-        return None, count
     try:
-        return pc.cast(pc.list_flatten(words), pa.float64()).to_numpy(zero_copy_only=False), count
+        numbers = pc.cast(pc.list_flatten(words), pa.float64()).to_numpy(zero_copy_only=False)
     except pa.ArrowInvalid:
         return None, count
+    if np.isnan(numbers).any() and _holds_byte(cells, b"("):  # 'nan(...)', which float refuses
+        return None, count
+    return numbers, count
 
 
 def _in_threads(function: Any, items: list[Any]) -> list[Any]:
-    """``[function(item) for item in items]``, the items shared among a thread per core: for work that
-    runs in numpy and Arrow, which let go of the interpreter while they compute."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    """``[function(item) for item in items]``, the items shared among a thread per core: for work
+    that runs in numpy and Arrow, which let go of the interpreter while they compute."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    cores = len(affinity(0)) if affinity else (os.cpu_count() or 1)
     workers = min(len(items), cores, 8)
     if workers <= 1:
         return [function(item) for item in items]
@@ -405,20 +417,22 @@ def _parse_words(texts: list[str], count: int) -> tuple[np.ndarray, int] | None:
 
 
 def _replicate_statistics(drawn: list[np.ndarray], directions: list[int]) -> tuple[np.ndarray, ...]:
-    """(combined, votes, beaten) of :func:`_recommend_target` for a chunk of targets: each measure's
-    replicates (n, R, targets) -> the share of replicates each source wins with the measures combined
-    (targets, n), its share of the votes (targets, n) and the share of replicates i beats j (measures,
-    targets, n, n).
+    """(combined, votes, beaten) of :func:`_recommend_target` for a chunk of targets: each
+    measure's replicates (n, R, targets) -> the share of replicates each source wins with the
+    measures combined (targets, n), its share of the votes (targets, n) and the share of replicates
+    i beats j (measures, targets, n, n).
 
-    With every replicate finite (the usual case) a measure's outcomes are the signs w[i, j] - w[j, i] of
-    "i beats j" (w), so one comparison per ordered pair gives them all; w is kept in int8 and laid out
-    (i, j, R, targets), so that every pass runs over long stretches of memory. A measure's first place
-    is its best value (for finite values the Copeland winner). Every float that decides is computed as
-    :func:`by_majority` and :func:`first_shares` compute it, means over the replicates summed
-    replicate after replicate as theirs are, so the answers are the same to the bit.
+    With every replicate finite (the usual case) a measure's outcomes are the signs
+    w[i, j] - w[j, i] of "i beats j" (w), so one comparison per ordered pair gives them all; w is
+    kept in int8 and laid out (i, j, R, targets), so that every pass runs over long stretches of
+    memory. A measure's first place is its best value (for finite values the Copeland winner).
+    Every float that decides is computed as :func:`by_majority` and :func:`first_shares` compute
+    it, means over the replicates summed replicate after replicate as theirs are, so the answers
+    are the same to the bit.
     """
     if not all(np.isfinite(d).all() for d in drawn):
-        return _outcome_statistics([np.ascontiguousarray(d.transpose(2, 1, 0)) for d in drawn], directions)
+        laid_out = [np.ascontiguousarray(d.transpose(2, 1, 0)) for d in drawn]  # (targets, R, n)
+        return _outcome_statistics(laid_out, directions)
     n, count, targets = drawn[0].shape
     measures = len(drawn)
     preferred = np.zeros((n, n, count, targets), dtype=np.int8)  # measures preferring i to j
@@ -431,7 +445,7 @@ def _replicate_statistics(drawn: list[np.ndarray], directions: list[int]) -> tup
         beaten.append(_count_replicates(wins).transpose(2, 0, 1) / count)
         preferred += wins.view(np.int8)
         key = direction * d
-        votes.append(_first_place_mean(key == key.max(axis=0)))  # the Copeland winners of all-finite values
+        votes.append(_first_place_mean(key == key.max(axis=0)))  # Copeland winners of finite values
     total = preferred - preferred.swapaxes(0, 1)  # (i, j, R, targets): measures for i minus against
     firsts = _combined_firsts(total, measures)
     if firsts is None:
@@ -459,9 +473,10 @@ def _count_replicates(flags: np.ndarray) -> np.ndarray:
 
 
 def _first_place_mean(best: np.ndarray) -> np.ndarray:
-    """Each source's mean share of the first place over the replicates, for best (n, R, targets), the
-    sources placed first (a tie splits the place) -> (targets, n). Without ties the shares are 0 and 1,
-    whose sum is a whole count in any order; with ties they are summed as :func:`_replicate_mean`."""
+    """Each source's mean share of the first place over the replicates, for best (n, R, targets),
+    the sources placed first (a tie splits the place) -> (targets, n). Without ties the shares are
+    0 and 1, whose sum is a whole count in any order; with ties they are summed as
+    :func:`_replicate_mean` sums them."""
     tied = best.sum(axis=0)
     if (tied == 1).all():
         return (_count_replicates(best) / best.shape[1]).T
@@ -476,23 +491,25 @@ def _replicate_mean(shares: np.ndarray) -> np.ndarray:
 
 
 def _outcome_statistics(drawn: list[np.ndarray], directions: list[int]) -> tuple[np.ndarray, ...]:
-    """:func:`_replicate_statistics` from the outcome tensors themselves (replicates (targets, R, n)),
-    as :func:`_recommend_target` computes them: for replicates that are not all finite."""
+    """:func:`_replicate_statistics` from the outcome tensors themselves (replicates (targets, R,
+    n)), as :func:`_recommend_target` computes them: for replicates that are not all finite."""
     n = drawn[0].shape[-1]
     diagonal = np.arange(n)
     outcomes = np.stack([compare(d, s) for d, s in zip(drawn, directions)])
     outcomes[..., diagonal, diagonal] = 0.0  # (measures, targets, R, n, n)
-    return (first_shares(by_majority(outcomes)).mean(axis=1), first_shares(outcomes).mean(axis=2).mean(axis=0),
-            (outcomes == 1.0).mean(axis=2))
+    combined = first_shares(by_majority(outcomes)).mean(axis=1)
+    votes = first_shares(outcomes).mean(axis=2).mean(axis=0)
+    return combined, votes, (outcomes == 1.0).mean(axis=2)
 
 
 def _combined_firsts(total: np.ndarray, measures: int) -> np.ndarray | None:
-    """The sources that ``first_shares`` puts first in the combined outcomes (:func:`_combined_table`
-    at ``total``, (i, j, R, targets), diagonal 0), as flags (n, R, targets), without building them: a
-    combined outcome is N / (2000 m) for the whole number N = 1000 m x (2 if the sum of signs t > 0,
-    1 if t = 0, else 0) + t + m, so each source's Copeland count is exact in integers. The first places
-    are those ``first_shares`` finds (its tolerance applied to the exact counts); None when a count
-    lies so near that tolerance's edge that rounding could decide."""
+    """The sources that ``first_shares`` puts first in the combined outcomes
+    (:func:`_combined_table` at ``total``, (i, j, R, targets), diagonal 0), as flags (n, R,
+    targets), without building them: a combined outcome is N / (2000 m) for the whole number
+    N = 1000 m x (2 if the sum of signs t > 0, 1 if t = 0, else 0) + t + m, so each source's
+    Copeland count is exact in integers. The first places are those ``first_shares`` finds (its
+    tolerance applied to the exact counts); None when a count lies so near that tolerance's edge
+    that rounding could decide."""
     n = total.shape[0]
     small = np.int8 if measures * (n - 1) <= 127 else np.int64  # every sum below fits
     signs = np.sign(total).sum(axis=1, dtype=small).astype(np.int64)  # pairs won minus pairs lost
@@ -613,7 +630,7 @@ def _reason(part: TargetRows, sources: list[str], measures: list[MeasureCells], 
             sentences.append("the measures that carry it disagree, each by more than its noise: " + named)
         else:
             sentences.append("the measures that carry it do not agree: " + named)
-    sizes = sorted(int(z) for z in np.unique(np.concatenate([p.size[p.size > 0] for p in pairs])))
+    sizes = sorted({z for p in pairs for z in p.size[p.size > 0].tolist()})
     if len(sizes) > 1:
         sentences.append(f"each pair of sources compared at the largest size both have ({sizes[0]:,} to "
                          f"{sizes[-1]:,} tokens)")
@@ -635,7 +652,7 @@ def _reason(part: TargetRows, sources: list[str], measures: list[MeasureCells], 
                 sentences.append(f"every comparison of {chosen[0]} met at {min(met):,} tokens or more, at or above "
                                  "the size at which rankings settled")
     elif level in ("tie", "disagree"):
-        rank_of = {m.name: ranks(m.points, m.direction) for m in measures}
+        rank_of: dict[str, np.ndarray] = {}  # each measure's ranks, when a reason needs them
         why = []
         for s in chosen:
             own = [labels[m] for m, f in firsts.items() if f == s]
@@ -643,6 +660,8 @@ def _reason(part: TargetRows, sources: list[str], measures: list[MeasureCells], 
                 why.append(f"{s} {shares[s]:.0%} (first under {_join(own)})")
             else:
                 won = f", wins {combined[sources.index(s)]:.0%} of the replicates overall" if combined is not None else ""
+                for m in measures:
+                    rank_of.setdefault(m.name, ranks(m.points, m.direction))
                 ranked = ", ".join(f"{labels[m.name]} {int(rank_of[m.name][sources.index(s)])}" for m in measures)
                 why.append(f"{s} {shares[s]:.0%} (ranked {ranked}{won})")
         lead = "too close to call" if level == "tie" else "a disagreement of the measures, not noise"
@@ -754,7 +773,8 @@ def _unsettled(part: TargetRows, measures: list[str]) -> list[str]:
     """Carrying measures computed below the size at which their rankings settled on real corpora."""
     if not part.has("sample_tokens"):
         return []
-    return _unsettled_of({name: part.take("sample_tokens", part.rows(name, part.sources)) for name in measures})
+    return _unsettled_of({name: part.take("sample_tokens", part.rows(name, part.sources))
+                          for name in measures})
 
 
 def _unsettled_of(sample_tokens: dict[str, np.ndarray]) -> list[str]:
