@@ -168,3 +168,12 @@ def test_arrow_reads_a_replicate_word_as_float_does_or_not_at_all():
             assert got is None, word
         else:
             assert got is not None and got[1] == 2 and got[0].tobytes() == want.tobytes(), word
+
+
+def test_the_float_path_at_the_tolerance_edge_gives_the_same_answers(monkeypatch):
+    """Where an exact Copeland count could lie at first_shares' tolerance edge, the combined first
+    places come from the float table as by_majority builds it: the same answers."""
+    monkeypatch.setattr(module, "_combined_firsts", lambda total, measures: None)
+    table = random_table(7)
+    got = [bits(r.as_dict()) for r in recommend(table, "lm", outcomes=False)]
+    assert got == one_at_a_time(table, "lm")

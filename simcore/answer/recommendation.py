@@ -310,6 +310,7 @@ def _recommend_batch(parts: list[tuple[str, TargetRows]], pretraining: str) -> l
     count = min([r.shape[2] for r in replicates.values()] + [STD_DRAWS] * bool(spreads))
     directions = [get_measure(m).direction for m in names]
     step = max(1, min(BATCH_CHUNK, BATCH_CELLS // (count * n * n)))
+
     def statistics(chunk: slice) -> tuple[np.ndarray, ...]:
         drawn = [replicates[m][chunk, :, :count].transpose(1, 2, 0) if m in replicates else
                  std_replicates(values[m][chunk], spreads[m][chunk])[:, :count].transpose(2, 1, 0)
@@ -424,7 +425,7 @@ def _replicate_statistics(drawn: list[np.ndarray], directions: list[int]) -> tup
 
     With every replicate finite (the usual case) a measure's outcomes are the signs
     w[i, j] - w[j, i] of "i beats j" (w), so one comparison per ordered pair gives them all; w is
-    kept in int8 and laid out (i, j, R, targets), so that every pass runs over long stretches of
+    kept in bytes and laid out (i, j, R, targets), so that every pass runs over long stretches of
     memory. A measure's first place is its best value (for finite values the Copeland winner).
     Every float that decides is computed as :func:`by_majority` and :func:`first_shares` compute
     it, means over the replicates summed replicate after replicate as theirs are, so the answers
