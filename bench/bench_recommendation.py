@@ -24,9 +24,10 @@ With --fairness: the checks of the size ladder (issue 20):
 With --costs N: what the bootstrap (200 replicates) adds to scoring, and what one-thread (reproducible)
 skip-gram training costs against four threads, at sample size N.
 
-With --speed T: the time of ``recommend`` and ``rank_sources`` on generated tables of T targets x 20
-sources (PPL and JSD, the paper's Table 3 shape: value and std, no replicates; and the same with 200
-replicates per cell), with --root DIR another checkout measured beside this one (a before/after).
+With --speed T: the time of ``recommend`` (wall and CPU seconds, every thread's) and ``rank_sources``
+on generated tables of T targets x 20 sources (PPL and JSD, the paper's Table 3 shape: value and std,
+no replicates; and the same with 200 replicates per cell), and the load average after them, with
+--root DIR another checkout measured beside this one (a before/after).
 Needs no shared data.
 
 Usage: .venv/bin/python bench/bench_recommendation.py [--sizes 100000,300000,1000000] [--cache DIR] [--costs N]
@@ -276,7 +277,7 @@ def fairness(store: ArtefactStore, cut_name: str, cost_only: bool = False) -> No
 
 
 _SPEED = """
-import sys, time
+import os, sys, time
 sys.path.insert(0, {root!r})
 import numpy as np, pandas as pd
 from simcore.analysis import rank_sources
@@ -295,11 +296,12 @@ if {replicates}:
     draws = np.random.default_rng(1).standard_normal((len(long), 200))
     long["replicates"] = [encode_replicates(r) for r in (long["value"].to_numpy()[:, None]
                                                          + long["std"].to_numpy()[:, None] * draws).tolist()]
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 recommendations = recommend(long)
-middle = time.perf_counter()
+middle, cpu = time.perf_counter(), time.process_time() - cpu
 rank_sources(long)
-print(round(middle - start, 1), round(time.perf_counter() - middle, 1), sep="\t")
+print(round(middle - start, 1), round(cpu, 1), round(time.perf_counter() - middle, 1), round(os.getloadavg()[0], 1),
+      sep="\t")
 """
 
 
@@ -312,11 +314,12 @@ def speed(targets: int, roots: list[Path]) -> None:
         for replicates in (False, True):
             script = _SPEED.format(root=str(root), targets=targets, replicates=replicates)
             done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-            recommend_s, rank_s = done.stdout.strip().splitlines()[-1].split("\t")
+            recommend_s, cpu_s, rank_s, load = done.stdout.strip().splitlines()[-1].split("\t")
             rows.append({"checkout": str(root), "table": "value, std, 200 replicates" if replicates else "value, std",
                          "targets x sources": f"{targets:,} x 20", "recommend s": float(recommend_s),
-                         "rank s": float(rank_s)})
-            print(f"{root}: {rows[-1]['table']}: recommend {recommend_s} s, rank {rank_s} s", flush=True)
+                         "recommend CPU s": float(cpu_s), "rank s": float(rank_s), "load": float(load)})
+            print(f"{root}: {rows[-1]['table']}: recommend {recommend_s} s ({cpu_s} CPU s), rank {rank_s} s, "
+                  f"load {load}", flush=True)
     print()
     print(pd.DataFrame(rows).to_string(index=False))
 

@@ -435,7 +435,8 @@ def test_the_fast_replicate_statistics_are_the_outcome_tensors_to_the_bit():
         outcomes[..., np.arange(6), np.arange(6)] = 0.0
         expected = (first_shares(by_majority(outcomes)).mean(axis=1), first_shares(outcomes).mean(axis=2).mean(axis=0),
                     (outcomes == 1.0).mean(axis=2))
-        for got, want in zip(_replicate_statistics(drawn, directions), expected):
+        laid_out = [d.transpose(2, 1, 0) for d in drawn]  # (sources, replicates, targets)
+        for got, want in zip(_replicate_statistics(laid_out, directions), expected):
             assert got.shape == want.shape and np.array_equal(got, want)
 
 

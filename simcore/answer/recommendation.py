@@ -26,7 +26,9 @@ named, with its share); a source that wins fewer than ``WINNER_SHARE`` of the re
 from __future__ import annotations
 
 import math
-import warnings
+import os
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -143,7 +145,7 @@ def _recommend(long: pd.DataFrame, pretraining: str, overlap_threshold: float) -
     answers: list[Recommendation | None] = [None] * len(parts)
     shapes: dict[tuple[Any, ...], list[int]] = {}
     for i, (_, part) in enumerate(parts):
-        shapes.setdefault((tuple(part.sources), tuple(part.measures)), []).append(i)
+        shapes.setdefault(_layout(part), []).append(i)
     for indices in shapes.values():
         if len(indices) >= BATCH_MIN:
             batch = _recommend_batch([parts[i] for i in indices], pretraining)
@@ -151,6 +153,21 @@ def _recommend(long: pd.DataFrame, pretraining: str, overlap_threshold: float) -
                 answers[i] = answer
     found = [a if a is not None else _recommend_target(t, part, pretraining) for a, (t, part) in zip(answers, parts)]
     return with_overlap(found, long, overlap_threshold)
+
+
+def _layout(part: TargetRows) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A target's rows as (source, measure), in order: targets of one layout go together."""
+    return tuple(part.source.tolist()), tuple(part.measure.tolist())
+
+
+def _flags(cells: np.ndarray, test: Any) -> np.ndarray:
+    """``test`` of each cell of a (targets, n) object array, as booleans of that shape."""
+    return np.array([test(c) for c in cells.ravel()], dtype=bool).reshape(cells.shape)
+
+
+def _written(cell: Any) -> bool:
+    """Whether a cell holds text other than blanks."""
+    return isinstance(cell, str) and bool(cell.strip())
 
 
 def recommendation_table(recommendations: list[Recommendation]) -> pd.DataFrame:
@@ -198,10 +215,11 @@ def _decide(target: str, part: TargetRows, pretraining: str, sources: list[str],
             combined: np.ndarray, votes: np.ndarray, beaten: np.ndarray) -> Recommendation:
     """The answer from the replicate statistics: ``combined`` (share of replicates each source wins),
     ``votes`` (its share of the votes) and ``beaten`` (measures × n × n: share of replicates i beats j)."""
-    order = sorted(range(len(sources)), key=lambda i: (-combined[i], -votes[i], sources[i]))
+    won, voted = combined.tolist(), votes.tolist()
+    order = sorted(range(len(sources)), key=lambda i: (-won[i], -voted[i], sources[i]))
     winner = order[0]
-    majority_first = [sources[i] for i in range(len(sources))
-                      if sum(f == sources[i] for f in firsts.values()) * 2 > len(measures)]
+    first_counts = Counter(firsts.values())
+    majority_first = [s for s in sources if first_counts[s] * 2 > len(measures)]
     firm = [m.name for m, b in zip(measures, beaten)
             if firsts[m.name] != sources[winner] and b[sources.index(firsts[m.name]), winner] >= SEPARATED]
     if len(set(firsts.values())) > 1 and not majority_first and firm:
@@ -218,7 +236,7 @@ def _decide(target: str, part: TargetRows, pretraining: str, sources: list[str],
         chosen.sort(key=lambda s: (-votes[sources.index(s)], s))
         level = "tie"
     confidence = float(votes[sources.index(chosen[0])])
-    share_map = {s: float(v) for s, v in zip(sources, votes)}
+    share_map = dict(zip(sources, voted))
     reason = _reason(part, sources, measures, pairs, chosen, level, share_map, firsts, pretraining, flags,
                      beaten=beaten, combined=combined, unequal=unequal)
     return Recommendation(target, pretraining, chosen, confidence, level, [m.name for m in measures], reason,
@@ -227,88 +245,86 @@ def _decide(target: str, part: TargetRows, pretraining: str, sources: list[str],
 
 BATCH_MIN = 16  # targets of one shape from which the batched path pays
 BATCH_CHUNK = 256  # targets whose pairwise outcomes are held in memory at once, at most ...
-BATCH_CELLS = 16_000_000  # ... and at most this many pairwise outcomes (measures x targets x replicates x n x n)
+BATCH_CELLS = 5_000_000  # ... and at most this many outcomes (targets x R x n x n): in cache
 
 
 def _recommend_batch(parts: list[tuple[str, TargetRows]], pretraining: str) -> list[Recommendation | None] | None:
-    """The same answers as :func:`_recommend_target` for many targets of one shape at once (the same
-    sources, one size per target and no ladder, every value present, and for each measure either every
-    replicate or, with no replicates at all, a ``std`` column), their replicates parsed (or drawn from
-    the std, :func:`simcore.answer.pairwise.std_replicates`) and compared in bulk; None when the targets do not
-    have that shape, and None in place of a target whose std gives no replicates (answered one at a time)."""
+    """The same answers as :func:`_recommend_target` for many targets of one shape at once (the
+    same rows in the same order, one size per target and no ladder, every value present, and for
+    each measure either every replicate or, with no replicates at all, a ``std`` column), their
+    replicates parsed (or drawn from the std, :func:`simcore.answer.pairwise.std_replicates`) and
+    compared in bulk; None when the targets do not have that shape, and None in place of a target
+    whose std gives no replicates (answered one at a time)."""
     first = parts[0][1]
     sources = first.sources
     n = len(sources)
     names = [m for m in PRETRAINING[pretraining] if m in first.measures]
-    if not names or n < 2:
+    layout = _layout(first)
+    if not names or n < 2 or any(_layout(part) != layout for _, part in parts):
         return None
-    values, replicates, spreads, settled = {}, {}, {}, {}
+    wanted = ("value", "sample_tokens", "replicates", "std", "ladder", "reliable")
+    columns = {c: np.stack([part.columns[c] for _, part in parts]) for c in wanted if first.has(c)}
+    values, replicates, spreads, settled, tokens = {}, {}, {}, {}, {}
     sizes = np.full(len(parts), -1, dtype=np.int64)
     alone = np.zeros(len(parts), dtype=bool)  # targets answered one at a time
+    has_tokens = "sample_tokens" in columns
     for name in names:
         spec = get_measure(name)
-        vals, texts, stds, ok = [], [], [], []
-        for g, (_, part) in enumerate(parts):
-            if part.sources != sources or name not in part.measures:
-                return None
-            rows = part.rows(name, sources)
-            if (rows < 0).any():
-                return None
-            if part.has("ladder") and any(isinstance(x, str) and x.strip() for x in part.take("ladder", rows)):
-                return None
-            unreliable = (np.array([is_false(r) for r in part.take("reliable", rows)], dtype=bool)
-                          if part.has("reliable") else np.zeros(n, dtype=bool))
-            if spec.noise_when_small and unreliable.any():
-                return None
-            tokens = part.take("sample_tokens", rows) if part.has("sample_tokens") else np.full(n, np.nan)
-            if np.isfinite(tokens).any():
-                if not (np.isfinite(tokens).all() and (tokens == tokens[0]).all()):
-                    return None
-                size = int(tokens[0])
-                if sizes[g] not in (-1, size) and name == names[0]:
-                    return None
-                sizes[g] = size
-            text = part.take("replicates", rows) if part.has("replicates") else [None] * n
-            if all(isinstance(t, str) and t for t in text):
-                texts.extend(text)
-            elif part.has("std") and not any(isinstance(t, str) and t.strip() for t in text):
-                std = part.take("std", rows)
-                stds.append(std)
-                alone[g] |= not (np.isfinite(std) & (std > 0)).any()  # no replicates: the answer is "unknown"
-            else:
-                return None
-            v = part.take("value", rows)
-            if not np.isfinite(v).all():
-                return None
-            vals.append(v)
-            floor_ok = (not np.isfinite(tokens[0])) or tokens[0] >= spec.reliable_tokens
-            ok.append(np.full(n, floor_ok) & ~unreliable)
-        values[name] = np.array(vals)
-        settled[name] = np.array(ok)
-        if stds and texts:
+        rows = first.rows(name, sources)
+        if (rows < 0).any():
+            return None
+        cells = {c: v[:, rows] for c, v in columns.items()}  # (targets, n) each
+        if "ladder" in cells and _flags(cells["ladder"], _written).any():
+            return None
+        unreliable = (_flags(cells["reliable"], is_false) if "reliable" in cells
+                      else np.zeros((len(parts), n), dtype=bool))
+        if spec.noise_when_small and unreliable.any():
+            return None
+        tokens[name] = cells.get("sample_tokens", np.full((len(parts), n), np.nan))
+        sized = np.isfinite(tokens[name]).any(axis=1)
+        at = tokens[name][sized]
+        if not (np.isfinite(at).all() and (at == at[:, :1]).all()):
+            return None
+        sizes[sized] = at[:, 0].astype(np.int64)
+        text = cells.get("replicates", np.full((len(parts), n), None))
+        filled = _flags(text, lambda t: isinstance(t, str) and bool(t)).all(axis=1)
+        blank = ~_flags(text, _written).any(axis=1)
+        from_std = ~filled & blank & ("std" in cells)  # no replicates: drawn from the std
+        if not (filled | from_std).all() or (filled.any() and from_std.any()):
             return None  # replicates for some targets, std for others: one at a time
-        if stds:
-            spreads[name] = np.array(stds)
+        if not np.isfinite(cells["value"]).all():
+            return None
+        values[name] = cells["value"]
+        floor_ok = ~np.isfinite(tokens[name][:, 0]) | (tokens[name][:, 0] >= spec.reliable_tokens)
+        settled[name] = floor_ok[:, None] & ~unreliable
+        if from_std.any():
+            spreads[name] = cells["std"]
+            usable = np.isfinite(cells["std"]) & (cells["std"] > 0)
+            alone |= ~usable.any(axis=1)  # no replicates at all: the answer is "unknown"
             continue
-        parsed = _parse_replicates(texts)
+        parsed = _parse_replicates(text.ravel().tolist())
         if parsed is None:
             return None
         numbers, count = parsed
-        replicates[name] = numbers.reshape(len(parts), n, count).transpose(0, 2, 1)  # (targets, R, n)
-    count = min([r.shape[1] for r in replicates.values()] + [STD_DRAWS] * bool(spreads))
+        replicates[name] = numbers.reshape(len(parts), n, count)  # (targets, n, R)
+    count = min([r.shape[2] for r in replicates.values()] + [STD_DRAWS] * bool(spreads))
     directions = [get_measure(m).direction for m in names]
-    step = max(1, min(BATCH_CHUNK, BATCH_CELLS // (len(names) * count * n * n)))
+    step = max(1, min(BATCH_CHUNK, BATCH_CELLS // (count * n * n)))
+
+    def statistics(chunk: slice) -> tuple[np.ndarray, ...]:
+        drawn = [replicates[m][chunk, :, :count].transpose(1, 2, 0) if m in replicates else
+                 std_replicates(values[m][chunk], spreads[m][chunk])[:, :count].transpose(2, 1, 0)
+                 for m in names]
+        return _replicate_statistics(drawn, directions)
+
+    chunks = [slice(start, start + step) for start in range(0, len(parts), step)]
     out: list[Recommendation | None] = []
-    for start in range(0, len(parts), step):
-        chunk = slice(start, start + step)
-        drawn = [replicates[m][chunk, :count] if m in replicates
-                 else std_replicates(values[m][chunk], spreads[m][chunk])[:, :count] for m in names]
-        combined, votes, beaten = _replicate_statistics(drawn, directions)
+    for chunk, (combined, votes, beaten) in zip(chunks, _in_threads(statistics, chunks)):
         points = [compare(values[m][chunk], d) for m, d in zip(names, directions)]
         for p in points:
             p[..., np.arange(n), np.arange(n)] = 0.0
         point_first = [first_shares(p) for p in points]  # (targets, n) each
-        for k, g in enumerate(range(start, min(start + step, len(parts)))):
+        for k, g in enumerate(range(chunk.start, min(chunk.stop, len(parts)))):
             if alone[g]:
                 out.append(None)
                 continue
@@ -318,36 +334,81 @@ def _recommend_batch(parts: list[tuple[str, TargetRows]], pretraining: str) -> l
                                  settled[m][g], True) for m, d in zip(names, directions)]
             pairs = [Pairs(p[k], None, size) for p in points]
             firsts = {m: sources[int(np.argmax(f[k]))] for m, f in zip(names, point_first)}
-            flags = _size_flags(part, sources, names) + _unsettled(part, names) + language_flags(part, sources)
+            below = _unsettled_of({m: tokens[m][g] for m in names}) if has_tokens else []
+            flags = _size_flags(part, sources, names) + below + language_flags(part, sources)
             out.append(_decide(target, part, pretraining, sources, measures, pairs, flags, firsts, [],
                                combined[k], votes[k], beaten[:, k]))
     return out
 
 
-# What a replicates cell written by simcore.matrix.encode_replicates holds ("%.6g", nan, inf).
-_NUMBER_BYTES = b"0123456789.eE+- nNaAiIfFtTyY"
+PARSE_CELLS = 16_384  # replicate cells split and read at once (bounds the memory the reading takes)
 
 
 def _parse_replicates(texts: list[str]) -> tuple[np.ndarray, int] | None:
-    """Every cell's replicates as one flat array, and how many each cell has; None unless every cell
-    has the same number of space-separated numbers. Cells of plain numbers (what ``simcore matrix``
-    writes) are read in one C pass; anything else as ``float`` reads each word (the same values)."""
-    spaces = {t.count(" ") for t in texts}
-    if len(spaces) != 1:
+    """Every cell's replicates as one flat array, and how many each cell has; None unless every
+    cell has the same number of space-separated numbers. The cells are split and read by Arrow, a
+    block of cells per thread (its reading is correctly rounded, as ``float``'s is, and accepts a
+    subset of what ``float`` accepts once ``nan(...)`` is set aside); where Arrow refuses a word,
+    ``float`` reads each word."""
+    if not texts:
         return None
-    count = spaces.pop() + 1
-    joined = " ".join(texts)
-    if joined.isascii() and not joined.encode("ascii").translate(None, _NUMBER_BYTES):
-        with warnings.catch_warnings():
-            # a word it cannot read ends the array (a DeprecationWarning)...
-            warnings.simplefilter("ignore", DeprecationWarning)
-            try:
-                numbers = np.fromstring(joined, sep=" ")
-            except ValueError:  # ... or stops it (numpy 2.4): read word by word below
-                numbers = np.empty(0)
-        if len(numbers) == len(texts) * count:
-            return numbers, count
-    flat = joined.split()
+    blocks = [texts[i:i + PARSE_CELLS] for i in range(0, len(texts), PARSE_CELLS)]
+    read = _in_threads(_read_cells, blocks)
+    counts = {count for _, count in read}
+    if len(counts) != 1 or None in counts:
+        return None
+    count = counts.pop()
+    if any(numbers is None for numbers, _ in read):
+        return _parse_words(texts, count)
+    return np.concatenate([numbers for numbers, _ in read]), count
+
+
+def _read_cells(texts: list[str]) -> tuple[np.ndarray | None, int | None]:
+    """(every number, the count per cell) of a block of cells read by Arrow; (None, count) where it
+    refuses a word, (None, None) where the cells' counts differ."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    cells = pa.array(texts, type=pa.large_string())
+    words = pc.split_pattern(cells, " ")
+    lengths = pc.list_value_length(words).to_numpy()
+    count = int(lengths[0])
+    if (lengths != count).any():
+        return None, None
+    try:
+        numbers = pc.cast(pc.list_flatten(words), pa.float64()).to_numpy(zero_copy_only=False)
+    except pa.ArrowInvalid:
+        return None, count
+    if np.isnan(numbers).any() and _holds_byte(cells, b"("):  # 'nan(...)', which float refuses
+        return None, count
+    return numbers, count
+
+
+def _in_threads(function: Any, items: list[Any]) -> list[Any]:
+    """``[function(item) for item in items]``, the items shared among a thread per core: for work
+    that runs in numpy and Arrow, which let go of the interpreter while they compute."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    cores = len(affinity(0)) if affinity else (os.cpu_count() or 1)
+    workers = min(len(items), cores, 8)
+    if workers <= 1:
+        return [function(item) for item in items]
+    with ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(function, items))
+
+
+def _holds_byte(cells: Any, byte: bytes) -> bool:
+    """Whether any cell of an unsliced Arrow large_string array holds ``byte``."""
+    _, offset_buffer, data_buffer = cells.buffers()
+    if data_buffer is None:
+        return False
+    offsets = np.frombuffer(offset_buffer, dtype=np.int64)[: len(cells) + 1]
+    data = np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0]:offsets[-1]]
+    return bool((data == byte[0]).any())
+
+
+def _parse_words(texts: list[str], count: int) -> tuple[np.ndarray, int] | None:
+    """The cells read word by word as ``float`` reads them; None unless each has ``count`` words."""
+    flat = " ".join(texts).split()
     if len(flat) != len(texts) * count:
         return None
     try:
@@ -357,64 +418,111 @@ def _parse_replicates(texts: list[str]) -> tuple[np.ndarray, int] | None:
 
 
 def _replicate_statistics(drawn: list[np.ndarray], directions: list[int]) -> tuple[np.ndarray, ...]:
-    """(combined, votes, beaten) of :func:`_recommend_target` for a chunk of targets: each measure's
-    replicates (targets, R, n) -> the share of replicates each source wins with the measures combined
-    (targets, n), its share of the votes (targets, n) and the share of replicates i beats j (measures,
-    targets, n, n).
+    """(combined, votes, beaten) of :func:`_recommend_target` for a chunk of targets: each
+    measure's replicates (n, R, targets) -> the share of replicates each source wins with the
+    measures combined (targets, n), its share of the votes (targets, n) and the share of replicates
+    i beats j (measures, targets, n, n).
 
-    With every replicate finite (the usual case) the pairwise outcomes are kept as signs in int8 and a
-    measure's first place is its best value (for finite values the Copeland winner), which saves most of
-    the memory traffic; every float that decides is computed as :func:`by_majority` and
-    :func:`first_shares` compute it, so the answers are the same to the bit.
+    With every replicate finite (the usual case) a measure's outcomes are the signs
+    w[i, j] - w[j, i] of "i beats j" (w), so one comparison per ordered pair gives them all; w is
+    kept in bytes and laid out (i, j, R, targets), so that every pass runs over long stretches of
+    memory. A measure's first place is its best value (for finite values the Copeland winner).
+    Every float that decides is computed as :func:`by_majority` and :func:`first_shares` compute
+    it, means over the replicates summed replicate after replicate as theirs are, so the answers
+    are the same to the bit.
     """
-    n = drawn[0].shape[-1]
-    diagonal = np.arange(n)
     if not all(np.isfinite(d).all() for d in drawn):
-        outcomes = np.stack([compare(d, s) for d, s in zip(drawn, directions)])
-        outcomes[..., diagonal, diagonal] = 0.0  # (measures, targets, R, n, n)
-        return (first_shares(by_majority(outcomes)).mean(axis=1), first_shares(outcomes).mean(axis=2).mean(axis=0),
-                (outcomes == 1.0).mean(axis=2))
-    count = drawn[0].shape[1]
-    total = np.zeros(drawn[0].shape + (n,), dtype=np.int8)  # (targets, R, n, n): measures for i minus against
+        laid_out = [np.ascontiguousarray(d.transpose(2, 1, 0)) for d in drawn]  # (targets, R, n)
+        return _outcome_statistics(laid_out, directions)
+    n, count, targets = drawn[0].shape
+    measures = len(drawn)
+    preferred = np.zeros((n, n, count, targets), dtype=np.int8)  # measures preferring i to j
+    wins = np.empty((n, n, count, targets), dtype=bool)
     votes, beaten = [], []
     for d, direction in zip(drawn, directions):
-        a, b = d[..., :, None], d[..., None, :]
-        wins = a > b if direction > 0 else a < b
-        # (outcomes == 1).mean over the replicates
-        beaten.append(wins.view(np.int8).sum(axis=1, dtype=np.int32) / count)
-        total += wins.view(np.int8)
-        total -= wins.view(np.int8).swapaxes(-1, -2)  # j beats i: the losses of i
+        d = np.ascontiguousarray(d)
+        for i in range(n):
+            (np.greater if direction > 0 else np.less)(d[i], d, out=wins[i])
+        beaten.append(_count_replicates(wins).transpose(2, 0, 1) / count)
+        preferred += wins.view(np.int8)
         key = direction * d
-        best = key == key.max(axis=-1, keepdims=True)  # the Copeland winners of all-finite values
-        votes.append((best / best.sum(axis=-1, keepdims=True)).mean(axis=1))
-    firsts = _combined_firsts(total, len(drawn))
+        votes.append(_first_place_mean(key == key.max(axis=0)))  # Copeland winners of finite values
+    total = preferred - preferred.swapaxes(0, 1)  # (i, j, R, targets): measures for i minus against
+    firsts = _combined_firsts(total, measures)
     if firsts is None:
-        # by_majority, value for value
-        combined = _combined_table(len(drawn))[total.astype(np.intp) + len(drawn)]
-        combined[..., diagonal, diagonal] = 0.0
-        firsts = first_shares(combined)
-    return firsts.mean(axis=1), np.mean(votes, axis=0), np.stack(beaten)
+        # by_majority, value for value, laid out as it lays them out (targets, R, i, j)
+        combined = _combined_table(measures)[total.transpose(3, 2, 0, 1).astype(np.intp) + measures]
+        combined[..., np.arange(n), np.arange(n)] = 0.0
+        shares = first_shares(np.ascontiguousarray(combined)).mean(axis=1)
+    else:
+        shares = _first_place_mean(firsts)
+    return shares, np.mean(votes, axis=0), np.stack(beaten)
+
+
+def _count_replicates(flags: np.ndarray) -> np.ndarray:
+    """How many replicates are true, for flags (..., R, targets) -> (..., targets): halves added in
+    place of a sum along R (numpy sums rows as short as a chunk's targets slowly)."""
+    count = flags.shape[-2]
+    acc = flags.view(np.uint8) if count < 256 else flags.astype(np.int64)
+    while acc.shape[-2] > 1:
+        half = acc.shape[-2] // 2
+        folded = acc[..., :half, :] + acc[..., half:2 * half, :]
+        if acc.shape[-2] % 2:
+            folded[..., :1, :] += acc[..., 2 * half:, :]
+        acc = folded
+    return acc[..., 0, :]
+
+
+def _first_place_mean(best: np.ndarray) -> np.ndarray:
+    """Each source's mean share of the first place over the replicates, for best (n, R, targets),
+    the sources placed first (a tie splits the place) -> (targets, n). Without ties the shares are
+    0 and 1, whose sum is a whole count in any order; with ties they are summed as
+    :func:`_replicate_mean` sums them."""
+    tied = best.sum(axis=0)
+    if (tied == 1).all():
+        return (_count_replicates(best) / best.shape[1]).T
+    return _replicate_mean(best / tied)
+
+
+def _replicate_mean(shares: np.ndarray) -> np.ndarray:
+    """The mean over the replicates of (n, R, targets), as (targets, n), summed replicate after
+    replicate as :func:`_recommend_target`'s means are (a sum along one stretch of memory, which a
+    single target makes this, is summed in pairs and can round otherwise)."""
+    return (np.cumsum(shares, axis=1)[:, -1] / shares.shape[1]).T
+
+
+def _outcome_statistics(drawn: list[np.ndarray], directions: list[int]) -> tuple[np.ndarray, ...]:
+    """:func:`_replicate_statistics` from the outcome tensors themselves (replicates (targets, R,
+    n)), as :func:`_recommend_target` computes them: for replicates that are not all finite."""
+    n = drawn[0].shape[-1]
+    diagonal = np.arange(n)
+    outcomes = np.stack([compare(d, s) for d, s in zip(drawn, directions)])
+    outcomes[..., diagonal, diagonal] = 0.0  # (measures, targets, R, n, n)
+    combined = first_shares(by_majority(outcomes)).mean(axis=1)
+    votes = first_shares(outcomes).mean(axis=2).mean(axis=0)
+    return combined, votes, (outcomes == 1.0).mean(axis=2)
 
 
 def _combined_firsts(total: np.ndarray, measures: int) -> np.ndarray | None:
-    """``first_shares`` of the combined outcomes (:func:`_combined_table` at ``total``, diagonal 0)
-    without building them: a combined outcome is N / (2000 m) for the whole number
-    N = 1000 m x (2 if the sum of signs t > 0, 1 if t = 0, else 0) + t + m, so each source's Copeland
-    count is exact in integers. The first places are those ``first_shares`` finds (its tolerance
-    applied to the exact counts); None when a count lies so near that tolerance's edge that rounding
-    could decide."""
-    n = total.shape[-1]
-    signs = np.sign(total).sum(axis=-1, dtype=np.int64)  # pairs won minus pairs lost
-    rows = total.sum(axis=-1, dtype=np.int64)
+    """The sources that ``first_shares`` puts first in the combined outcomes
+    (:func:`_combined_table` at ``total``, (i, j, R, targets), diagonal 0), as flags (n, R,
+    targets), without building them: a combined outcome is N / (2000 m) for the whole number
+    N = 1000 m x (2 if the sum of signs t > 0, 1 if t = 0, else 0) + t + m, so each source's
+    Copeland count is exact in integers. The first places are those ``first_shares`` finds (its
+    tolerance applied to the exact counts); None when a count lies so near that tolerance's edge
+    that rounding could decide."""
+    n = total.shape[0]
+    small = np.int8 if measures * (n - 1) <= 127 else np.int64  # every sum below fits
+    signs = np.sign(total).sum(axis=1, dtype=small).astype(np.int64)  # pairs won minus pairs lost
+    rows = total.sum(axis=1, dtype=small).astype(np.int64)
     exact = 1000 * measures * (signs + n - 1) + rows + measures * (n - 1)  # the count x 2000 m
     scale = 2000.0 * measures
-    top = exact.max(axis=-1, keepdims=True)
+    top = exact.max(axis=0)
     gap = (top - exact) / scale  # exact to about 1e-16 relative: both are whole numbers below 2**53
     edge = 1e-8 + 1e-5 * np.abs(top / scale)  # np.isclose's default atol and rtol (first_shares)
     if (np.abs(gap - edge) < 1e-9).any():
         return None
-    best = gap <= edge
-    return best / best.sum(axis=-1, keepdims=True)
+    return gap <= edge
 
 
 def _combined_table(measures: int) -> np.ndarray:
@@ -523,7 +631,7 @@ def _reason(part: TargetRows, sources: list[str], measures: list[MeasureCells], 
             sentences.append("the measures that carry it disagree, each by more than its noise: " + named)
         else:
             sentences.append("the measures that carry it do not agree: " + named)
-    sizes = sorted(int(z) for z in np.unique(np.concatenate([p.size[p.size > 0] for p in pairs])))
+    sizes = sorted({z for p in pairs for z in p.size[p.size > 0].tolist()})
     if len(sizes) > 1:
         sentences.append(f"each pair of sources compared at the largest size both have ({sizes[0]:,} to "
                          f"{sizes[-1]:,} tokens)")
@@ -545,7 +653,7 @@ def _reason(part: TargetRows, sources: list[str], measures: list[MeasureCells], 
                 sentences.append(f"every comparison of {chosen[0]} met at {min(met):,} tokens or more, at or above "
                                  "the size at which rankings settled")
     elif level in ("tie", "disagree"):
-        rank_of = {m.name: ranks(m.points, m.direction) for m in measures}
+        rank_of: dict[str, np.ndarray] = {}  # each measure's ranks, when a reason needs them
         why = []
         for s in chosen:
             own = [labels[m] for m, f in firsts.items() if f == s]
@@ -553,6 +661,8 @@ def _reason(part: TargetRows, sources: list[str], measures: list[MeasureCells], 
                 why.append(f"{s} {shares[s]:.0%} (first under {_join(own)})")
             else:
                 won = f", wins {combined[sources.index(s)]:.0%} of the replicates overall" if combined is not None else ""
+                for m in measures:
+                    rank_of.setdefault(m.name, ranks(m.points, m.direction))
                 ranked = ", ".join(f"{labels[m.name]} {int(rank_of[m.name][sources.index(s)])}" for m in measures)
                 why.append(f"{s} {shares[s]:.0%} (ranked {ranked}{won})")
         lead = "too close to call" if level == "tie" else "a disagreement of the measures, not noise"
@@ -664,9 +774,14 @@ def _unsettled(part: TargetRows, measures: list[str]) -> list[str]:
     """Carrying measures computed below the size at which their rankings settled on real corpora."""
     if not part.has("sample_tokens"):
         return []
+    return _unsettled_of({name: part.take("sample_tokens", part.rows(name, part.sources))
+                          for name in measures})
+
+
+def _unsettled_of(sample_tokens: dict[str, np.ndarray]) -> list[str]:
+    """:func:`_unsettled` from each carrying measure's sample sizes over the sources."""
     below, used = [], []
-    for name in measures:
-        tokens = part.take("sample_tokens", part.rows(name, part.sources))
+    for name, tokens in sample_tokens.items():
         small = tokens[np.isfinite(tokens) & (tokens < get_measure(name).reliable_tokens)]
         if len(small):
             below.append(name)
