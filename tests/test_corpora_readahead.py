@@ -41,11 +41,19 @@ def _news(shared_data: Path) -> Corpus:
     return Corpus("news", shared_data / "sources" / "news_1bwb.txt.gz")
 
 
-def _children() -> list[psutil.Process]:
-    return [p for p in psutil.Process().children() if p.status() != psutil.STATUS_ZOMBIE]
+def _children(before: frozenset[int]) -> list[psutil.Process]:
+    """This process's live children, but ``before`` (started by earlier tests in the same test
+    process: a pool kept for the next run)."""
+    return [p for p in psutil.Process().children()
+            if p.status() != psutil.STATUS_ZOMBIE and p.pid not in before]
+
+
+def _pids() -> frozenset[int]:
+    return frozenset(p.pid for p in psutil.Process().children())
 
 
 def test_units_read_ahead_are_the_units_read_here(shared_data, ahead):
+    before = _pids()
     corpus = _news(shared_data)
     file = corpus.files[0]
     assert readahead.reads_ahead(corpus, file)
@@ -55,7 +63,7 @@ def test_units_read_ahead_are_the_units_read_here(shared_data, ahead):
     assert got == here and len(got) > 10_000
     assert ahead_notes.as_dict() == here_notes.as_dict()
     assert seen == sorted(seen) and 0 < seen[-1] <= 1  # the child's progress, handed on
-    assert _children() == []
+    assert _children(before) == []
 
 
 def test_the_pass_read_ahead_keeps_the_sample_kept_here(shared_data, ahead, monkeypatch):
@@ -105,6 +113,7 @@ def test_a_sample_drawn_through_the_child_is_the_same_bytes(shared_data, ahead, 
 
 
 def test_a_truncated_file_fails_as_it_does_here(shared_data, ahead, tmp_path, monkeypatch):
+    before = _pids()
     data = (shared_data / "sources" / "news_1bwb.txt.gz").read_bytes()
     cut = tmp_path / "cut.txt.gz"
     cut.write_bytes(data[: len(data) // 2])
@@ -117,16 +126,17 @@ def test_a_truncated_file_fails_as_it_does_here(shared_data, ahead, tmp_path, mo
         errors.append(str(caught.value))
     assert errors[0] == errors[1] and "truncated or corrupt" in errors[0]
     assert gzip.decompress(data)  # the whole file is fine: only its cut is refused
-    assert _children() == []
+    assert _children(before) == []
 
 
 def test_the_child_ends_when_the_units_are_no_longer_wanted(shared_data, ahead):
+    before = _pids()
     corpus = _news(shared_data)
     units = readahead.units_read_ahead(corpus, corpus.files[0], lambda m, x: None, None)
     next(units)
-    assert len(_children()) == 1
+    assert len(_children(before)) == 1
     units.close()
-    assert _children() == []
+    assert _children(before) == []
 
 
 def test_the_child_ends_with_its_parent(shared_data, tmp_path):
