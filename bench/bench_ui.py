@@ -1,7 +1,9 @@
 """How long each dashboard page and each slow click takes, in a real browser, printed as markdown tables.
 
-Drives Debian's Chromium with Playwright (as tests/test_browser.py does) against ``streamlit run app.py``
-on a free port with a fresh artefact store (or ``--cache DIR``).
+Drives Debian's Chromium with Playwright (as tests/test_browser.py does) against the dashboard started
+as scripts/demo.sh starts it (``python -m dashboard.serve``: ``streamlit run app.py`` with the pages'
+modules imported before it listens; the start-up column includes that) on a free port with a fresh
+artefact store (or ``--cache DIR``).
 
 Pages: on one server, loads the bundled sample and the paper's Table 3 into one workspace, then opens
 every page by its address with that workspace's id (``?ws=``: each open is a new browser session that
@@ -124,7 +126,7 @@ def start_server(cache: Path, log: Path, roots: list[Path] | None = None) -> tup
     env.pop("SIMCORE_DEMO", None)
     started = time.perf_counter()
     process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true", "--server.address=127.0.0.1",
+        [sys.executable, "-m", "dashboard.serve", "--server.headless=true", "--server.address=127.0.0.1",
          f"--server.port={port}", "--browser.gatherUsageStats=false", "--server.fileWatcherType=none"],
         cwd=ROOT, env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT)
     deadline = time.time() + 90

@@ -11,6 +11,7 @@ before them: the same units, in the same order, on two cores. The child ends wit
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pickle
 import signal
@@ -64,6 +65,10 @@ def batches_read_ahead(corpus: Corpus, file: Path, progress: Progress, notes: Re
     perhaps empty), one batch in ``every`` with what ``extra`` makes of it in the child, the others
     with None: work on the units done beside this process's, shared so that neither waits long."""
     read, write = os.pipe()
+    try:  # room for a few batches in the pipe itself, so that neither side waits on the other's pace
+        fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, _PIPE_BUFFER)
+    except (AttributeError, OSError):  # not Linux, or over /proc/sys/fs/pipe-max-size
+        pass
     parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # the child: never returns

@@ -1,0 +1,78 @@
+"""Start the dashboard with the modules its pages import already loaded.
+
+``python -m dashboard.serve [streamlit run options]`` is ``streamlit run app.py`` (the options go to
+it) with one difference: what app.py, the pages and the dashboard import (pandas, altair, scipy,
+simcore's modules) is imported first, before the server listens, so a server's first page opens as fast as
+the next instead of paying for those imports (2-3 s of a first Home on 2 cores): the wait moves
+to the server's start, before its address is printed. Streamlit runs every page in this process,
+where each module is then found loaded. (Imported before the server starts, not in a thread beside
+it: two threads importing modules that import each other can see one half-made.)
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def page_imports(root: Path = ROOT) -> list[str]:
+    """The modules app.py, the pages and the dashboard's modules import, at their top or inside a
+    function (imported there so that a page's title is drawn first), in order, each once; not the
+    dashboard's own nor streamlit's (their caches are made when a page runs, where streamlit's
+    runtime is)."""
+    names: list[str] = []
+    scripts = [root / "app.py", *sorted((root / "pages").glob("*.py")),
+               *sorted((root / "dashboard").rglob("*.py"))]
+    for script in scripts:
+        for node in ast.walk(ast.parse(script.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names.extend(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names.append(node.module)
+                names.extend(f"{node.module}.{a.name}" for a in node.names  # "from scipy import stats"
+                             if _is_module(f"{node.module}.{a.name}"))
+    return [n for n in dict.fromkeys(names)
+            if n.split(".")[0] not in ("dashboard", "streamlit", "__future__")]
+
+
+def _is_module(name: str) -> bool:
+    """Whether ``name`` is a module (its package imported to know), not a name defined in one."""
+    if name.split(".")[0] in ("dashboard", "streamlit", "__future__"):
+        return False
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def warm(names: list[str]) -> list[str]:
+    """Import ``names``; those that fail are left to the page that needs them (which says why)."""
+    failed = []
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - the page importing it reports the error in its own words
+            failed.append(name)
+    return failed
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``streamlit run app.py ARGS`` in this process, the pages' modules imported first."""
+    from streamlit.web import cli
+
+    warm(page_imports())
+    sys.argv = ["streamlit", "run", str(ROOT / "app.py"), *(sys.argv[1:] if argv is None else argv)]
+    try:
+        cli.main()
+    except SystemExit as done:
+        return int(done.code or 0)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
