@@ -95,6 +95,7 @@ def setup_page(title: str, icon: str = "") -> None:
     """(``icon`` is kept for the pages' calls; every page has the app's own icon.) Page configuration, finished jobs filed, the shared sidebar, title and pending messages; call first."""
     # An emoji favicon is drawn by the browser; a Material icon would be fetched from fonts.gstatic.com.
     st.set_page_config(page_title=f"{title} · simcore", page_icon=PAGE_ICON, layout="wide")
+    st.title(title)  # drawn before the workspace is restored (a new session reads it from disk)
     state = get_state()
     if st.query_params.get("ws") != state.workspace:
         st.query_params["ws"] = state.workspace  # a reload, a bookmark or a new tab opens this workspace again
@@ -104,7 +105,6 @@ def setup_page(title: str, icon: str = "") -> None:
         job.saved = True  # the workspace's other tabs may merge its result now
         job_records.close(get_store().root, state.workspace, job)  # filed: its record on disk goes
     _sidebar(state)
-    st.title(title)
     messages, state.flash = state.flash, []
     for kind, text in messages:
         getattr(st, kind if kind in ("success", "info", "warning", "error") else "info")(text)
