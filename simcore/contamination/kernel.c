@@ -287,15 +287,9 @@ static void scan(const unsigned char *d, Py_ssize_t len, const uint64_t *G, cons
         uint32_t r = load4(d + at);
         if (!four_flags[(uint32_t)(r * MIX32) >> 16] || !member32(four, n_four, r)) continue;
         for (Py_ssize_t s = at < 10 ? 0 : at - 10; s <= at; s++) {
-            uint64_t lo = load8(d + s);
-            if (!member64(seven, n_seven, lo & SEVEN)) continue;
-            uint64_t hi = load8(d + s + 8);
+            if (!member64(seven, n_seven, load8(d + s) & SEVEN)) continue;
             for (Py_ssize_t k = 0; k < n_whole; k++) {
-                unsigned length = whole_length[k];
-                uint64_t low = length >= 8 ? ~0ULL : (1ULL << (8 * length)) - 1;
-                uint64_t high = length <= 8 ? 0
-                                : length >= 16 ? ~0ULL : (1ULL << (8 * (length - 8))) - 1;
-                uint64_t h = (lo & low) * G[0] + (hi & high) * G[1];
+                uint64_t h = run_hash(d + s, whole_length[k], G);
                 if (member64(whole[k].buf, whole[k].len / 8, h)) {
                     mark(starts, n_units, passed, s);
                     break;
@@ -303,6 +297,32 @@ static void scan(const unsigned char *d, Py_ssize_t len, const uint64_t *G, cons
             }
         }
     }
+}
+
+/* ``item``: a tuple of at most ``max`` (length, sorted hashes), each length from ``lo`` to ``hi``
+   bytes, read into ``lengths`` and ``buffers``; ``*n``: the buffers taken (the caller releases
+   them, on error too). */
+static int get_runs(PyObject *item, Py_ssize_t max, unsigned lo, unsigned hi, const char *what,
+                    unsigned *lengths, Py_buffer *buffers, Py_ssize_t *n) {
+    if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) > max) {
+        PyErr_Format(PyExc_ValueError, "tables: at most %zd lengths of %s", max, what);
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(item); k++) {
+        PyObject *h;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(item, k), "IO", &lengths[k], &h)) return -1;
+        if (lengths[k] < lo || lengths[k] > hi) {
+            PyErr_Format(PyExc_ValueError, "tables: %s of %u to %u bytes", what, lo, hi);
+            return -1;
+        }
+        if (PyObject_GetBuffer(h, &buffers[k], PyBUF_SIMPLE) < 0) return -1;
+        *n = k + 1;
+        if (buffers[k].len % 8) {
+            PyErr_SetString(PyExc_ValueError, "tables: wrong sizes");
+            return -1;
+        }
+    }
+    return 0;
 }
 
 static PyObject *candidates(PyObject *self, PyObject *args) {
@@ -341,44 +361,11 @@ static PyObject *candidates(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "tables: wrong sizes");
         goto done;
     }
-    PyObject *wholes = PyTuple_GET_ITEM(tables, 8);
-    if (!PyTuple_Check(wholes) || PyTuple_GET_SIZE(wholes) > MAX_WHOLE) {
-        PyErr_SetString(PyExc_ValueError, "tables: at most 16 lengths of whole runs");
+    if (get_runs(PyTuple_GET_ITEM(tables, 8), MAX_WHOLE, 1, 16, "whole runs", whole_length,
+                 &buffers[4], &n_whole) < 0
+        || get_runs(PyTuple_GET_ITEM(tables, 9), MAX_CONFIRM, 8, 24, "runs to confirm",
+                    confirm_length, confirm, &n_confirm) < 0)
         goto done;
-    }
-    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(wholes); k++) {
-        PyObject *h;
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(wholes, k), "IO", &whole_length[k], &h)) goto done;
-        if (whole_length[k] < 1 || whole_length[k] > 16) {
-            PyErr_SetString(PyExc_ValueError, "tables: a whole run of 1 to 16 bytes");
-            goto done;
-        }
-        if (PyObject_GetBuffer(h, &buffers[4 + k], PyBUF_SIMPLE) < 0) goto done;
-        n_whole = k + 1;
-        if (buffers[4 + k].len % 8) {
-            PyErr_SetString(PyExc_ValueError, "tables: wrong sizes");
-            goto done;
-        }
-    }
-    PyObject *confirms = PyTuple_GET_ITEM(tables, 9);
-    if (!PyTuple_Check(confirms) || PyTuple_GET_SIZE(confirms) > MAX_CONFIRM) {
-        PyErr_SetString(PyExc_ValueError, "tables: at most 8 lengths of runs to confirm");
-        goto done;
-    }
-    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(confirms); k++) {
-        PyObject *h;
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(confirms, k), "IO", &confirm_length[k], &h)) goto done;
-        if (confirm_length[k] < 8 || confirm_length[k] > 24) {
-            PyErr_SetString(PyExc_ValueError, "tables: a run to confirm of 8 to 24 bytes");
-            goto done;
-        }
-        if (PyObject_GetBuffer(h, &confirm[k], PyBUF_SIMPLE) < 0) goto done;
-        n_confirm = k + 1;
-        if (confirm[k].len % 8) {
-            PyErr_SetString(PyExc_ValueError, "tables: wrong sizes");
-            goto done;
-        }
-    }
 
     Py_ssize_t n_units = PyList_GET_SIZE(units);
     starts = PyMem_Malloc(sizeof(Py_ssize_t) * (n_units + 1));
