@@ -137,15 +137,19 @@ def test_the_streaming_pass_and_the_stored_tokens_give_the_same_overlap(injected
     assert again == whole
 
 
+def conll_and_dirty_lines(injected, shared_data) -> tuple[TargetIndex, object, list[str]]:
+    """conll2003's index, the dirty source's tokenizer and its lines (the injected fixture's)."""
+    root, _, _ = injected
+    options = TokenizerOptions()
+    index = TargetIndex.build("conll2003", target_sentences(
+        Corpus.from_path(shared_data / "targets" / "conll2003"), options))
+    tokens_of = unit_tokenizer(Corpus.from_path(root / "dirty.txt").segmenter(), options)
+    return index, tokens_of, (root / "dirty.txt").read_text(encoding="utf-8").splitlines()
+
+
 def test_the_cheap_test_never_loses_an_overlap(injected, shared_data, cheap_test):
     """Every n-gram a brute-force scan (each unit tokenized, every n-gram hashed) finds, the scanner finds."""
-    root, _, _ = injected
-    target = Corpus.from_path(shared_data / "targets" / "conll2003")
-    options = TokenizerOptions()
-    index = TargetIndex.build("conll2003", target_sentences(target, options))
-    source = Corpus.from_path(root / "dirty.txt")
-    tokens_of = unit_tokenizer(source.segmenter(), options)
-    lines = (root / "dirty.txt").read_text(encoding="utf-8").splitlines()
+    index, tokens_of, lines = conll_and_dirty_lines(injected, shared_data)
     # near-duplicates: upper case, punctuation changed, spaces doubled
     lines += [" ".join(line.upper().replace(",", ";").split()).replace(" ", "  ") for line in lines[5::60][:40]]
     brute: set[int] = set()
@@ -167,13 +171,7 @@ def test_units_keyed_in_groups_while_watching_find_what_each_batch_finds(injecte
     """Watching keys the units that pass the cheap test in groups across batches: the same hits and
     units tested as keying each batch at once (:meth:`Scanner.scan`), whatever the group's size, and
     a pass that stops early still has its units keyed once the result is asked for."""
-    root, _, _ = injected
-    target = Corpus.from_path(shared_data / "targets" / "conll2003")
-    options = TokenizerOptions()
-    index = TargetIndex.build("conll2003", target_sentences(target, options))
-    source = Corpus.from_path(root / "dirty.txt")
-    tokens_of = unit_tokenizer(source.segmenter(), options)
-    lines = (root / "dirty.txt").read_text(encoding="utf-8").splitlines()
+    index, tokens_of, lines = conll_and_dirty_lines(injected, shared_data)
     monkeypatch.setattr(ngrams, "BATCH_UNITS", 50)
     each = Scanner([index], tokens_of)
     held = [each.scan(lines[i:i + 50]) for i in range(0, len(lines), 50)]
