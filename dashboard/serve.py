@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+LEFT_TO_PAGES = ("dashboard", "streamlit", "__future__")  # imported where a page runs, or not modules
 
 
 def page_imports(root: Path = ROOT) -> list[str]:
@@ -37,12 +38,12 @@ def page_imports(root: Path = ROOT) -> list[str]:
                 names.extend(f"{node.module}.{a.name}" for a in node.names  # "from scipy import stats"
                              if _is_module(f"{node.module}.{a.name}"))
     return [n for n in dict.fromkeys(names)
-            if n.split(".")[0] not in ("dashboard", "streamlit", "__future__")]
+            if n.split(".")[0] not in LEFT_TO_PAGES]
 
 
 def _is_module(name: str) -> bool:
     """Whether ``name`` is a module (its package imported to know), not a name defined in one."""
-    if name.split(".")[0] in ("dashboard", "streamlit", "__future__"):
+    if name.split(".")[0] in LEFT_TO_PAGES:
         return False
     try:
         return importlib.util.find_spec(name) is not None
