@@ -216,21 +216,48 @@ def _row_correlation(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return (x * y).sum(axis=-1) / np.sqrt((x * x).sum(axis=-1) * (y * y).sum(axis=-1))
 
 
-@functools.lru_cache(maxsize=64)
-def _sampling_quantiles(n: int, kind: str) -> tuple[np.ndarray, np.ndarray]:
-    """2.5% and 97.5% quantiles of r from n bivariate-normal pairs, for each true correlation in the grid."""
+SAMPLING_TABLE = Path(__file__).with_name("sampling_quantiles.json")  # bench/sampling_table.py writes it
+TABLED = range(3, SIMULATED_BELOW)  # the pair counts whose quantiles are stored: every small-n interval
+
+
+def simulate_quantiles(n: int, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """2.5% and 97.5% quantiles of r from n bivariate-normal pairs, for each true correlation in the
+    grid (4,000 draws, seeded by n and kind)."""
     rng = np.random.default_rng([n, len(kind)])
     draws = 4000
     z1 = rng.standard_normal((draws, n))
     z2 = rng.standard_normal((draws, n))
+    x = _rank_rows(z1) if kind == "spearman" else z1  # the same for every grid point
     low, high = np.empty(len(_GRID)), np.empty(len(_GRID))
     for i, rho in enumerate(_GRID):
-        x, y = z1, rho * z1 + math.sqrt(1 - rho * rho) * z2
+        y = rho * z1 + math.sqrt(1 - rho * rho) * z2
         if kind == "spearman":
-            x, y = _rank_rows(x), _rank_rows(y)
+            y = _rank_rows(y)
         r = _row_correlation(x, y)
         low[i], high[i] = np.quantile(r, [0.025, 0.975])
     return low, high
+
+
+@functools.lru_cache(maxsize=1)
+def _stored_quantiles() -> dict[str, list[list[float]]]:
+    """The simulated quantiles of :data:`TABLED` pair counts as written once (0.2-0.6 s of simulation
+    each, paid by a server's first correlation otherwise); {} when the file is missing or unreadable."""
+    import json
+    try:
+        table = json.loads(SAMPLING_TABLE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return table if isinstance(table, dict) else {}
+
+
+@functools.lru_cache(maxsize=64)
+def _sampling_quantiles(n: int, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`simulate_quantiles`, read from :data:`SAMPLING_TABLE` when it holds them (the same
+    numbers: tests/test_correlation_table.py simulates them again)."""
+    stored = _stored_quantiles().get(f"{n} {kind}")
+    if stored is not None and len(stored) == 2 and all(len(q) == len(_GRID) for q in stored):
+        return np.array(stored[0], dtype=float), np.array(stored[1], dtype=float)
+    return simulate_quantiles(n, kind)
 
 
 def simulated_interval(r: float, n: int, kind: str) -> tuple[float, float]:
