@@ -95,8 +95,8 @@ def _scatter_spec(key: str, _points: pd.DataFrame, measure: str, targets: tuple[
 def scatter_specs(points: pd.DataFrame, measures: list[str], targets: list[str],
                   capped_column: str | None) -> dict[str, dict | None]:
     """Each measure's scatter (:func:`dashboard.charts.scatter_spec`) of ``points`` (the joined
-    table: a row per target, source and measure), built once per content; None for a measure whose
-    spec came out incomplete (the page draws that one with altair, as before)."""
+    table: a row per target, source and measure), built once per content; None for a measure with more
+    rows than altair inlines (the page draws that one with ``st.altair_chart``, which sends Arrow)."""
     key = fingerprint(points) + "|" + ",".join(targets) + "|" + str(capped_column)
     specs: dict[str, dict | None] = {}
     for measure in measures:
@@ -105,7 +105,7 @@ def scatter_specs(points: pd.DataFrame, measures: list[str], targets: list[str],
             specs[measure] = _scatter_spec(f"{key}|{measure}", part, measure, tuple(targets),
                                            capped_column)
         except SpecIncomplete:
-            specs[measure] = None  # not cached: the next visit tries again
+            specs[measure] = None
     return specs
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 import altair as alt
 import numpy as np
 import pandas as pd
@@ -225,33 +228,71 @@ def scatter(points: pd.DataFrame, measure: str, y_title: str = "F1 improvement",
 
 
 class SpecIncomplete(Exception):
-    """A chart's spec came out without its data (another thread held altair's data transformer)."""
+    """A chart too large to send inline (over altair's 5,000 rows): drawn with ``st.altair_chart``."""
+
+
+INLINE_ROWS = 5000  # altair's limit on rows sent inline; st.altair_chart sends larger data as Arrow
+
+
+def _dataset(frame: pd.DataFrame, datasets: dict[str, list]) -> dict[str, str]:
+    """``frame``'s rows as altair inlines them, kept in ``datasets`` under altair's name for them."""
+    values = alt.to_values(frame)["values"]
+    if len(values) > INLINE_ROWS:
+        raise SpecIncomplete(f"{len(values)} rows")
+    name = "empty" if values == [{}] else "data-" + hashlib.sha256(
+        json.dumps(values, sort_keys=True, default=str).encode()).hexdigest()[:32]
+    datasets[name] = values
+    return {"name": name}
 
 
 def scatter_spec(points: pd.DataFrame, measure: str, targets: list[str] | None = None,
                  capped_column: str | None = None) -> dict:
-    """:func:`scatter` as the Vega-Lite spec ``st.vega_lite_chart`` draws, its data inline: built
-    once and kept, a repeat visit skips altair's construction and schema validation (half of the
-    Predictiveness page's time). Without altair's default width and height, as ``st.altair_chart``
-    draws it. SpecIncomplete when a dataset it names is missing (altair's data transformer is global
-    and Streamlit swaps it while it converts a chart in another session's thread)."""
-    try:
-        spec = scatter(points, measure, targets=targets, capped_column=capped_column).to_dict()
-    except alt.MaxRowsError:  # over altair's 5,000 rows inline: st.altair_chart sends them as Arrow
-        raise SpecIncomplete(measure) from None
-    view = spec.get("config", {}).get("view", {})
-    for size in ("continuousWidth", "continuousHeight"):
-        view.pop(size, None)
-    if "view" in spec.get("config", {}) and not view:
-        del spec["config"]["view"]
-    if "config" in spec and not spec["config"]:
-        del spec["config"]
-    named = {layer["data"]["name"] for layer in spec.get("layer", [])
-             if isinstance(layer.get("data"), dict) and "name" in layer["data"]}
-    if isinstance(spec.get("data"), dict) and "name" in spec["data"]:
-        named.add(spec["data"]["name"])
-    datasets = spec.get("datasets")
-    if not named or not isinstance(datasets, dict) or not named <= set(datasets) or not all(
-            isinstance(datasets[n], list) for n in named):
-        raise SpecIncomplete(measure)
-    return spec
+    """:func:`scatter` as the Vega-Lite spec ``st.vega_lite_chart`` draws (without altair's default
+    width and height, as ``st.altair_chart`` draws it), written directly: the same dict as altair's
+    ``to_dict`` (tests/test_charts_spec.py compares them), without altair's construction and schema
+    validation (0.1 s a chart: a server's first Predictiveness page built five)."""
+    data = points[["source", "target", "value", "improvement"]].dropna()
+    capped = pd.to_numeric(points[capped_column], errors="coerce").fillna(0) if capped_column in points else None
+    data = data.assign(capped=False if capped is None else (capped.loc[data.index] > 0))
+    domain = targets or sorted(data["target"].unique())
+    legend = {"orient": "right", "title": "target"}
+    colour = {"field": "target", "legend": legend, "type": "nominal", "scale": {
+        "domain": list(domain), "range": [TARGET_COLOURS[i % len(TARGET_COLOURS)] for i in range(len(domain))]}}
+    shape = {"field": "target", "legend": legend, "type": "nominal", "scale": {
+        "domain": list(domain), "range": [TARGET_SHAPES[i % len(TARGET_SHAPES)] for i in range(len(domain))]}}
+    x_title = (f"{label(measure)} ({DIRECTION_NOTE.get(get_measure(measure).direction, '')})"
+               if measure in all_measures() else measure)
+    x = {"field": "value", "scale": {"zero": False}, "title": x_title, "type": "quantitative"}
+    y = {"field": "improvement", "scale": {"zero": False}, "title": "F1 improvement", "type": "quantitative"}
+    plain = {"x": {"field": "value", "type": "quantitative"}, "y": {"field": "improvement", "type": "quantitative"}}
+    datasets: dict[str, list] = {}
+    points_data = _dataset(data, datasets)
+    layers = [
+        {"data": points_data, "mark": {"type": "point", "filled": True, "opacity": 0.85, "size": 80},
+         "encoding": {"color": colour, "shape": shape, "x": x, "y": y, "tooltip": [
+             {"field": "target", "type": "nominal"}, {"field": "source", "type": "nominal"},
+             {"field": "value", "format": ".4g", "type": "quantitative"},
+             {"field": "improvement", "format": ".3g", "type": "quantitative"}]}},
+        {"data": points_data, "mark": {"type": "text", "align": "left", "color": "#444", "dx": 6, "dy": -4,
+                                       "fontSize": 9},
+         "encoding": {"text": {"field": "source", "type": "nominal"}, "x": x, "y": y}},
+        {"data": _dataset(fitted_lines(data), datasets),
+         "mark": {"type": "line", "opacity": 0.8, "strokeWidth": 1.5},
+         "encoding": {"color": colour, "detail": {"field": "target", "type": "nominal"}, **plain}},
+    ]
+    if data["capped"].any():
+        layers.append({"data": _dataset(data[data["capped"]], datasets),
+                       "mark": {"type": "point", "color": CAPPED_RING, "filled": False, "shape": "circle",
+                                "size": 300, "strokeWidth": 2},
+                       "encoding": {"tooltip": [
+                           {"field": "target", "type": "nominal"}, {"field": "source", "type": "nominal"},
+                           {"field": "capped", "title": "cut short by the probe's time cap", "type": "nominal"}],
+                           **plain}})
+    if data["target"].nunique() > 1:
+        layers.append({"data": _dataset(fitted_lines(data, by=None), datasets),
+                       "mark": {"type": "line", "color": "#222", "strokeDash": [5, 4], "strokeWidth": 2},
+                       "encoding": plain})
+    return {"layer": layers, "height": 300, "resolve": {"scale": {"color": "shared"}}, "title": label(measure),
+            "$schema": alt.SCHEMA_URL, "datasets": datasets}
+
+
