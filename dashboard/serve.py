@@ -2,8 +2,10 @@
 
 ``python -m dashboard.serve [streamlit run options]`` is ``streamlit run app.py`` (the options go to
 it) with one difference: what app.py, the pages and the dashboard import (pandas, altair, scipy,
-simcore's modules) is imported first, before the server listens, so a server's first page opens as fast as
-the next instead of paying for those imports (2-3 s of a first Home on 2 cores): the wait moves
+simcore's modules), the dashboard's own modules and what Streamlit imports at a page's first
+``st.set_page_config`` (its emoji table) are imported first, before the server listens, so a server's
+first page opens as fast as the next instead of paying for those imports (2-3 s of a first Home on 2
+cores, then 0.15-0.5 s of the dashboard's and Streamlit's own before Home's title): the wait moves
 to the server's start, before its address is printed. Streamlit runs every page in this process,
 where each module is then found loaded. (Imported before the server starts, not in a thread beside
 it: two threads importing modules that import each other can see one half-made.)
@@ -18,7 +20,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LEFT_TO_PAGES = ("dashboard", "streamlit", "__future__")  # imported where a page runs, or not modules
+LEFT_TO_PAGES = ("dashboard", "streamlit", "__future__")  # listed apart (below), or not modules
+# Imported by Streamlit inside a page's first call: the emoji table (a large regular expression,
+# compiled on import) behind st.set_page_config's icon, the icon names behind st.page_link's.
+STREAMLIT_FIRST_RUN = ("streamlit.emojis", "streamlit.material_icon_names")
 
 
 def page_imports(root: Path = ROOT) -> list[str]:
@@ -39,6 +44,19 @@ def page_imports(root: Path = ROOT) -> list[str]:
                              if _is_module(f"{node.module}.{a.name}"))
     return [n for n in dict.fromkeys(names)
             if n.split(".")[0] not in LEFT_TO_PAGES]
+
+
+def dashboard_modules(root: Path = ROOT) -> list[str]:
+    """Every module of the dashboard package but this launcher, packages before their modules. Their
+    ``st.cache_data`` functions are made at import and find their storage when first called, in a
+    page's run."""
+    names = []
+    for path in sorted((root / "dashboard").rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        names.append(".".join(parts))
+    return [n for n in sorted(names, key=lambda n: (n.count("."), n)) if n != "dashboard.serve"]
 
 
 def _is_module(name: str) -> bool:
@@ -63,10 +81,11 @@ def warm(names: list[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``streamlit run app.py ARGS`` in this process, the pages' modules imported first."""
+    """``streamlit run app.py ARGS`` in this process, the pages' modules, Streamlit's first-run ones
+    and the dashboard's imported first."""
     from streamlit.web import cli
 
-    warm(page_imports())
+    warm([*page_imports(), *STREAMLIT_FIRST_RUN, *dashboard_modules()])
     sys.argv = ["streamlit", "run", str(ROOT / "app.py"), *(sys.argv[1:] if argv is None else argv)]
     try:
         cli.main()

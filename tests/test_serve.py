@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from dashboard.serve import page_imports, warm
+from dashboard.serve import STREAMLIT_FIRST_RUN, dashboard_modules, page_imports, warm
 
 from .conftest import ROOT
 
@@ -35,6 +35,18 @@ def test_the_modules_are_those_the_scripts_import():
     assert "scipy.stats" in names
     assert len(names) == len(set(names)) and "pandas" in names
     assert not any(n.startswith(("dashboard", "streamlit")) for n in names)
+
+
+def test_the_dashboards_modules_and_streamlits_first_run_ones_import_before_the_runtime():
+    """Every dashboard module (found here by its file) but the launcher, each package before its
+    modules, imports outside a page's run; so do the modules Streamlit imports at a page's first call
+    (a Streamlit that renamed them would leave them to the first page)."""
+    files = sorted((ROOT / "dashboard").rglob("*.py"))
+    expected = {".".join(f.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__") for f in files}
+    names = dashboard_modules()
+    assert set(names) == expected - {"dashboard.serve"} and len(names) == len(set(names))
+    assert names.index("dashboard.workspace") < names.index("dashboard.workspace.opening")
+    assert warm([*STREAMLIT_FIRST_RUN, *names]) == []
 
 
 def test_a_module_that_fails_to_import_is_left_to_its_page():
