@@ -9,7 +9,9 @@ Pages: on one server, loads the bundled sample and the paper's Table 3 into one 
 every page by its address with that workspace's id (``?ws=``: each open is a new browser session that
 restores the workspace from disk, as a reload does). For each page it prints the time until the page's
 title is drawn (first render), until its script has finished (settled) and until the browser has drawn
-every chart on it (Plotly's SVG, Vega-Lite's marks), the first time on this server and again.
+every chart on it (Plotly's SVG, Vega-Lite's marks), the first time on this server and again. Then
+the floor: a one-line Streamlit app's first render in a new browser (Streamlit's and Chromium's own
+start, which every first open in a new browser pays before any page of ours runs).
 
 Clicks: on a second fresh server (so "first" means the first on a server, as a user meets it), the clicks
 issue 19 named, in one browser session: the first Home load, uploading two target files and adding a
@@ -118,15 +120,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(cache: Path, log: Path, roots: list[Path] | None = None) -> tuple[subprocess.Popen, str, float]:
+def start_server(cache: Path, log: Path, roots: list[Path] | None = None,
+                 script: Path | None = None) -> tuple[subprocess.Popen, str, float]:
+    """The dashboard as scripts/demo.sh starts it, or ``streamlit run script`` when one is given."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     env = {**os.environ, "SIMCORE_CACHE": str(cache), "SIMCORE_DATA_ROOTS": os.pathsep.join(map(str, roots or [SAMPLE])),
            "PYTHONPATH": str(ROOT)}
     env.pop("SIMCORE_DEMO", None)
     started = time.perf_counter()
+    launcher = ["dashboard.serve"] if script is None else ["streamlit", "run", str(script)]
     process = subprocess.Popen(
-        [sys.executable, "-m", "dashboard.serve", "--server.headless=true", "--server.address=127.0.0.1",
+        [sys.executable, "-m", *launcher, "--server.headless=true", "--server.address=127.0.0.1",
          f"--server.port={port}", "--browser.gatherUsageStats=false", "--server.fileWatcherType=none"],
         cwd=ROOT, env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT)
     deadline = time.time() + 90
@@ -494,6 +499,32 @@ def on_fresh_server(cache: Path, log: Path, run: Callable, roots: list[Path] | N
         stop_server(process)
 
 
+def floor_run(work: Path) -> tuple[float, float]:
+    """First render of a one-line Streamlit app (``st.title`` and nothing else) on a new server in a
+    new browser, and in a second new browser context: what Streamlit and Chromium take before any
+    page of ours runs (a new context has none of the frontend's files cached)."""
+    from playwright.sync_api import sync_playwright
+
+    app = work / "floor_app.py"
+    app.write_text('import streamlit as st\n\nst.title("Floor")\n', encoding="utf-8")
+    process, url, _ = start_server(work / "cache-floor", work / "server-floor.log", script=app)
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+            try:
+                renders = []
+                for _ in range(2):
+                    page = browser.new_context(viewport={"width": 1400, "height": 1600}).new_page()
+                    page.add_init_script(RUN_LOG)
+                    renders.append(open_page(page, url, "Floor")[0])
+                    page.context.close()
+                return renders[0], renders[1]
+            finally:
+                browser.close()
+    finally:
+        stop_server(process)
+
+
 def cell(seconds: float | None) -> str:
     return "–" if seconds is None else f"{seconds:.2f}"
 
@@ -527,6 +558,7 @@ def main() -> None:
             return pages_run(browser, url, pid, args.rounds, bool(args.issue_data), ws_id)
 
         rows, pages_start = on_fresh_server(cache, work / "server-pages.log", pages, roots)
+        floor = floor_run(work)
     clicks, clicks_start = [], 0.0
     if not args.pages_only:
         print("clicks…", file=sys.stderr, flush=True)
@@ -551,6 +583,9 @@ def main() -> None:
         for title, times in rows:
             cells = " | ".join(f"{a:.2f} | {b:.2f} | {d:.2f} | {c:.2f}" for a, b, d, _, c in times)
             print(f"| {title} | {times[0][3]} | {cells} |")
+        print(f"\nThe floor: a one-line Streamlit app (st.title only) renders first in {floor[0]:.2f} s on a new "
+              f"server in a new browser, {floor[1]:.2f} s in a second new browser context (no file of "
+              "the frontend cached).")
         print()
     if not clicks:
         return
