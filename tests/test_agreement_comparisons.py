@@ -1,0 +1,93 @@
+"""simcore.analysis.agreement.comparisons (numpy over each target's pairs) against the plain loop
+it replaced, kept here as the reference: the same rows, order, columns, dtypes and answers."""
+
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+import pytest
+from pandas.testing import assert_frame_equal
+
+from simcore.analysis.agreement import comparisons
+from simcore.analysis.tables import checked_long, to_long
+
+from .conftest import SAMPLE_DATA
+
+MEASURES = ["ppl", "jsd", "tvc", "tvcc", "wvv", "made_up"]
+
+
+def reference(long: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
+    """The loop comparisons ran before: one pivot per target, one lookup per cell."""
+    long = checked_long(long)
+    rows = []
+    for target, group in long[long["measure"].isin(measures)].groupby("target", sort=True):
+        values = group.pivot_table(index="source", columns="measure", values="value", aggfunc="first")
+        directions = group.groupby("measure")["direction"].first()
+        for a, b in combinations(sorted(values.index), 2):
+            row: dict[str, object] = {"target": target, "first": a, "second": b}
+            for m in measures:
+                va = values.at[a, m] if m in values else np.nan
+                vb = values.at[b, m] if m in values else np.nan
+                row[m] = (bool(va * directions[m] > vb * directions[m])
+                          if pd.notna(va) and pd.notna(vb) else None)
+            rows.append(row)
+    return pd.DataFrame(rows, columns=["target", "first", "second", *measures])
+
+
+def random_long(rng: np.random.Generator) -> pd.DataFrame:
+    """A long matrix with NaNs, ties, infinities, missing and repeated cells, one-source targets,
+    names that sort differently by case and accent, and given directions (some 0)."""
+    sources = list(rng.choice(["b", "B", "a", "a b", "é", "z", "10", "9"], size=rng.integers(1, 8),
+                              replace=False))
+    targets = list(rng.choice(["t", "T", "ü", "x y"], size=rng.integers(1, 4), replace=False))
+    measures = list(rng.choice(MEASURES[:5], size=rng.integers(1, 6), replace=False))
+    rows = []
+    for t in targets:
+        here = sources if rng.random() > 0.2 else sources[:1]  # a target with one source
+        for s in here:
+            for m in measures:
+                if rng.random() < 0.15:
+                    continue  # a missing cell
+                value = float(rng.integers(0, 4))  # few values: many ties
+                pick = rng.random()
+                value = np.nan if pick < 0.15 else np.inf if pick < 0.18 else value
+                for _ in range(1 + (rng.random() < 0.1)):  # a repeated cell
+                    rows.append({"source": s, "target": t, "measure": m, "value": value})
+    long = pd.DataFrame(rows, columns=["source", "target", "measure", "value"])
+    if rng.random() < 0.5 and len(long):
+        long["direction"] = rng.choice([-1, 0, 1], size=len(long))
+    return long
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_comparisons_equal_the_plain_loop(seed):
+    rng = np.random.default_rng(seed)
+    long = random_long(rng)
+    if long.empty:
+        pytest.skip("no rows drawn")
+    wanted = list(rng.choice(MEASURES, size=rng.integers(1, 4), replace=False))
+    if rng.random() < 0.2:
+        wanted.append(wanted[0])  # a measure named twice
+    got, expected = comparisons(long, wanted), reference(long, wanted)
+    assert_frame_equal(got, expected)
+    for m in dict.fromkeys(wanted):
+        column = got[m]
+        cells = column.iloc[:, 0] if isinstance(column, pd.DataFrame) else column
+        assert {type(v) for v in cells} <= {bool, type(None)}
+        assert (cells.dtype == bool) == (len(cells) > 0 and cells.notna().all())
+
+
+def test_comparisons_on_table3_equal_the_plain_loop():
+    long = to_long(pd.read_csv(SAMPLE_DATA / "results" / "dai2019_table3.csv"))
+    for wanted in (["ppl", "wvv", "tvc"], ["tvcc", "ppl"], ["made_up", "tvc"]):
+        assert_frame_equal(comparisons(long, wanted), reference(long, wanted))
+
+
+def test_comparisons_by_hand():
+    long = pd.DataFrame({"source": ["a", "b", "c", "a", "b"], "target": ["t"] * 5,
+                         "measure": ["ppl", "ppl", "ppl", "tvc", "tvc"],
+                         "value": [10.0, 20.0, np.nan, 0.5, 0.4]})
+    got = comparisons(long, ["ppl", "tvc"])
+    # c has no value at all: only the pair (a, b); lower PPL and higher TVC are more similar
+    assert got.to_dict("records") == [{"target": "t", "first": "a", "second": "b", "ppl": True, "tvc": True}]
+    assert list(got.dtypes.astype(str)) == ["str", "str", "str", "bool", "bool"]
