@@ -64,3 +64,45 @@ def test_a_measure_not_computed_gets_no_rank_in_the_csv():
 
     targets = json.loads(ranking_json(rank_sources(long, ["ppl", "wvv"], pretraining=None)))["targets"]
     assert [r["rank"] for r in targets["t"]["wvv"]] == [None, None] and targets["t"]["ppl"][0]["rank"] == 1
+
+
+def _random_json(rng, depth: int = 0):
+    """A document with every kind of JSON value, empty containers, and strings holding quotes,
+    backslashes (before quotes too), brackets, commas and non-ASCII or control characters."""
+    import numpy as np
+
+    atoms = ['"', "\\", '\\"', "[", "]", "{", "}", ",", ":", " ", "a", "é", "中", "\n", "\x1b", "😀"]
+
+    def text():
+        return "".join(rng.choice(atoms) for _ in range(rng.randint(0, 6)))
+
+    kind = rng.randint(0, 9 if depth < 4 else 5)
+    if kind in (0, 5):
+        return text()
+    if kind == 1:
+        return rng.choice([None, True, False, 0, -3, 10**20, 1.5, -0.0, float("nan"), float("inf"),
+                           np.float64(2.5)])
+    if kind == 2:
+        return np.int64(7)  # written with str(), as default=str does
+    if kind in (3, 4):
+        return rng.choice([[], {}, ()])
+    if kind in (6, 7):
+        return [_random_json(rng, depth + 1) for _ in range(rng.randint(0, 4))]
+    return {rng.choice([text(), 1, 2.5, True, None]): _random_json(rng, depth + 1)
+            for _ in range(rng.randint(0, 4))}
+
+
+def test_indented_json_is_the_text_of_pythons_encoder_with_an_indent():
+    import json
+    import random
+
+    from simcore.reporting.export import indented_json
+
+    rng = random.Random(0)
+    for _ in range(3000):
+        document = _random_json(rng)
+        assert indented_json(document) == json.dumps(document, indent=2, default=str)
+    ranking = rank_sources(to_long(pd.read_csv(SAMPLE_DATA / "results" / "dai2019_table3.csv")))
+    document = {"targets": ranking.to_dict("records"), "options": {"a": [1, {"b": []}]}}
+    assert indented_json(document) == json.dumps(document, indent=2, default=str)
+    assert indented_json({}) == "{}" and indented_json("x") == '"x"'
