@@ -91,3 +91,19 @@ def test_comparisons_by_hand():
     # c has no value at all: only the pair (a, b); lower PPL and higher TVC are more similar
     assert got.to_dict("records") == [{"target": "t", "first": "a", "second": "b", "ppl": True, "tvc": True}]
     assert list(got.dtypes.astype(str)) == ["str", "str", "str", "bool", "bool"]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_disagreements_are_the_items_whose_answers_differ(seed):
+    from simcore.analysis.agreement import agreement
+
+    rng = np.random.default_rng(seed)
+    rows = [{"source": s, "target": t, "measure": m, "value": float(rng.integers(0, 3))}
+            for t in ("t1", "t2") for s in ("a", "b", "c", "d") for m in ("ppl", "tvc", "jsd")]
+    result = agreement(pd.DataFrame(rows), ["ppl", "tvc", "jsd"])
+    answers = result.items[result.measures]
+    expected = result.items[answers.nunique(axis=1) > 1].reset_index(drop=True)
+    assert_frame_equal(result.disagreements, expected)
+    # answers held as objects (a table built elsewhere) are read the same way
+    result.items = result.items.astype({m: object for m in result.measures})
+    assert_frame_equal(result.disagreements, expected.astype({m: object for m in result.measures}))

@@ -131,8 +131,15 @@ class AgreementResult:
 
     @property
     def disagreements(self) -> pd.DataFrame:
+        """The items on which the measures' answers differ (each measure answers True or False)."""
         answers = self.items[self.measures]
-        return self.items[answers.nunique(axis=1) > 1].reset_index(drop=True)
+        cells = answers.to_numpy()
+        if cells.dtype == bool or all(isinstance(v, (bool, np.bool_)) for v in cells.ravel().tolist()):
+            yes = cells.astype(bool)
+            differ = yes.any(axis=1) & ~yes.all(axis=1)  # nunique(axis=1) > 1, without a row at a time
+        else:
+            differ = (answers.nunique(axis=1) > 1).to_numpy()
+        return self.items[differ].reset_index(drop=True)
 
 
 def unreliable_pairs(long: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
