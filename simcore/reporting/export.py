@@ -182,8 +182,7 @@ def ranking_json(ranking: pd.DataFrame, options: dict[str, Any] | None = None,
     recs = [{**r.as_dict(), "confidence": _number(r.confidence)} for r in recommendations or []]
     document: dict[str, Any] = {"recommendations": recs, "targets": targets, "options": options}
     if pairs is not None:
-        document["pairs"] = [{k: _json_cell(v) for k, v in row.items()}
-                             for row in _table(pairs, "the pairwise comparisons").to_dict("records")]
+        document["pairs"] = _json_records(_table(pairs, "the pairwise comparisons"))
     if len(ranking) > 10_000:  # a file that large is read by programs: no indent
         return json.dumps(document, default=str)
     return indented_json(document)
@@ -239,6 +238,28 @@ def indented_json(document: Any, indent: int = 2) -> str:
     out[np.arange(len(text)) + np.repeat(shifts, lengths)] = text
     out[cut + shifts[:-1]] = ord("\n")
     return out.tobytes().decode("ascii")
+
+
+def _json_records(table: pd.DataFrame) -> list[dict[str, Any]]:
+    """``table.to_dict("records")`` with every cell as :func:`_json_cell` gives it, built a column
+    at a time (a cell at a time took 50 ms for 3,000 pairs) where the columns are of plain kinds."""
+    plain = not table.columns.duplicated().any() and all(
+        pd.api.types.is_float_dtype(t) or pd.api.types.is_integer_dtype(t) or pd.api.types.is_bool_dtype(t)
+        or (pd.api.types.is_string_dtype(t) and not isinstance(t, np.dtype))  # text, not objects
+        for t in table.dtypes)
+    if not plain:
+        return [{k: _json_cell(v) for k, v in row.items()} for row in table.to_dict("records")]
+    columns = []
+    for name in table.columns:
+        values = table[name]
+        if values.dtype == np.float64:
+            columns.append([None if v != v else v for v in values.to_numpy().tolist()])
+        elif values.dtype in (np.bool_, np.int64):
+            columns.append(values.to_numpy().tolist())
+        else:  # text, nullable numbers: a missing value of any kind becomes None
+            columns.append([_json_cell(v) for v in values.tolist()])
+    names = table.columns.tolist()
+    return [dict(zip(names, row)) for row in zip(*columns)]
 
 
 def _json_cell(value: Any) -> Any:
