@@ -107,3 +107,25 @@ def test_disagreements_are_the_items_whose_answers_differ(seed):
     # answers held as objects (a table built elsewhere) are read the same way
     result.items = result.items.astype({m: object for m in result.measures})
     assert_frame_equal(result.disagreements, expected.astype({m: object for m in result.measures}))
+
+
+def first_choices_reference(long: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
+    """dashboard.agreement_view.first_choices as it was: a loop over (target, measure) groups."""
+    part = long[long["measure"].isin(measures)].dropna(subset=["value"])
+    rows = []
+    for (target, measure), group in part.groupby(["target", "measure"], sort=True):
+        direction = int(group["direction"].iloc[0])
+        best = group["value"].max() if direction > 0 else group["value"].min()
+        for source in sorted(group.loc[group["value"] == best, "source"]):
+            rows.append({"target": target, "measure": measure, "source": source})
+    return pd.DataFrame(rows, columns=["target", "measure", "source"])
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_first_choices_equal_the_loop_over_groups(seed):
+    from dashboard.agreement_view import first_choices
+
+    rng = np.random.default_rng(seed)
+    long = checked_long(random_long(rng)) if seed else checked_long(random_long(rng)).iloc[:0]
+    wanted = list(rng.choice(MEASURES, size=rng.integers(1, 4), replace=False))
+    assert_frame_equal(first_choices(long, wanted), first_choices_reference(long, wanted))

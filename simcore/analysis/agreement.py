@@ -29,7 +29,11 @@ def comparisons(long: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
     answer is None where either source lacks a value. Each target's pairs are compared at once
     (numpy over the pairs): one lookup per cell took most of the Ranking page's first open.
     """
-    long = checked_long(long)
+    return _compared(checked_long(long), measures)
+
+
+def _compared(long: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
+    """:func:`comparisons` of a matrix already checked (checked_long)."""
     part = long[long["measure"].isin(measures)]
     names = list(dict.fromkeys(measures))  # a measure named twice gives the same column twice
     # the first value of each cell, as a pivot of each target would take it; cells without one go
@@ -182,7 +186,7 @@ def agreement(long: pd.DataFrame, measures: list[str] | None = None,
             names = [n for n in names if n not in dropped]
         else:
             dropped = []
-    items = comparisons(long, names)
+    items = _compared(long, names)  # long is checked above
     complete = items.dropna(subset=names)
     if complete.empty:
         raise SimcoreError("no comparison has values for every chosen measure")
