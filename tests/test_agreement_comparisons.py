@@ -129,3 +129,31 @@ def test_first_choices_equal_the_loop_over_groups(seed):
     long = checked_long(random_long(rng)) if seed else checked_long(random_long(rng)).iloc[:0]
     wanted = list(rng.choice(MEASURES, size=rng.integers(1, 4), replace=False))
     assert_frame_equal(first_choices(long, wanted), first_choices_reference(long, wanted))
+
+
+def compare_reference(values: np.ndarray, direction: int) -> np.ndarray:
+    """simcore.answer.pairwise.compare as it was: nested wheres."""
+    a, b = values[..., :, None], values[..., None, :]
+    fa, fb = np.isfinite(a), np.isfinite(b)
+    with np.errstate(invalid="ignore"):
+        diff = direction * (a - b)
+    out = np.where(diff > 0, 1.0, np.where(diff < 0, 0.0, 0.5))
+    return np.where(fa & ~fb, 1.0, np.where(~fa & fb, 0.0, np.where(~fa & ~fb, 0.5, out)))
+
+
+def test_pairwise_outcomes_equal_the_nested_wheres():
+    """The outcomes of every pair (the recommendation's replicates x pairs) against the version they
+    replaced: ties, missing and infinite values, a difference that overflows, every direction."""
+    from simcore.answer.pairwise import compare
+
+    rng = np.random.default_rng(0)
+    cases = [np.array([1e308, -1e308, 0.0]), np.array([np.nan, np.inf, -np.inf, 1.0])]
+    for k in range(400):
+        values = rng.integers(-2, 3, size=tuple(rng.integers(1, 5, size=rng.integers(1, 4)))).astype(float)
+        if k % 2:
+            values[rng.random(values.shape) < 0.3] = rng.choice([np.nan, np.inf, -np.inf, 1e308, -1e308])
+        cases.append(values)
+    for values in cases:
+        for direction in (-1, 0, 1):
+            got, expected = compare(values, direction), compare_reference(values, direction)
+            assert got.dtype == expected.dtype and np.array_equal(got, expected)
