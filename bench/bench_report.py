@@ -64,10 +64,11 @@ def time_parts(repeat: int) -> None:
     """One line per matrix and part: 'matrix<TAB>part<TAB>wall<TAB>cpu'."""
     import pandas as pd
 
-    from simcore.analysis.tables import to_long
+    from simcore.analysis.tables import checked_long, to_long
 
     table3 = to_long(pd.read_csv(ROOT / "sample_data" / "results" / "dai2019_table3.csv"))
-    for name, long in (("20 x 8 x 5", workspace_matrix()), ("Table 3", table3)):
+    # as a workspace holds them: checked, with each measure's direction
+    for name, long in (("20 x 8 x 5", checked_long(workspace_matrix())), ("Table 3", checked_long(table3))):
         for part, (wall, used) in time_matrix(name, long, repeat):
             print(f"{name}\t{part}\t{wall:.4f}\t{used:.4f}", flush=True)
 
