@@ -247,10 +247,15 @@ def _short(name: str, limit: int = 16) -> str:
 
 
 def _table(frame: pd.DataFrame, floats: str = "{:.3f}") -> str:
+    escaped: dict[str, str] = {}  # each distinct text escaped once: a table repeats its names
+
     def cell(v: Any) -> str:
         if isinstance(v, float):
             return "–" if not math.isfinite(v) else floats.format(v)
-        return html_text(str(v))
+        text = str(v)
+        if text not in escaped:
+            escaped[text] = html_text(text)
+        return escaped[text]
 
     head = "".join(f"<th>{html_text(str(c))}</th>" for c in frame.columns)
     rows = "".join("<tr>" + "".join(f"<td>{cell(v)}</td>" for v in row) + "</tr>"
