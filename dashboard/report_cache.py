@@ -86,8 +86,8 @@ def _build(state: AppState, measures: list[str], pretraining: str) -> ReportPart
     try:
         # the user's own probe F1 stands beside each answer it covers (simcore.outcomes)
         answers = recommend(long, pretraining, probe_results=_probe_results(state))
-    except SimcoreError:
-        answers = None  # the calls below fail as they did before, in the same order
+    except Exception:  # noqa: BLE001 - made again below, where it fails as it did, in the same order
+        answers = None
     try:
         # the ranking's "recommended" rows follow the same answers: worked out once, not twice
         same = answers if answers is not None and _names_as_checked(long) else None

@@ -39,3 +39,12 @@ def test_the_parts_hold_the_ranking_and_answers_computed_on_their_own(names, pre
     assert parts.error is None
     assert_frame_equal(parts.ranking, rank_sources(long, measures, pretraining))
     assert parts.recommendations == recommend(long, pretraining)
+
+
+def test_a_report_that_cannot_be_built_says_what_the_ranking_says():
+    from simcore.utils.errors import SimcoreError
+
+    long = _table3()
+    with pytest.raises(SimcoreError) as raised:
+        rank_sources(long, ["ppl", "not_a_measure"], "lm")
+    assert report_parts(_state(long), ["ppl", "not_a_measure"], "lm").error == str(raised.value)
