@@ -68,7 +68,8 @@ def time_parts(repeat: int) -> None:
 
     table3 = to_long(pd.read_csv(ROOT / "sample_data" / "results" / "dai2019_table3.csv"))
     # as a workspace holds them: checked, with each measure's direction
-    for name, long in (("20 x 8 x 5", checked_long(workspace_matrix())), ("Table 3", checked_long(table3))):
+    matrices = (("20 x 8 x 5", checked_long(workspace_matrix())), ("Table 3", checked_long(table3)))
+    for name, long in matrices:
         for part, (wall, used) in time_matrix(name, long, repeat):
             print(f"{name}\t{part}\t{wall:.4f}\t{used:.4f}", flush=True)
 
@@ -95,7 +96,8 @@ def time_matrix(name: str, long, repeat: int) -> list[tuple[str, tuple[float, fl
     def new_server() -> object:
         """The Ranking page's whole report, as a new server builds it (a new content each time)."""
         state = types.SimpleNamespace(matrix=long, results=None, extra={}, results_columns=None,
-                                      matrix_options={"run": time.perf_counter()}, matrix_label=name)
+                                      matrix_options={"run": time.perf_counter()},
+                                      matrix_label=name)
         return report_parts(state, measures, "lm")
 
     parts: list[tuple[str, Callable[[], object]]] = [
@@ -105,8 +107,9 @@ def time_matrix(name: str, long, repeat: int) -> list[tuple[str, tuple[float, fl
         ("ranking and pairs CSV", lambda: (ranking_csv(ranking), pairs_csv(pairs))),
         ("ranking_json", lambda: ranking_json(ranking, {"measures": measures}, answers, pairs)),
         ("agreement, every measure", lambda: agreement(long, measures)),
-        ("build_report", lambda: build_report(long, ranking, {}, source_label=name, agreement=agreed,
-                                              recommendations=answers, pairs=pairs)),
+        ("build_report", lambda: build_report(long, ranking, {}, source_label=name,
+                                              agreement=agreed, recommendations=answers,
+                                              pairs=pairs)),
         ("the whole report (a new server)", new_server),
         ("Ranking: a rank table per target", lambda: [
             rank_table(ranking, r.target, long, r.measures) for r in answers]),
@@ -131,8 +134,9 @@ def main() -> None:
     load = os.getloadavg()[0]
     results: dict[str, dict[tuple[str, str], tuple[float, float]]] = {}
     for root in [*args.root, ROOT]:
-        done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--time-only", "--repeat",
-                               str(args.repeat)], cwd=root, env={**os.environ, "PYTHONPATH": str(root)},
+        command = [sys.executable, str(Path(__file__).resolve()), "--time-only",
+                   "--repeat", str(args.repeat)]
+        done = subprocess.run(command, cwd=root, env={**os.environ, "PYTHONPATH": str(root)},
                               capture_output=True, text=True)
         if done.returncode:
             lines = done.stderr.strip().splitlines()
@@ -142,10 +146,11 @@ def main() -> None:
             fields = line.split("\t")
             if len(fields) == 4:
                 kept[(fields[0], fields[1])] = (float(fields[2]), float(fields[3]))
-    print(f"\nReport building, best of {args.repeat} ({os.cpu_count()} cores; load average {load:.1f} before, "
-          f"{os.getloadavg()[0]:.1f} after; milliseconds, CPU = user+sys)")
+    print(f"\nReport building, best of {args.repeat} ({os.cpu_count()} cores; load average "
+          f"{load:.1f} before, {os.getloadavg()[0]:.1f} after; milliseconds, CPU = user+sys)")
     roots = list(results)
-    print("| matrix | part | " + " | ".join(f"{Path(r).name} wall ms | CPU ms" for r in roots) + " |")
+    heads = " | ".join(f"{Path(r).name} wall ms | CPU ms" for r in roots)
+    print(f"| matrix | part | {heads} |")
     print("|" + "---|" * (2 + 2 * len(roots)))
     for key in results[roots[-1]]:
         cells = " | ".join(f"{results[r][key][0] * 1000:.1f} | {results[r][key][1] * 1000:.1f}"

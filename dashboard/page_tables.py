@@ -83,7 +83,8 @@ def rank_table(ranking: pd.DataFrame, target: str, long: pd.DataFrame | None = N
             order = {s: float(ranks.get(s, math.inf)) for s in sources}
     shown = sorted(sources, key=lambda s: (order.get(s, math.inf), s))
     at = {s: i for i, s in enumerate(sources)}
-    return pd.DataFrame({"source": shown, **{c: [v[at[s]] for s in shown] for c, v in columns.items()}})
+    return pd.DataFrame({"source": shown,
+                         **{c: [v[at[s]] for s in shown] for c, v in columns.items()}})
 
 
 def _marked(long: pd.DataFrame | None, target: str,

@@ -21,7 +21,8 @@ def reference(long: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
     long = checked_long(long)
     rows = []
     for target, group in long[long["measure"].isin(measures)].groupby("target", sort=True):
-        values = group.pivot_table(index="source", columns="measure", values="value", aggfunc="first")
+        values = group.pivot_table(index="source", columns="measure", values="value",
+                                   aggfunc="first")
         directions = group.groupby("measure")["direction"].first()
         for a, b in combinations(sorted(values.index), 2):
             row: dict[str, object] = {"target": target, "first": a, "second": b}
@@ -89,7 +90,8 @@ def test_comparisons_by_hand():
                          "value": [10.0, 20.0, np.nan, 0.5, 0.4]})
     got = comparisons(long, ["ppl", "tvc"])
     # c has no value at all: only the pair (a, b); lower PPL and higher TVC are more similar
-    assert got.to_dict("records") == [{"target": "t", "first": "a", "second": "b", "ppl": True, "tvc": True}]
+    assert got.to_dict("records") == [
+        {"target": "t", "first": "a", "second": "b", "ppl": True, "tvc": True}]
     assert list(got.dtypes.astype(str)) == ["str", "str", "str", "bool", "bool"]
 
 
@@ -149,9 +151,11 @@ def test_pairwise_outcomes_equal_the_nested_wheres():
     rng = np.random.default_rng(0)
     cases = [np.array([1e308, -1e308, 0.0]), np.array([np.nan, np.inf, -np.inf, 1.0])]
     for k in range(400):
-        values = rng.integers(-2, 3, size=tuple(rng.integers(1, 5, size=rng.integers(1, 4)))).astype(float)
+        shape = tuple(rng.integers(1, 5, size=rng.integers(1, 4)))
+        values = rng.integers(-2, 3, size=shape).astype(float)
         if k % 2:
-            values[rng.random(values.shape) < 0.3] = rng.choice([np.nan, np.inf, -np.inf, 1e308, -1e308])
+            odd = rng.choice([np.nan, np.inf, -np.inf, 1e308, -1e308])
+            values[rng.random(values.shape) < 0.3] = odd
         cases.append(values)
     for values in cases:
         for direction in (-1, 0, 1):

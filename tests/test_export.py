@@ -117,17 +117,19 @@ def test_the_pairs_in_the_json_are_the_tables_records_with_missing_values_null()
 
     ranking = rank_sources(to_long(pd.read_csv(SAMPLE_DATA / "results" / "dai2019_table3.csv")))
     pairs = pd.DataFrame({
-        "text": pd.array(["a", None, "c"], dtype="str"), "tokens": pd.array([1, None, 3], dtype="Int64"),
+        "text": pd.array(["a", None, "c"], dtype="str"),
+        "tokens": pd.array([1, None, 3], dtype="Int64"),
         "value": [0.5, np.nan, np.inf], "flag": [True, False, True], "count": np.array([1, 2, 3]),
-        "small": np.array([1.5, np.nan, 2], dtype=np.float32), "share": pd.array([0.5, None, 1], dtype="Float64"),
+        "small": np.array([1.5, np.nan, 2], dtype=np.float32),
+        "share": pd.array([0.5, None, 1], dtype="Float64"),
         "mixed": pd.Series([np.int64(4), None, "x"], dtype=object),
         "when": pd.to_datetime(["2020-01-01", None, "2021-05-06"])})
-    by_hand = [{"text": "a", "tokens": 1, "value": 0.5, "flag": True, "count": 1, "small": 1.5, "share": 0.5,
-                "mixed": 4, "when": "2020-01-01 00:00:00"},
-               {"text": None, "tokens": None, "value": None, "flag": False, "count": 2, "small": None,
-                "share": None, "mixed": None, "when": None},
-               {"text": "c", "tokens": 3, "value": float("inf"), "flag": True, "count": 3, "small": 2.0,
-                "share": 1.0, "mixed": "x", "when": "2021-05-06 00:00:00"}]
+    by_hand = [{"text": "a", "tokens": 1, "value": 0.5, "flag": True, "count": 1, "small": 1.5,
+                "share": 0.5, "mixed": 4, "when": "2020-01-01 00:00:00"},
+               {"text": None, "tokens": None, "value": None, "flag": False, "count": 2,
+                "small": None, "share": None, "mixed": None, "when": None},
+               {"text": "c", "tokens": 3, "value": float("inf"), "flag": True, "count": 3,
+                "small": 2.0, "share": 1.0, "mixed": "x", "when": "2021-05-06 00:00:00"}]
     for table in (pairs, pairs.drop(columns=["mixed", "when"])):  # the second: a column at a time
         got = json.loads(ranking_json(ranking, pairs=table))["pairs"]
         assert got == [{k: v for k, v in row.items() if k in table.columns} for row in by_hand]

@@ -1,5 +1,5 @@
 """dashboard.report_cache: the report's parts are the library's own answers, whichever way the
-parts are built (the answers are worked out once and shared with the ranking when the names allow)."""
+parts are built (the answers are worked out once, shared with the ranking when the names allow)."""
 
 import types
 

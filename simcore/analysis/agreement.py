@@ -68,7 +68,7 @@ def _compared(long: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
         return pd.DataFrame([], columns=header)
     data: dict[str, list[object]] = {"target": targets, "first": firsts, "second": seconds}
     for name, parts in zip(names, answers):
-        data[name] = np.concatenate(parts).tolist()  # Python True/False/None: bool when none is None
+        data[name] = np.concatenate(parts).tolist()  # True/False/None: a bool column when no None
     frame = pd.DataFrame(data, columns=["target", "first", "second", *names])
     return frame if len(names) == len(measures) else frame[header]
 
@@ -138,9 +138,10 @@ class AgreementResult:
         """The items on which the measures' answers differ (each measure answers True or False)."""
         answers = self.items[self.measures]
         cells = answers.to_numpy()
-        if cells.dtype == bool or all(isinstance(v, (bool, np.bool_)) for v in cells.ravel().tolist()):
+        answers_only = all(isinstance(v, (bool, np.bool_)) for v in cells.ravel().tolist())
+        if cells.dtype == bool or answers_only:
             yes = cells.astype(bool)
-            differ = yes.any(axis=1) & ~yes.all(axis=1)  # nunique(axis=1) > 1, without a row at a time
+            differ = yes.any(axis=1) & ~yes.all(axis=1)  # nunique(axis=1) > 1, not row by row
         else:
             differ = (answers.nunique(axis=1) > 1).to_numpy()
         return self.items[differ].reset_index(drop=True)
