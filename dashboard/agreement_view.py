@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
 # Landis & Koch (1977), the usual reading of Cohen's and Fleiss' kappa.
@@ -25,14 +26,19 @@ def kappa_reading(kappa: float) -> str:
 
 def first_choices(long: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
     """Per (target, measure): the source that measure ranks most similar (rows target, measure, source)."""
-    part = long[long["measure"].isin(measures)].dropna(subset=["value"])
-    rows = []
-    for (target, measure), group in part.groupby(["target", "measure"], sort=True):
-        direction = int(group["direction"].iloc[0])
-        best = group["value"].max() if direction > 0 else group["value"].min()
-        for source in sorted(group.loc[group["value"] == best, "source"]):
-            rows.append({"target": target, "measure": measure, "source": source})
-    return pd.DataFrame(rows, columns=["target", "measure", "source"])
+    part = long[long["measure"].isin(measures)].dropna(subset=["value", "target"])
+    if part.empty:
+        return pd.DataFrame([], columns=["target", "measure", "source"])
+    keys = [part["target"], part["measure"]]
+    # each (target, measure) in the direction of its first row: the largest value, or the smallest
+    up = part.groupby(keys, sort=False)["direction"].transform("first").astype(int).to_numpy() > 0
+    values = part["value"].to_numpy(float)
+    signed = pd.Series(np.where(up, values, -values), index=part.index)
+    best = signed.groupby(keys, sort=False).transform("max").to_numpy()
+    top = part.loc[signed.to_numpy() == best, ["target", "measure", "source"]]
+    rows = sorted(zip(top["target"].tolist(), top["measure"].tolist(), top["source"].tolist()))
+    return pd.DataFrame({"target": [r[0] for r in rows], "measure": [r[1] for r in rows],
+                         "source": [r[2] for r in rows]}, columns=["target", "measure", "source"])
 
 
 def flag_first_choice(disagreements: pd.DataFrame, long: pd.DataFrame, measures: list[str]) -> pd.Series:

@@ -69,13 +69,31 @@ def _built(key: str, _state: AppState, measures: tuple[str, ...], pretraining: s
     return _build(_state, list(measures), pretraining)
 
 
+def _names_as_checked(long: pd.DataFrame) -> bool:
+    """Whether the matrix's names are as rank_sources reads them (checked_long of
+    simcore.analysis.tables: no missing source or target, measures in lower case without blanks):
+    then the answers worked out on the matrix as it is are the ones rank_sources would work out."""
+    if not {"source", "target", "measure"} <= set(long.columns):
+        return False
+    if long["source"].isna().any() or long["target"].isna().any() or long["measure"].isna().any():
+        return False
+    return all(isinstance(m, str) and m == m.strip().lower() for m in pd.unique(long["measure"]))
+
+
 def _build(state: AppState, measures: list[str], pretraining: str) -> ReportParts:
     long = state.matrix
     parts = ReportParts()
     try:
-        parts.ranking = rank_sources(long, measures, pretraining)
         # the user's own probe F1 stands beside each answer it covers (simcore.outcomes)
-        parts.recommendations = recommend(long, pretraining, probe_results=_probe_results(state))
+        answers = recommend(long, pretraining, probe_results=_probe_results(state))
+    except Exception:  # noqa: BLE001 - made again below: it fails as it did, in the same order
+        answers = None
+    try:
+        # the ranking's "recommended" rows follow the same answers: worked out once, not twice
+        same = answers if answers is not None and _names_as_checked(long) else None
+        parts.ranking = rank_sources(long, measures, pretraining, recommendations=same)
+        parts.recommendations = answers if answers is not None else recommend(
+            long, pretraining, probe_results=_probe_results(state))
         parts.pairs = pairs_evidence(long, parts.recommendations, pretraining)
     except SimcoreError as exc:
         parts.error = str(exc)

@@ -197,3 +197,15 @@ def test_the_report_names_measures_by_label_explains_them_and_lists_the_answers_
     answer_rows = int(pairs["involves_answer"].sum())
     assert section.count("<tr>") == 1 + answer_rows and f"{answer_rows} of {len(pairs)} pairs" in section
     assert "<td>PPL (perplexity per word, lower is closer)</td>" in section and "<td>ppl</td>" not in section
+
+
+def test_a_heatmap_shows_each_cells_first_value_and_blanks_where_there_is_none():
+    """By hand: b/t1 is given twice (NaN first, then 30: 30 is shown, as a pivot taking the first
+    value shows it), a/t2 twice (10, then 99: 10), c has no value at all and b/t2 no row."""
+    long = pd.DataFrame({"source": ["a", "a", "b", "b", "a", "c", "a"],
+                         "target": ["t1", "t2", "t1", "t1", "t2", "t1", "t1"],
+                         "measure": ["ppl"] * 7,
+                         "value": [20.0, 10.0, np.nan, 30.0, 99.0, np.nan, 77.0]})
+    texts = re.findall(r'text-anchor="middle" fill="#[0-9a-f]+">([^<]*)<', heatmap_svg(long, "ppl"))
+    # rows a, b, c; columns t1, t2
+    assert texts == ["20.00", "10.00", "30.00", "–", "–", "–"]

@@ -23,19 +23,54 @@ from .tables import checked_long, measures_in
 
 
 def comparisons(long: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
-    """One row per (target, first source, second source), a boolean column per measure."""
-    long = checked_long(long)
-    rows = []
-    for target, group in long[long["measure"].isin(measures)].groupby("target", sort=True):
-        values = group.pivot_table(index="source", columns="measure", values="value", aggfunc="first")
-        directions = group.groupby("measure")["direction"].first()
-        for a, b in combinations(sorted(values.index), 2):
-            row: dict[str, object] = {"target": target, "first": a, "second": b}
-            for m in measures:
-                va, vb = values.at[a, m] if m in values else np.nan, values.at[b, m] if m in values else np.nan
-                row[m] = bool(va * directions[m] > vb * directions[m]) if pd.notna(va) and pd.notna(vb) else None
-            rows.append(row)
-    return pd.DataFrame(rows, columns=["target", "first", "second", *measures])
+    """One row per (target, first source, second source), a boolean column per measure.
+
+    A source takes part for a target when it has a value under one of ``measures`` there; an
+    answer is None where either source lacks a value. Each target's pairs are compared at once
+    (numpy over the pairs): one lookup per cell took most of the Ranking page's first open.
+    """
+    return _compared(checked_long(long), measures)
+
+
+def _compared(long: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
+    """:func:`comparisons` of a matrix already checked (checked_long)."""
+    part = long[long["measure"].isin(measures)]
+    names = list(dict.fromkeys(measures))  # a measure named twice gives the same column twice
+    # the first value of each cell, as a pivot of each target would take it; cells without one go
+    cells = part.groupby(["target", "source", "measure"], sort=True)["value"].first().dropna()
+    directions = part.groupby(["target", "measure"], sort=True)["direction"].first()
+    targets, firsts, seconds = [], [], []
+    answers: list[list[np.ndarray]] = [[] for _ in names]
+    columns = pd.Index(names)
+    for target, group in cells.groupby(level="target", sort=True):
+        sources = sorted(group.index.unique(level="source"))
+        if len(sources) < 2:
+            continue
+        values = np.full((len(sources), len(names)), np.nan)
+        values[pd.Index(sources).get_indexer(group.index.get_level_values("source")),
+               columns.get_indexer(group.index.get_level_values("measure"))] = group.to_numpy(float)
+        signs = directions.loc[target]
+        sign = np.zeros(len(names), dtype=np.int64)
+        present = columns.get_indexer(signs.index)
+        sign[present[present >= 0]] = signs.to_numpy()[present >= 0]
+        first, second = np.triu_indices(len(sources), 1)  # the order of combinations(sources, 2)
+        a, b = values[first], values[second]
+        with np.errstate(invalid="ignore"):  # inf * 0 compares False, as one value at a time did
+            more = a * sign > b * sign
+        known = ~np.isnan(a) & ~np.isnan(b)
+        for k in range(len(names)):
+            answers[k].append(np.where(known[:, k], more[:, k], None))
+        targets += [target] * len(first)
+        firsts += [sources[i] for i in first]
+        seconds += [sources[j] for j in second]
+    header = ["target", "first", "second", *measures]
+    if not targets:
+        return pd.DataFrame([], columns=header)
+    data: dict[str, list[object]] = {"target": targets, "first": firsts, "second": seconds}
+    for name, parts in zip(names, answers):
+        data[name] = np.concatenate(parts).tolist()  # True/False/None: a bool column when no None
+    frame = pd.DataFrame(data, columns=["target", "first", "second", *names])
+    return frame if len(names) == len(measures) else frame[header]
 
 
 def fleiss_kappa(counts: np.ndarray) -> float:
@@ -100,8 +135,16 @@ class AgreementResult:
 
     @property
     def disagreements(self) -> pd.DataFrame:
+        """The items on which the measures' answers differ (each measure answers True or False)."""
         answers = self.items[self.measures]
-        return self.items[answers.nunique(axis=1) > 1].reset_index(drop=True)
+        cells = answers.to_numpy()
+        answers_only = all(isinstance(v, (bool, np.bool_)) for v in cells.ravel().tolist())
+        if cells.dtype == bool or answers_only:
+            yes = cells.astype(bool)
+            differ = yes.any(axis=1) & ~yes.all(axis=1)  # nunique(axis=1) > 1, not row by row
+        else:
+            differ = (answers.nunique(axis=1) > 1).to_numpy()
+        return self.items[differ].reset_index(drop=True)
 
 
 def unreliable_pairs(long: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
@@ -144,7 +187,7 @@ def agreement(long: pd.DataFrame, measures: list[str] | None = None,
             names = [n for n in names if n not in dropped]
         else:
             dropped = []
-    items = comparisons(long, names)
+    items = _compared(long, names)  # long is checked above
     complete = items.dropna(subset=names)
     if complete.empty:
         raise SimcoreError("no comparison has values for every chosen measure")

@@ -41,8 +41,12 @@ def pairs_evidence(long: pd.DataFrame, recommendations: list[Recommendation], pr
     out["more_similar"] = raw["better"].replace("=", "neither")
     out["involves_answer"] = in_a | in_b
     out["measure_id"] = raw["measure"]
-    out["measure"] = [get_measure(m).label if m in all_measures() else m for m in raw["measure"]]
-    out["unit"] = raw["measure"].map(lambda m: get_measure(m).unit if m in all_measures() else "")
+    known = all_measures()
+    ids = raw["measure"].tolist()
+    label = {m: get_measure(m).label if m in known else m for m in set(ids)}  # once per measure
+    out["measure"] = [label[m] for m in ids]
+    unit = {m: get_measure(m).unit if m in known else "" for m in set(ids)}
+    out["unit"] = raw["measure"].map(lambda m: unit[m])
     out["tokens"] = pd.to_numeric(raw["tokens"], errors="coerce").astype("Int64")
     order = np.lexsort((~out["involves_answer"].to_numpy(), out["target"].astype(str).to_numpy()))
     return out.iloc[order][EVIDENCE_COLUMNS].reset_index(drop=True)

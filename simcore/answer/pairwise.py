@@ -206,12 +206,21 @@ NO_COMMON = -2
 def compare(values: np.ndarray, direction: int) -> np.ndarray:
     """outcome[..., i, j] for values (..., sources): 1 better, 0.5 equal (or both missing), 0 worse."""
     a, b = values[..., :, None], values[..., None, :]
-    fa, fb = np.isfinite(a), np.isfinite(b)
+    finite = np.isfinite(values)
     with np.errstate(invalid="ignore"):
         diff = direction * (a - b)
-    out = np.where(diff > 0, 1.0, np.where(diff < 0, 0.0, 0.5))
-    out = np.where(fa & ~fb, 1.0, np.where(~fa & fb, 0.0, np.where(~fa & ~fb, 0.5, out)))
-    return out
+    # 0.5 + 0.5 * sign: 1, 0.5 or 0 exactly, in fewer passes than nested wheres (replicates x pairs)
+    if direction == 0:  # neither way is better (0 * an overflowed difference is NaN: equal too)
+        won = np.full(diff.shape, 0.5)
+    else:
+        won = np.sign(diff)
+        won *= 0.5
+        won += 0.5
+    if finite.all():
+        return won
+    fa, fb = finite[..., :, None], finite[..., None, :]
+    # a missing value loses to a present one; two missing ones are equal
+    return np.where(fa & fb, won, 0.5 + 0.5 * (fa.astype(float) - fb))
 
 
 def pairs_of(m: MeasureCells) -> Pairs:

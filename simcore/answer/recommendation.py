@@ -713,11 +713,13 @@ def _pair_rows(part: TargetRows, pretraining: str) -> list[dict[str, Any]]:
         if not isinstance(m, MeasureCells):
             continue
         p = pairs_of(m)
+        # each pair's share of replicates won, for every pair at once (a count over the replicates)
+        shares = (p.replicates == 1.0).mean(axis=0).tolist() if p.replicates is not None else None
         for i in range(len(sources)):
             for j in range(i + 1, len(sources)):
                 z = int(p.size[i, j])
                 va, vb = (m.at[z][0][i], m.at[z][0][j]) if z in m.at else (m.points[i], m.points[j])
-                share = float((p.replicates[:, i, j] == 1.0).mean()) if p.replicates is not None else math.nan
+                share = shares[i][j] if shares is not None else math.nan
                 better = sources[i] if p.points[i, j] == 1.0 else sources[j] if p.points[i, j] == 0.0 else "="
                 rows.append({"measure": name, "source_a": sources[i], "source_b": sources[j],
                              "tokens": z if z > 0 else None, "value_a": va, "value_b": vb, "better": better,

@@ -135,18 +135,31 @@ def _label(measure: str) -> str:
     return measure_label(measure)
 
 
+def _first_values(part: pd.DataFrame, sources: list[str], targets: list[str]) -> np.ndarray:
+    """A sources × targets grid of each cell's first value (NaN where it has none), as a pivot
+    table taking the first value would hold it, without building one per heatmap."""
+    grid = np.full((len(sources), len(targets)), np.nan)
+    values = pd.to_numeric(part["value"], errors="coerce").to_numpy(float)
+    known = ~np.isnan(values)
+    rows = pd.Index(sources).get_indexer(part["source"])[known]
+    columns = pd.Index(targets).get_indexer(part["target"])[known]
+    cells = rows * len(targets) + columns
+    _, first = np.unique(cells, return_index=True)  # the first row of each cell
+    grid.flat[cells[first]] = values[known][first]
+    return grid
+
+
 def heatmap_svg(long: pd.DataFrame, measure: str) -> str:
     """One measure as a sources × targets grid of shaded cells with the values written in."""
     part = long[long["measure"] == measure]
     sources = sorted(part["source"].unique())
     targets = sorted(part["target"].unique())
     direction = int(part["direction"].iloc[0]) if "direction" in part and len(part) else 0
-    values = part.pivot_table(index="source", columns="target", values="value", aggfunc="first")
-    values = values.reindex(index=sources, columns=targets)
-    values = values * display_scale(measure, values.to_numpy(float))
+    values = _first_values(part, sources, targets)
+    values = values * display_scale(measure, values)
     marks, reasons = flags.grids(part, sources, targets)
-    out_scale = flags.out_of_scale(values.to_numpy(float), marks)
-    shades = column_shade(np.where(out_scale, np.nan, values.to_numpy(float)), direction)
+    out_scale = flags.out_of_scale(values, marks)
+    shades = column_shade(np.where(out_scale, np.nan, values), direction)
     cell_w, cell_h, left, top = 110, 30, 170, 60
     note = {1: "higher is more similar; darker = more similar", -1: "lower is more similar; darker = more similar",
             0: "not a similarity; darker = higher"}[direction]
@@ -174,7 +187,7 @@ def heatmap_svg(long: pd.DataFrame, measure: str) -> str:
             rect = f'<rect x="{x}" y="{y}" width="{cell_w - 2}" height="{cell_h - 2}" fill="{fill}"'
             out.append(f'{rect}{outline}><title>{html_text(reasons[i, j])}</title></rect>' if marks[i, j]
                        else f"{rect}/>")
-            shown = format_value(values.iat[i, j]) + (f" {MARK}" if marks[i, j] else "")
+            shown = format_value(values[i, j]) + (f" {MARK}" if marks[i, j] else "")
             out.append(f'<text x="{x + cell_w / 2}" y="{y + cell_h / 2 + 4}" text-anchor="middle" '
                        f'fill="{text_colour}">{html_text(shown)}</text>')
     for k, line in enumerate(legend):
@@ -234,10 +247,15 @@ def _short(name: str, limit: int = 16) -> str:
 
 
 def _table(frame: pd.DataFrame, floats: str = "{:.3f}") -> str:
+    escaped: dict[str, str] = {}  # each distinct text escaped once: a table repeats its names
+
     def cell(v: Any) -> str:
         if isinstance(v, float):
             return "–" if not math.isfinite(v) else floats.format(v)
-        return html_text(str(v))
+        text = str(v)
+        if text not in escaped:
+            escaped[text] = html_text(text)
+        return escaped[text]
 
     head = "".join(f"<th>{html_text(str(c))}</th>" for c in frame.columns)
     rows = "".join("<tr>" + "".join(f"<td>{cell(v)}</td>" for v in row) + "</tr>"
