@@ -14,6 +14,7 @@ it: two threads importing modules that import each other can see one half-made.)
 from __future__ import annotations
 
 import ast
+import gc
 import importlib
 import importlib.util
 import sys
@@ -86,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     from streamlit.web import cli
 
     warm([*page_imports(), *STREAMLIT_FIRST_RUN, *dashboard_modules()])
+    gc.freeze()  # the modules' objects live as long as the server: no full collection walks them again
     sys.argv = ["streamlit", "run", str(ROOT / "app.py"), *(sys.argv[1:] if argv is None else argv)]
     try:
         cli.main()
