@@ -169,15 +169,19 @@ def _line_blocks(path: Path, size: int) -> Iterator[bytes]:
             yield rest
 
 
-def _has_odd_space(data: np.ndarray) -> bool:
-    """Whether UTF-8 bytes hold a character of :data:`ODD_SPACES`."""
-    seen = np.bincount(data, minlength=256)
-    if seen[_ODD_ASCII].any():
+def _has_odd_space(data: np.ndarray, newlines: int) -> bool:
+    """Whether UTF-8 bytes (holding ``newlines`` newlines) hold a character of :data:`ODD_SPACES`:
+    looked for only where a byte below a space other than a newline, or a lead byte of one of
+    them, is."""
+    if np.count_nonzero(data < 0x20) > newlines and np.isin(data[data < 0x20], _ODD_ASCII).any():
         return True
+    leads = np.flatnonzero((data >= min(_ODD_WIDE)) & (data <= max(_ODD_WIDE)))
+    if not leads.size:
+        return False
     padded = np.concatenate([data, np.zeros(2, dtype=np.uint8)]).astype(np.int64)
     for lead, (width, follows) in _ODD_WIDE.items():  # a lead byte is never inside another character
-        if seen[lead]:
-            at = np.flatnonzero(data == lead)
+        at = leads[data[leads] == lead]
+        if at.size:
             after = padded[at + 1] if width == 2 else padded[at + 1] * 256 + padded[at + 2]
             if np.isin(after, follows).any():
                 return True
@@ -190,17 +194,18 @@ def _count_block(block: bytes) -> tuple[pa.Table, np.ndarray]:
     import pyarrow.compute as pc
 
     data = np.frombuffer(block, dtype=np.uint8)
-    if _has_odd_space(data):
+    line_ends = np.flatnonzero(data == 0x0A)
+    if _has_odd_space(data, line_ends.size):
         return _count_lines(block.decode("utf-8"))
     in_word = (data != 0x20) & (data != 0x0A)
     edges = np.diff(in_word.view(np.int8), prepend=np.int8(0), append=np.int8(0))
     starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
     offsets = np.zeros(starts.size + 1, dtype=np.int64)
     np.cumsum(ends - starts, out=offsets[1:])
-    letters = np.ascontiguousarray(data[in_word])
+    letters = block.translate(None, b" \n")  # the words' bytes end to end
     tokens = pa.LargeStringArray.from_buffers(starts.size, pa.py_buffer(offsets), pa.py_buffer(letters))
     counted = pc.value_counts(tokens)
-    before = np.searchsorted(starts, np.flatnonzero(data == 0x0A))  # words before each line end
+    before = np.searchsorted(starts, line_ends)  # words before each line end
     per_line = np.diff(before, prepend=0, append=starts.size)
     return (pa.table({"w": counted.field("values"), "n": counted.field("counts")}),
             per_line[per_line > 0])
