@@ -36,9 +36,10 @@ def _language(path: str, name: str, fmt: str | None, text_field: str, encoding: 
 def corpus_language(corpus: Corpus, role: str = "source") -> tuple[str, str]:
     """(code, 'German (de), Latin script, detected ...; words cut by spacy-de') of a loaded corpus;
     a target's note says how its own rows cut it and its sources (characters, rejoined words ...)."""
+    key = _key(corpus)
     if role == "target":
-        return _language(*_key(corpus), corpus.language, _cut(*_key(corpus), corpus.language))
-    return _language(*_key(corpus), corpus.language)
+        return _language(*key, corpus.language, _cut(*key, corpus.language))
+    return _language(*key, corpus.language)
 
 
 @st.cache_data(show_spinner=False, max_entries=200)
@@ -61,10 +62,11 @@ def corpus_cut(corpus: Corpus, role: str) -> str:
     """The Corpora table's "cut" cell: how the corpus's text becomes tokens. A source's words are cut
     by its language's segmenter (and cut again as each target asks); a target's own rows decide its
     cut."""
-    segmenter = _segmenter(*_key(corpus), corpus.language)
+    key = _key(corpus)
+    segmenter = _segmenter(*key, corpus.language)
     if role != "target":
         return f"words ({segmenter})"
-    return f"{short_cut(_cut(*_key(corpus), corpus.language))} ({segmenter})"
+    return f"{short_cut(_cut(*key, corpus.language))} ({segmenter})"
 
 
 def _key(corpus: Corpus) -> tuple:
