@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -18,10 +19,19 @@ if TYPE_CHECKING:
     import altair as alt
 
 
+@lru_cache(maxsize=256)
+def _corpus(path: str, name: str, fmt: str | None, text_field: str, encoding: str | None, mtime: float,
+            size: int, root: str, language: str | None = None) -> Corpus:
+    """The corpus a cell's key names, made once for every cell that asks (its files listed, its
+    language read, once); a file changed since has another key."""
+    return Corpus.from_path(path, name=name, fmt=fmt, text_field=text_field, encoding=encoding,
+                            language=language)
+
+
 @st.cache_data(show_spinner="Counting…", max_entries=200)
 def _stats(path: str, name: str, fmt: str | None, text_field: str, encoding: str | None, mtime: float,
            size: int, root: str, language: str | None = None) -> dict:
-    corpus = Corpus.from_path(path, name=name, fmt=fmt, text_field=text_field, encoding=encoding, language=language)
+    corpus = _corpus(path, name, fmt, text_field, encoding, mtime, size, root, language)
     return corpus_statistics(corpus, get_store()).as_dict()
 
 
@@ -29,7 +39,7 @@ def _stats(path: str, name: str, fmt: str | None, text_field: str, encoding: str
 def _language(path: str, name: str, fmt: str | None, text_field: str, encoding: str | None, mtime: float,
               size: int, root: str, language: str | None,
               cut: str | None = None) -> tuple[str, str]:
-    corpus = Corpus.from_path(path, name=name, fmt=fmt, text_field=text_field, encoding=encoding, language=language)
+    corpus = _corpus(path, name, fmt, text_field, encoding, mtime, size, root, language)
     return corpus.language_guess().language, corpus.language_note(cut)
 
 
@@ -45,16 +55,14 @@ def corpus_language(corpus: Corpus, role: str = "source") -> tuple[str, str]:
 @st.cache_data(show_spinner=False, max_entries=200)
 def _cut(path: str, name: str, fmt: str | None, text_field: str, encoding: str | None, mtime: float,
          size: int, root: str, language: str | None) -> str:
-    corpus = Corpus.from_path(path, name=name, fmt=fmt, text_field=text_field, encoding=encoding,
-                              language=language)
+    corpus = _corpus(path, name, fmt, text_field, encoding, mtime, size, root, language)
     return Workbench(get_store()).target_cut(corpus)
 
 
 @st.cache_data(show_spinner=False, max_entries=200)
 def _segmenter(path: str, name: str, fmt: str | None, text_field: str, encoding: str | None,
                mtime: float, size: int, root: str, language: str | None) -> str:
-    corpus = Corpus.from_path(path, name=name, fmt=fmt, text_field=text_field, encoding=encoding,
-                              language=language)
+    corpus = _corpus(path, name, fmt, text_field, encoding, mtime, size, root, language)
     return corpus.segmenter().name
 
 
