@@ -79,8 +79,9 @@ def corpus_cut(corpus: Corpus, role: str) -> str:
 
 def _key(corpus: Corpus) -> tuple:
     stat = corpus.path.stat()
+    size = stat.st_size if corpus.files == (corpus.path,) else corpus.size_bytes  # one file: one stat
     return (str(corpus.path), corpus.name, corpus.fmt, corpus.text_field, corpus.encoding, stat.st_mtime,
-            corpus.size_bytes, str(get_store().root))
+            size, str(get_store().root))
 
 
 def corpus_stats(corpus: Corpus) -> CorpusStats:
