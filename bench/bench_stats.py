@@ -7,9 +7,10 @@ a fresh artefact store (as adding them to the dashboard does), then times
 page's first open on a new server computes. Each round starts again from a store without
 statistics (the tokens are kept). Prints wall and CPU seconds (this process's user+sys) per corpus
 of the first round, and the totals of each round; the first round includes first-time costs
-(regex compiles, imports the statistics need).
+(regex compiles, imports the statistics need). ``--root OTHER`` times another checkout's simcore
+(a before/after: run it once with each).
 
-Usage: .venv/bin/python bench/bench_stats.py [--rounds 3]
+Usage: .venv/bin/python bench/bench_stats.py [--rounds 3] [--root OTHER]
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 
@@ -36,8 +36,11 @@ def cpu() -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout whose simcore is timed")
     args = parser.parse_args()
-    from bench_pages import SHARED, write_corpora
+    from bench_pages import SHARED, write_corpora  # (puts this checkout on the path)
+
+    sys.path.insert(0, str(args.root.resolve()))
 
     if not (SHARED / "sources").is_dir():
         raise SystemExit(f"{SHARED} is not present: this bench needs ../shared/data")
@@ -48,7 +51,8 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-stats-"))
     try:
         write_corpora(work / "data")
-        files = [p for role in ("sources", "targets") for folder in (ROOT / "sample_data", work / "data")
+        files = [p for role in ("sources", "targets")
+                 for folder in (ROOT / "sample_data", work / "data")
                  for p in sorted((folder / role).iterdir())]
         store = ArtefactStore(work / "cache")
         corpora = [Corpus.from_path(p) for p in files]
@@ -63,11 +67,14 @@ def main() -> None:
                 w, c = time.perf_counter(), cpu()
                 corpus_statistics(corpus, store)
                 if r == 0:
-                    rows.append((corpus.name, corpus.size_bytes, time.perf_counter() - w, cpu() - c))
+                    wall, used = time.perf_counter() - w, cpu() - c
+                    rows.append((corpus.name, corpus.size_bytes, wall, used))
             totals.append((time.perf_counter() - wall0, cpu() - cpu0))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"load average {os.getloadavg()[0]:.2f}\n")
+    import simcore
+
+    print(f"simcore from {Path(simcore.__file__).parent}; load average {os.getloadavg()[0]:.2f}\n")
     print("| corpus | bytes | wall s | CPU s |\n|---|---:|---:|---:|")
     for name, size, wall, used in rows:
         print(f"| {name} | {size:,} | {wall:.3f} | {used:.3f} |")

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 
 
 @lru_cache(maxsize=256)
-def _corpus(path: str, name: str, fmt: str | None, text_field: str, encoding: str | None, mtime: float,
-            size: int, root: str, language: str | None = None) -> Corpus:
+def _corpus(path: str, name: str, fmt: str | None, text_field: str, encoding: str | None,
+            mtime: float, size: int, root: str, language: str | None = None) -> Corpus:
     """The corpus a cell's key names, made once for every cell that asks (its files listed, its
     language read, once); a file changed since has another key."""
     return Corpus.from_path(path, name=name, fmt=fmt, text_field=text_field, encoding=encoding,
@@ -79,9 +79,9 @@ def corpus_cut(corpus: Corpus, role: str) -> str:
 
 def _key(corpus: Corpus) -> tuple:
     stat = corpus.path.stat()
-    size = stat.st_size if corpus.files == (corpus.path,) else corpus.size_bytes  # one file: one stat
-    return (str(corpus.path), corpus.name, corpus.fmt, corpus.text_field, corpus.encoding, stat.st_mtime,
-            size, str(get_store().root))
+    size = stat.st_size if corpus.files == (corpus.path,) else corpus.size_bytes  # one file: 1 stat
+    return (str(corpus.path), corpus.name, corpus.fmt, corpus.text_field, corpus.encoding,
+            stat.st_mtime, size, str(get_store().root))
 
 
 def corpus_stats(corpus: Corpus) -> CorpusStats:

@@ -1,7 +1,7 @@
-"""The Corpora page's statistics, counted by numpy and pyarrow and with tags read once, equal what the
-straightforward definition below gives (the code they replaced: a Counter updated sentence by sentence,
-every word sorted, every tag split again), on hand-made files with odd spaces and odd tags and on the
-shared data."""
+"""The Corpora page's statistics, counted by numpy and pyarrow and with tags read once, equal what
+the straightforward definition below gives (the code they replaced: a Counter updated sentence by
+sentence, every word sorted, every tag split again), on hand-made files with odd spaces and odd
+tags and on the shared data."""
 
 from __future__ import annotations
 
@@ -45,7 +45,8 @@ def reference_sentence_stats(path: Path, top: int = 20) -> dict:
     array = np.asarray(lengths, dtype=np.int64)
     tokens = int(array.sum())
     edges, counts = length_histogram(array, clip_quantile=0.99)
-    words = [(w, c) for w, c in sorted(freq.items(), key=lambda x: (-x[1], x[0])) if not PUNCT.match(w)]
+    ranked = sorted(freq.items(), key=lambda x: (-x[1], x[0]))
+    words = [(w, c) for w, c in ranked if not PUNCT.match(w)]
     return {
         "tokens": tokens, "types": len(freq), "ttr": len(freq) / tokens if tokens else float("nan"),
         "sentences": len(lengths),
@@ -78,7 +79,8 @@ def reference_chunks(tags: list[str]) -> list[tuple[int, int, str]]:
         if start >= 0 and ends:
             found.append((start, i, prev_kind))
             start = -1
-        starts = head in ("B", "S") or (head in ("I", "E") and (prev in ("E", "S", "O") or prev_kind != kind))
+        starts = head in ("B", "S") or (
+            head in ("I", "E") and (prev in ("E", "S", "O") or prev_kind != kind))
         if head != "O" and (starts or start < 0):
             start = i
         prev, prev_kind = head, kind
@@ -142,13 +144,15 @@ def reference_statistics(corpus: Corpus, store) -> dict:
             continue
         tracker = ReferenceTracker()
         with open(f, encoding="utf-8") as text:
-            for _, tags in conll_sentences(text, f.name, with_tags=True, corpus=corpus, notes=tag_notes):
+            read = conll_sentences(text, f.name, with_tags=True, corpus=corpus, notes=tag_notes)
+            for _, tags in read:
                 tagged += 1
                 counts.update(reference_spans(tracker.normalise(tags)))
         tracker.record(tag_notes, f.name)
     notes = with_tag_notes(tokenized.read_notes, tag_notes)
-    return {"name": corpus.name, **values, "entities": dict(sorted(counts.items(), key=lambda x: (-x[1], x[0]))),
-            "tagged_sentences": tagged, "read_notes": notes.as_dict()}
+    entities = dict(sorted(counts.items(), key=lambda x: (-x[1], x[0])))
+    return {"name": corpus.name, **values, "entities": entities, "tagged_sentences": tagged,
+            "read_notes": notes.as_dict()}
 
 
 def same(found: dict, expected: dict) -> None:
@@ -173,7 +177,8 @@ ODD_FILES = {
     "empty lines and runs of spaces": "\n\n a  b \n   \n\nb\n\n",
     "windows and old mac line ends": "a b\r\nc d\re\r\n\r\nf\n",
     "tabs and unicode spaces": "a\tb\xa0c\u2028d\u3000e\x1cf\x85g\u200ah\n\u2003\n",
-    "non-ascii words": "caf\u00e9 \u2019 \u4e2d\u6587 caf\u00e9\n\u00e9 \u2019\u2019 \u4e2d\u6587\n",
+    "non-ascii words": "caf\u00e9 \u2019 \u4e2d\u6587 caf\u00e9\n"
+                       "\u00e9 \u2019\u2019 \u4e2d\u6587\n",
     "byte order mark": "\ufeffa b\na\n",
     "punctuation and ties": ", . , ! ? ... -- z y x w , .\nz y . ,\n",
     "only spaces": "   \n \n",
@@ -192,8 +197,8 @@ def test_token_file_stats_equal_the_definition_on_odd_files(tmp_path, name, bloc
 
 def test_token_file_stats_equal_the_definition_on_random_files(tmp_path):
     rng = random.Random(37)
-    pieces = ["a", "b", "c", "ab", ",", ".", "!!", "\u00e9t\u00e9", "\u4e2d", "\u2019", "x1", "_", " ", " ",
-              " ", "  ", "\n", "\n", "\r\n", "\t", "\xa0", "\u2009", "\x0b"]
+    pieces = ["a", "b", "c", "ab", ",", ".", "!!", "\u00e9t\u00e9", "\u4e2d", "\u2019", "x1", "_",
+              " ", " ", " ", "  ", "\n", "\n", "\r\n", "\t", "\xa0", "\u2009", "\x0b"]
     for case in range(150):
         text = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 400)))
         path = tmp_path / f"t{case}.txt"
@@ -218,8 +223,9 @@ def test_the_top_words_look_past_many_frequent_punctuation_marks(tmp_path):
 
 # ---- tags ----
 
-TAGS = ["O", "O", "O", "B-PER", "I-PER", "E-PER", "S-LOC", "L-ORG", "U-ORG", "B", "I", "E", "o", "", "_",
-        "-", "PER", "b-per", "i-per", "B-", "I-GENE-X", "B-GENE-X", "I-LOC", "gene-x", "ENTITY", "B-ENTITY"]
+TAGS = ["O", "O", "O", "B-PER", "I-PER", "E-PER", "S-LOC", "L-ORG", "U-ORG", "B", "I", "E", "o", "",
+        "_", "-", "PER", "b-per", "i-per", "B-", "I-GENE-X", "B-GENE-X", "I-LOC", "gene-x",
+        "ENTITY", "B-ENTITY"]
 
 
 def test_the_tracker_rewrites_and_reports_as_the_definition_does():
@@ -242,7 +248,8 @@ def test_the_tracker_rewrites_and_reports_as_the_definition_does():
 
 
 CONLL_FILES = {
-    "iob1.conll": "Peter\tI-PER\nAnna\tB-PER\n \tO\nin\tO\nParis\tI-LOC\n\nEU\tI-ORG\nrejects\tO\n\n",
+    "iob1.conll": "Peter\tI-PER\nAnna\tB-PER\n \tO\nin\tO\nParis\tI-LOC\n\n"
+                  "EU\tI-ORG\nrejects\tO\n\n",
     "bioes.conll": "-DOCSTART- O\n\nJohn\tB-PER\nSmith\tE-PER\nin\tO\nRome\tS-LOC\n.\tO\n\n"
                    "IL-2\tS-protein\ngene\tO\n\n",
     "bilou.conll": "a\tU-X\nb\tB-Y\nc\tL-Y\n\nd\tO\n",

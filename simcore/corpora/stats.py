@@ -127,7 +127,8 @@ def _odd_bytes() -> tuple[np.ndarray, dict[int, tuple[int, np.ndarray]]]:
     for code in (c for c in codes if len(c) > 1):
         wide.setdefault(code[0], (len(code), []))[1].append(int.from_bytes(code[1:], "big"))
     return (np.array([c[0] for c in codes if len(c) == 1], dtype=np.intp),
-            {lead: (width, np.array(after, dtype=np.int64)) for lead, (width, after) in wide.items()})
+            {lead: (width, np.array(after, dtype=np.int64))
+             for lead, (width, after) in wide.items()})
 
 
 _ODD_ASCII, _ODD_WIDE = _odd_bytes()
@@ -152,7 +153,8 @@ def token_file_stats(path: Path, top: int = 20, block_bytes: int = BLOCK_BYTES) 
     merged = _merge(words) if len(words) > 1 else words[0] if words else _count_lines("")[0]
     counts = merged.column("n").to_numpy() if merged.num_rows else np.zeros(0, dtype=np.int64)
     found = np.concatenate(lengths) if lengths else np.zeros(0, dtype=np.int64)
-    return _summary(found.astype(np.int64), merged.num_rows, _top_words(merged.column("w"), counts, top))
+    top_words = _top_words(merged.column("w"), counts, top)
+    return _summary(found.astype(np.int64), merged.num_rows, top_words)
 
 
 def _line_blocks(path: Path, size: int) -> Iterator[bytes]:
@@ -179,7 +181,7 @@ def _has_odd_space(data: np.ndarray, newlines: int) -> bool:
     if not leads.size:
         return False
     padded = np.concatenate([data, np.zeros(2, dtype=np.uint8)]).astype(np.int64)
-    for lead, (width, follows) in _ODD_WIDE.items():  # a lead byte is never inside another character
+    for lead, (width, follows) in _ODD_WIDE.items():  # a lead byte is never inside a character
         at = leads[data[leads] == lead]
         if at.size:
             after = padded[at + 1] if width == 2 else padded[at + 1] * 256 + padded[at + 2]
@@ -194,16 +196,30 @@ def _count_block(block: bytes) -> tuple[pa.Table, np.ndarray]:
     import pyarrow.compute as pc
 
     data = np.frombuffer(block, dtype=np.uint8)
-    line_ends = np.flatnonzero(data == 0x0A)
+    is_end = data == 0x0A
+    line_ends = np.flatnonzero(is_end)
     if _has_odd_space(data, line_ends.size):
         return _count_lines(block.decode("utf-8"))
-    in_word = (data != 0x20) & (data != 0x0A)
+    seps = np.flatnonzero(is_end | (data == 0x20))
+    if seps.size and seps[0] > 0 and is_end[-1] and np.all(np.diff(seps) > 1):
+        # As write_tokens writes: one separator after each word. Each word and its separator (a
+        # newline made a space) is one value, in the block as it is; the space is dropped after.
+        offsets = np.concatenate([np.zeros(1, dtype=np.int64), seps + 1])
+        spaced = block.replace(b"\n", b" ")
+        tokens = pa.LargeStringArray.from_buffers(seps.size, pa.py_buffer(offsets),
+                                                  pa.py_buffer(spaced))
+        counted = pc.value_counts(tokens)
+        words = pc.utf8_slice_codeunits(counted.field("values"), 0, -1)
+        per_line = np.diff(np.searchsorted(seps, line_ends), prepend=-1)
+        return pa.table({"w": words, "n": counted.field("counts")}), per_line
+    in_word = ~is_end & (data != 0x20)
     edges = np.diff(in_word.view(np.int8), prepend=np.int8(0), append=np.int8(0))
     starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
     offsets = np.zeros(starts.size + 1, dtype=np.int64)
     np.cumsum(ends - starts, out=offsets[1:])
     letters = block.translate(None, b" \n")  # the words' bytes end to end
-    tokens = pa.LargeStringArray.from_buffers(starts.size, pa.py_buffer(offsets), pa.py_buffer(letters))
+    tokens = pa.LargeStringArray.from_buffers(starts.size, pa.py_buffer(offsets),
+                                              pa.py_buffer(letters))
     counted = pc.value_counts(tokens)
     before = np.searchsorted(starts, line_ends)  # words before each line end
     per_line = np.diff(before, prepend=0, append=starts.size)
@@ -245,7 +261,8 @@ def _top_words(words: pa.ChunkedArray, counts: np.ndarray, top: int) -> list[tup
             at = np.arange(counts.size)
         else:
             at = np.flatnonzero(counts >= np.partition(counts, counts.size - k)[counts.size - k])
-        pairs = sorted(zip(words.take(at).to_pylist(), counts[at].tolist()), key=lambda x: (-x[1], x[0]))
+        pairs = sorted(zip(words.take(at).to_pylist(), counts[at].tolist()),
+                       key=lambda x: (-x[1], x[0]))
         found = [(w, c) for w, c in pairs if not _PUNCT.match(w)]
         if len(found) >= top or k >= counts.size:
             return found[:top]
