@@ -133,7 +133,7 @@ def _odd_bytes() -> tuple[np.ndarray, dict[int, tuple[int, np.ndarray]]]:
 
 _ODD_ASCII, _ODD_WIDE = _odd_bytes()
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the lines of a file read as text (universal newlines)
-BLOCK_BYTES = 1 << 24  # a token file is counted this much at a time (and up to its next line end)
+BLOCK_BYTES = 1 << 23  # a token file is counted this much at a time (and up to its next line end)
 
 
 def token_file_stats(path: Path, top: int = 20, block_bytes: int = BLOCK_BYTES) -> dict[str, Any]:
@@ -158,15 +158,18 @@ def token_file_stats(path: Path, top: int = 20, block_bytes: int = BLOCK_BYTES) 
 
 
 def _line_blocks(path: Path, size: int) -> Iterator[bytes]:
-    """The file's bytes in blocks of whole lines (each but the last ending with a newline)."""
+    """The file's bytes in blocks of whole lines (each but the last ending with a newline); a line
+    longer than ``size`` makes its block longer, read once."""
     with open(path, "rb") as f:
-        rest = b""
+        pending: list[bytes] = []
         while data := f.read(size):
-            data = rest + data
             cut = data.rfind(b"\n") + 1
-            rest = data[cut:]
-            if cut:
-                yield data[:cut]
+            if not cut:
+                pending.append(data)
+                continue
+            yield b"".join([*pending, data[:cut]])
+            pending = [data[cut:]]
+        rest = b"".join(pending)
         if rest:
             yield rest
 
