@@ -195,6 +195,15 @@ def test_token_file_stats_equal_the_definition_on_odd_files(tmp_path, name, bloc
         same(token_file_stats(path, top, block_bytes=block), reference_sentence_stats(path, top))
 
 
+@pytest.mark.parametrize("space", list(ODD_SPACES))
+def test_each_odd_space_cuts_words_as_python_does(tmp_path, space):
+    path = tmp_path / "tokens.txt"
+    for text in (f"a{space}b c\nd e\n", f"x y{space}", f"\u2019 z\n{space}"):
+        path.write_bytes(text.encode("utf-8"))
+        for block in (1, 2, 64):
+            same(token_file_stats(path, block_bytes=block), reference_sentence_stats(path))
+
+
 def test_token_file_stats_equal_the_definition_on_random_files(tmp_path):
     rng = random.Random(37)
     pieces = ["a", "b", "c", "ab", ",", ".", "!!", "\u00e9t\u00e9", "\u4e2d", "\u2019", "x1", "_",

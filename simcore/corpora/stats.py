@@ -183,11 +183,15 @@ def _has_odd_space(data: np.ndarray, newlines: int) -> bool:
     leads = np.flatnonzero((data >= min(_ODD_WIDE)) & (data <= max(_ODD_WIDE)))
     if not leads.size:
         return False
-    padded = np.concatenate([data, np.zeros(2, dtype=np.uint8)]).astype(np.int64)
+    last = data.size - 1
+
+    def byte_after(at: np.ndarray, step: int) -> np.ndarray:  # 0 past the end
+        return np.where(at + step <= last, data[np.minimum(at + step, last)], 0).astype(np.int64)
+
     for lead, (width, follows) in _ODD_WIDE.items():  # a lead byte is never inside a character
         at = leads[data[leads] == lead]
         if at.size:
-            after = padded[at + 1] if width == 2 else padded[at + 1] * 256 + padded[at + 2]
+            after = byte_after(at, 1) if width == 2 else byte_after(at, 1) * 256 + byte_after(at, 2)
             if np.isin(after, follows).any():
                 return True
     return False
