@@ -135,6 +135,17 @@ def conll_sentences(
             in_long = not complete
             continue
         number += 1
+        if complete and not line.startswith("#"):  # the common line, as conll_columns reads it
+            content = line.rstrip("\r\n")
+            if PLAIN_LINE.fullmatch(content):
+                token, tag = content.split("\t")
+                if token != "-DOCSTART-":
+                    content_lines += 1
+                    tokens.append(token)
+                    tags.append(tag)
+                    if len(tokens) > MAX_CONLL_SENTENCE:
+                        _refuse_long(label, name, number)
+                continue
         if not complete:
             in_long = True
             columns, reason = [], f"skip: a line of over {_text.LINE_BOUND:,} characters"
@@ -176,10 +187,7 @@ def conll_sentences(
         tokens.append(columns[0])
         tags.append(columns[-1])
         if len(tokens) > MAX_CONLL_SENTENCE:
-            raise CorpusError(
-                f"{label}: {name} has a sentence of more than {MAX_CONLL_SENTENCE:,} tokens ending near line "
-                f"{number}; CoNLL needs a blank line between sentences"
-            )
+            _refuse_long(label, name, number)
     if numbered >= 3 and numbered >= 0.9 * content_lines:
         _refuse_numbered(label, name, number)
     if bad and (bad == content_lines or bad > max(MAX_SKIPPED_FLOOR, MAX_SKIPPED_SHARE * content_lines)):
@@ -191,6 +199,13 @@ def conll_sentences(
         notes.merge(local)
     if tokens:
         yield tokens, tags
+
+
+def _refuse_long(label: str, name: str, number: int) -> None:
+    raise CorpusError(
+        f"{label}: {name} has a sentence of more than {MAX_CONLL_SENTENCE:,} tokens ending near line "
+        f"{number}; CoNLL needs a blank line between sentences"
+    )
 
 
 def _refuse_numbered(label: str, name: str, number: int) -> None:

@@ -58,8 +58,6 @@ def _json_file(info: Path, corpus: Corpus) -> object:
 
 def card_info(card: Path, corpus: Corpus) -> object:
     """The ``dataset_info`` of a Hub dataset card (README.md's YAML front matter), or None."""
-    import yaml
-
     try:
         with card.open(encoding="utf-8") as f:  # a Path, or a remote object (RemoteFile)
             head = f.read(MAX_CARD_BYTES)
@@ -70,6 +68,8 @@ def card_info(card: Path, corpus: Corpus) -> object:
     end = head.find("\n---", 3)
     if end < 0:
         return None
+    import yaml  # with its first-use regexes, only for a README that has front matter
+
     try:
         record = yaml.safe_load(head[3:end])
     except RecursionError:

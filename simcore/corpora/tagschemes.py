@@ -11,6 +11,7 @@ one scheme; :class:`SchemeTracker` says which scheme a file was in and counts th
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 from .notes import ReadNotes
 
@@ -18,6 +19,7 @@ SCHEMES = ("IOB1", "IOB2", "BIOES", "BILOU", "IO")
 _CANONICAL = {"L": "E", "U": "S"}  # BILOU spelled as BIOES
 
 
+@lru_cache(maxsize=4096)  # a file has a few tags, read again on every token
 def split_tag(tag: str) -> tuple[str, str]:
     """(prefix, type) of a tag: ``("O", "")`` for outside, ``("I", tag)`` for a bare type such as ``PER``."""
     if tag in ("O", "o", "", "_", "-"):  # a lower-case o is outside too (never an entity of type "o")
@@ -30,13 +32,23 @@ def split_tag(tag: str) -> tuple[str, str]:
     return "I", tag  # no prefix: inside an entity of that type (IO)
 
 
+@lru_cache(maxsize=4096)
+def _canonical(tag: str) -> tuple[str, str]:
+    """:func:`split_tag` with BILOU's prefixes spelled as BIOES's."""
+    head, kind = split_tag(tag)
+    return _CANONICAL.get(head, head), kind
+
+
 def chunks(tags: Sequence[str]) -> list[tuple[int, int, str]]:
     """(start, end exclusive, type) of each entity, read as conlleval reads IOB1/IOB2/BIOES/BILOU/IO."""
+    return _chunks([_canonical(tag) for tag in tags])
+
+
+def _chunks(split: list[tuple[str, str]]) -> list[tuple[int, int, str]]:
+    """:func:`chunks` of tags already split (and spelled as BIOES)."""
     found: list[tuple[int, int, str]] = []
     prev, prev_kind, start = "O", "", -1
-    for i, raw in enumerate([*tags, "O"]):
-        head, kind = split_tag(raw)
-        head = _CANONICAL.get(head, head)
+    for i, (head, kind) in enumerate([*split, ("O", "")]):
         ends = (prev in ("E", "S")
                 or (prev in ("B", "I") and head in ("B", "S", "O"))
                 or (prev != "O" and prev_kind != kind))
@@ -52,8 +64,12 @@ def chunks(tags: Sequence[str]) -> list[tuple[int, int, str]]:
 
 def to_iob2(tags: Sequence[str]) -> list[str]:
     """The same entities as IOB2 tags (``B-`` on the first token of each, ``I-`` on the rest)."""
-    out = ["O"] * len(tags)
-    for start, end, kind in chunks(tags):
+    return _as_iob2(len(tags), chunks(tags))
+
+
+def _as_iob2(length: int, found: list[tuple[int, int, str]]) -> list[str]:
+    out = ["O"] * length
+    for start, end, kind in found:
         suffix = f"-{kind}" if kind else ""
         out[start] = "B" + suffix
         for i in range(start + 1, end):
@@ -77,11 +93,13 @@ class SchemeTracker:
 
     def normalise(self, tags: list[str]) -> list[str]:
         self.sentences += 1
-        self.prefixes.update(head for head, _ in map(split_tag, tags) if head != "O")
-        for start, _, _ in chunks(tags):
-            if split_tag(tags[start])[0] == "I":
-                self.inside_starts += 1
-        out = to_iob2(tags)
+        if isinstance(tags, list) and tags.count("O") == len(tags):  # no entity: nothing to rewrite
+            return list(tags)
+        split = [split_tag(tag) for tag in tags]
+        self.prefixes.update(head for head, _ in split if head != "O")
+        found = _chunks([(_CANONICAL.get(head, head), kind) for head, kind in split])
+        self.inside_starts += sum(split[start][0] == "I" for start, _, _ in found)
+        out = _as_iob2(len(tags), found)
         if out != list(tags):
             self.changed += 1
             if self.first_changed < 0:
