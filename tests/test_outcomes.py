@@ -16,6 +16,7 @@ from simcore.outcomes import (
     kind_outcome,
     load_measured,
     probe_note,
+    shipped_outcome,
     summarize,
     with_outcomes,
 )
@@ -140,6 +141,19 @@ def test_the_committed_table_is_read_by_default():
         == with_outcomes([plain], measured=measured)[0].outcome
         != ""
     )
+
+
+def test_the_committed_tables_summary_is_worked_out_once_per_version_of_the_file(tmp_path, monkeypatch):
+    measured = load_measured()
+    for kind in ("vectors", "lm", "bert"):
+        assert shipped_outcome(kind) == kind_outcome(measured, kind)
+    assert shipped_outcome("lm") is shipped_outcome("lm")  # kept, not summed again
+    edited = tmp_path / "measured.csv"
+    measured[measured["kind"] != "lm"].to_csv(edited, index=False)
+    monkeypatch.setattr("simcore.outcomes.MEASURED", edited)
+    assert shipped_outcome("lm") is None and shipped_outcome("vectors") == kind_outcome(measured, "vectors")
+    monkeypatch.setattr("simcore.outcomes.MEASURED", tmp_path / "missing.csv")
+    assert shipped_outcome("vectors") is None
 
 
 def test_a_users_probe_result_stands_beside_the_answer_and_a_tie_is_said():

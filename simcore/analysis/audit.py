@@ -44,8 +44,8 @@ from ..reporting.export import csv_text, html_text, markdown_cell, measure_label
 from ..utils.errors import InvalidArgument, SimcoreError, TableError
 from ..utils.output_paths import write_text_atomic
 from .correlation import join, usable_results
-from .ranking import RECOMMENDED, rank_sources
-from .tables import checked_long, measures_in
+from .ranking import rank_sources, recommended_ranking
+from .tables import checked_long
 
 RULE = "recommended:"  # rows of the recommendation rule are named recommended:lm, recommended:vectors
 MAX_BOOTSTRAP = 100_000
@@ -110,8 +110,7 @@ def _ranked(long: pd.DataFrame, measures: list[str] | None, pretraining: list[st
     parts = [rank_sources(long, measures, None)]
     for kind in pretraining:
         if set(PRETRAINING[kind]) & set(long["measure"]):
-            ranking = rank_sources(long, measures_in(long, None), kind)
-            parts.append(ranking[ranking["measure"] == RECOMMENDED].assign(measure=RULE + kind))
+            parts.append(recommended_ranking(long, kind).assign(measure=RULE + kind))
     ranked = pd.concat(parts, ignore_index=True)
     return ranked[np.isfinite(pd.to_numeric(ranked["value"], errors="coerce").astype(float))]
 

@@ -44,6 +44,21 @@ def rank_sources(long: pd.DataFrame, measures: list[str] | None = None, pretrain
     return out[["target", "measure", "rank", "source", "value"]].reset_index(drop=True)
 
 
+def recommended_ranking(long: pd.DataFrame, pretraining: str) -> pd.DataFrame:
+    """The ``recommended`` rows of :func:`rank_sources` (``pretraining`` applying to the matrix), in
+    its order, without ranking every measure first: the audit asks only for these, once per kind."""
+    if not isinstance(pretraining, str) or pretraining not in PRETRAINING:
+        raise InvalidArgument(f"pretraining must be one of {', '.join(PRETRAINING)}, not {pretraining!r}"[:200])
+    long = checked_long(long)
+    out = _recommended(long, pretraining, None)
+    # as rank_sources's concatenation with the measures' rows types the columns (their rows: none)
+    out = pd.concat([long.iloc[:0][["target", "source", "measure", "value", "direction"]], out],
+                    ignore_index=True)
+    out["rank"] = out["rank"].astype(int)
+    out = out.sort_values(["target", "rank", "source"])
+    return out[["target", "measure", "rank", "source", "value"]].reset_index(drop=True)
+
+
 def _recommended(long: pd.DataFrame, pretraining: str, recommendations: list[Recommendation] | None) -> pd.DataFrame:
     rows = []
     sources = long.groupby("target", sort=False)["source"].unique()

@@ -45,24 +45,29 @@ def regret(long: pd.DataFrame, results: pd.DataFrame, measures: list[str] | None
     if joined.empty:
         raise TableError("no (target, source) pair of the matrix has an F1 in the results table")
     rows = []
-    for (target, measure), group in joined.groupby(["target", "measure"], sort=True):
-        best = group.loc[group["f1"].idxmax()]
-        stds = group["f1_std"].astype(float) if spread else pd.Series(np.nan, index=group.index)
-        margins = [_spread(float(stds[best.name]), float(s)) for s in stds]
-        within = (best["f1"] - group["f1"]).to_numpy(float) < np.array(margins)
-        tied = sorted(set(group["source"][within]) | {best["source"]})
-        chosen = group[group["rank"] == group["rank"].min()]
-        worst_chosen = chosen.loc[chosen["f1"].idxmin()]
+    f1 = joined["f1"].to_numpy(float)
+    ranks = joined["rank"].to_numpy()
+    sources = joined["source"].to_numpy(object)
+    stds = joined["f1_std"].astype(float).to_numpy() if spread else np.full(len(joined), np.nan)
+    # each group's rows in the table's order (as groupby keeps them), read as arrays: a pandas
+    # lookup per row and group was most of the Predictiveness page's regret
+    for (target, measure), rows_at in joined.groupby(["target", "measure"], sort=True).indices.items():
+        best = rows_at[np.argmax(f1[rows_at])]  # the first of equal bests, as idxmax
+        margins = [_spread(float(stds[best]), float(stds[i])) for i in rows_at]
+        within = (f1[best] - f1[rows_at]) < np.array(margins)
+        tied = sorted(set(sources[rows_at][within]) | {sources[best]})
+        chosen = rows_at[ranks[rows_at] == ranks[rows_at].min()]
+        worst = chosen[np.argmin(f1[chosen])]  # the first of equal worsts, as idxmin
         note = ""
-        if worst_chosen["source"] in tied and worst_chosen["source"] != best["source"]:
-            margin = _spread(float(stds[best.name]), float(stds[worst_chosen.name]))
-            note = (f"{worst_chosen['source']} (F1 {worst_chosen['f1']:.2f}) is within the spread over seeds of "
-                    f"{best['source']} ({best['f1']:.2f}; ±{margin:.2f}): a tie, regret 0")
+        if sources[worst] in tied and sources[worst] != sources[best]:
+            margin = _spread(float(stds[best]), float(stds[worst]))
+            note = (f"{sources[worst]} (F1 {f1[worst]:.2f}) is within the spread over seeds of "
+                    f"{sources[best]} ({f1[best]:.2f}; ±{margin:.2f}): a tie, regret 0")
         elif len(tied) > 1:
             note = f"tied for best within the spread over seeds: {', '.join(tied)}"
-        rows.append({"target": target, "measure": measure, "chosen": worst_chosen["source"],
-                     "chosen_f1": worst_chosen["f1"], "best": best["source"], "best_f1": best["f1"],
-                     "regret": 0.0 if worst_chosen["source"] in tied else best["f1"] - worst_chosen["f1"],
+        rows.append({"target": target, "measure": measure, "chosen": sources[worst],
+                     "chosen_f1": f1[worst], "best": sources[best], "best_f1": f1[best],
+                     "regret": 0.0 if sources[worst] in tied else f1[best] - f1[worst],
                      "tied_best": ", ".join(tied), "note": note})
     table = pd.DataFrame(rows)
     means = table.groupby("measure", as_index=False)["regret"].mean().assign(target="mean", tied_best="", note="")

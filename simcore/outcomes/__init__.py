@@ -18,6 +18,7 @@ margin :func:`simcore.analysis.audit.pair_margin` uses with ``tie_f1`` = 0).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -183,6 +184,23 @@ def kind_outcome(table: pd.DataFrame, kind: str) -> KindOutcome | None:
                        str(part["device"].iloc[0]), picks, int(picks_best), int(picks_above), based)
 
 
+def shipped_outcome(kind: str) -> KindOutcome | None:
+    """:func:`kind_outcome` of the committed table (:data:`MEASURED`), worked out once per kind
+    and version of the file: every answer quotes it (reading and summing it again took most of an
+    answer's time on a small matrix)."""
+    try:
+        stat = MEASURED.stat()
+    except OSError:
+        return None
+    return _shipped_outcome(str(MEASURED), stat.st_mtime_ns, stat.st_size, kind)
+
+
+@functools.lru_cache(maxsize=16)
+def _shipped_outcome(path: str, mtime_ns: int, size: int, kind: str) -> KindOutcome | None:
+    table = load_measured(path)
+    return kind_outcome(table, kind) if len(table) else None
+
+
 def _f1(row: pd.Series) -> str:
     std = float(row.get("f1_std", math.nan))
     return f"{float(row['f1']):.2f}" + (f" ± {std:.2f}" if math.isfinite(std) else "")
@@ -250,13 +268,12 @@ def with_outcomes(
     """The answers (:class:`simcore.answer.recommendation.Recommendation`, which calls this: typed ``Any`` so
     that this module does not import it back) with what measured outcomes say for their kind and the
     user's probe beside each."""
-    table = load_measured() if measured is None else measured
+    kinds = set(r.pretraining for r in recommendations)
+    if measured is None:
+        summary = {kind: shipped_outcome(kind) for kind in kinds}
+    else:
+        summary = {kind: kind_outcome(measured, kind) for kind in kinds} if len(measured) else {}
     out = []
-    summary = (
-        {kind: kind_outcome(table, kind) for kind in set(r.pretraining for r in recommendations)}
-        if len(table)
-        else {}
-    )
     for rec in recommendations:
         kind = summary.get(rec.pretraining)
         measured_note = kind is not None and rec.level in ("high", "moderate")
