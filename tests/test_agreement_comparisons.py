@@ -29,8 +29,9 @@ def reference(long: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
             for m in measures:
                 va = values.at[a, m] if m in values else np.nan
                 vb = values.at[b, m] if m in values else np.nan
-                row[m] = (bool(va * directions[m] > vb * directions[m])
-                          if pd.notna(va) and pd.notna(vb) else None)
+                with np.errstate(invalid="ignore"):  # inf * 0, as the loop computed it
+                    row[m] = (bool(va * directions[m] > vb * directions[m])
+                              if pd.notna(va) and pd.notna(vb) else None)
             rows.append(row)
     return pd.DataFrame(rows, columns=["target", "first", "second", *measures])
 
@@ -137,7 +138,7 @@ def compare_reference(values: np.ndarray, direction: int) -> np.ndarray:
     """simcore.answer.pairwise.compare as it was: nested wheres."""
     a, b = values[..., :, None], values[..., None, :]
     fa, fb = np.isfinite(a), np.isfinite(b)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):
         diff = direction * (a - b)
     out = np.where(diff > 0, 1.0, np.where(diff < 0, 0.0, 0.5))
     return np.where(fa & ~fb, 1.0, np.where(~fa & fb, 0.0, np.where(~fa & ~fb, 0.5, out)))

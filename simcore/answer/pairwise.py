@@ -207,7 +207,7 @@ def compare(values: np.ndarray, direction: int) -> np.ndarray:
     """outcome[..., i, j] for values (..., sources): 1 better, 0.5 equal (or both missing), 0 worse."""
     a, b = values[..., :, None], values[..., None, :]
     finite = np.isfinite(values)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf, or two huge values apart
         diff = direction * (a - b)
     # 0.5 + 0.5 * sign: 1, 0.5 or 0 exactly, in fewer passes than nested wheres (replicates x pairs)
     if direction == 0:  # neither way is better (0 * an overflowed difference is NaN: equal too)
