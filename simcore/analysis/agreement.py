@@ -138,8 +138,7 @@ class AgreementResult:
         """The items on which the measures' answers differ (each measure answers True or False)."""
         answers = self.items[self.measures]
         cells = answers.to_numpy()
-        answers_only = all(isinstance(v, (bool, np.bool_)) for v in cells.ravel().tolist())
-        if cells.dtype == bool or answers_only:
+        if cells.dtype == bool or all(isinstance(v, (bool, np.bool_)) for v in cells.ravel().tolist()):
             yes = cells.astype(bool)
             differ = yes.any(axis=1) & ~yes.all(axis=1)  # nunique(axis=1) > 1, not row by row
         else:

@@ -46,7 +46,7 @@ def pairs_evidence(long: pd.DataFrame, recommendations: list[Recommendation], pr
     label = {m: get_measure(m).label if m in known else m for m in set(ids)}  # once per measure
     out["measure"] = [label[m] for m in ids]
     unit = {m: get_measure(m).unit if m in known else "" for m in set(ids)}
-    out["unit"] = raw["measure"].map(lambda m: unit[m])
+    out["unit"] = [unit[m] for m in ids]
     out["tokens"] = pd.to_numeric(raw["tokens"], errors="coerce").astype("Int64")
     order = np.lexsort((~out["involves_answer"].to_numpy(), out["target"].astype(str).to_numpy()))
     return out.iloc[order][EVIDENCE_COLUMNS].reset_index(drop=True)
