@@ -19,13 +19,8 @@ import pytest
 from simcore.corpora.conll import conll_sentences
 from simcore.corpora.corpus import Corpus, tokenize_corpus
 from simcore.corpora.notes import ReadNotes
-from simcore.corpora.stats import (
-    ODD_SPACES,
-    corpus_statistics,
-    length_histogram,
-    token_file_stats,
-    with_tag_notes,
-)
+from simcore.corpora.counts import ODD_SPACES, length_histogram, token_file_stats
+from simcore.corpora.stats import corpus_statistics, with_tag_notes
 from simcore.corpora.tagschemes import SchemeTracker, chunks, split_tag, to_iob2
 
 # ---- the reference: the definitions as they were written before they were made fast ----

@@ -9,13 +9,8 @@ import numpy as np
 
 from simcore.corpora.corpus import Corpus, tokenize_corpus
 from simcore.corpora.notes import ReadNotes
-from simcore.corpora.stats import (
-    corpus_statistics,
-    entity_spans,
-    length_histogram,
-    preview,
-    sentence_stats,
-)
+from simcore.corpora.counts import entity_spans, length_histogram, sentence_stats
+from simcore.corpora.stats import corpus_statistics, preview
 from simcore.corpora.tokenize import tokenize
 
 from .conftest import SAMPLE_DATA
@@ -65,9 +60,31 @@ def test_corpus_statistics_conll(tmp_path: Path, store):
     assert stats.entities == {"DRUG": 1, "LOC": 1, "PER": 1}
     assert stats.types == 8
     assert stats.name == "t"
-    # kept in the store: a second call reads the same record
-    assert list((store.root / "stats").iterdir())
+    # counted when the corpus was tokenized, kept with its tokens: a second call reads the same record
+    assert tokenize_corpus(Corpus.from_path(f), store).meta["counts"]["entities"] == stats.entities
+    assert not (store.root / "stats").exists()
     assert corpus_statistics(Corpus.from_path(f), store) == stats
+
+
+def test_a_corpus_tokenized_without_its_counts_is_counted_once_and_the_same(tmp_path, monkeypatch):
+    """A store written before tokenizing counted (its tokens without counts): the statistics are counted
+    on first asking, kept under "stats", and equal those counted when tokenizing."""
+    from simcore.corpora import corpus as corpus_module
+    from simcore.utils.store import ArtefactStore
+
+    counted = ArtefactStore(tmp_path / "counted")
+    older = ArtefactStore(tmp_path / "older")
+    paths = [SAMPLE_DATA / "targets" / "med_forum_posts.conll",
+             SAMPLE_DATA / "upload_example" / "med_forum_posts_sample.txt"]
+    expected = [corpus_statistics(Corpus.from_path(p), counted) for p in paths]
+    monkeypatch.setattr(corpus_module, "_counted", lambda corpus, out: {})
+    for path, stats in zip(paths, expected):
+        assert "counts" not in tokenize_corpus(Corpus.from_path(path), older).meta
+        assert corpus_statistics(Corpus.from_path(path), older) == stats
+    assert len(list((older.root / "stats").iterdir())) == 2
+    # another number of top words than the tokenizing pass kept: counted here, the first 20 the same
+    fewer = corpus_statistics(Corpus.from_path(paths[0]), counted, top=5)
+    assert fewer.top_words == expected[0].top_words[:5]
 
 
 def test_sample_target_entities_match_a_plain_count(store):

@@ -33,6 +33,7 @@ from .columnar import MissingColumn, columnar_units
 from .compression import COMPRESSIONS
 from .conll import conll_sentences as _conll_sentences
 from .conllu import conllu_units as _conllu_units
+from .counts import COUNTS_VERSION, corpus_counts
 from .csv import csv_units as _csv_units
 from .formats import COLUMNAR, FORMATS, SUFFIX_FORMAT, format_of, split_suffixes
 from .hub_ner import bad_label_name
@@ -485,6 +486,16 @@ def from_artefact(name: str, path: Path, store: ArtefactStore) -> TokenizedCorpu
     )
 
 
+def _counted(corpus: Corpus, out: Path) -> dict[str, Any]:
+    """``{"counts": ...}``: the statistics of the token file just written (:func:`.counts.corpus_counts`),
+    kept with the tokens so that showing them reads them (the file is still in the page cache);
+    nothing when the tags cannot be read, which then fail where the statistics are asked for."""
+    try:
+        return {"counts": {"version": COUNTS_VERSION, **corpus_counts(out / "tokens.txt", corpus.tagged_sentences)}}
+    except SimcoreError:
+        return {}
+
+
 def write_tokens(lines: Iterable[list[str]], out: Path) -> tuple[str, int, int]:
     """Write token lines; return (sha256 of the text, tokens, units)."""
     h = hashlib.sha256()
@@ -537,6 +548,7 @@ def tokenize_corpus(
             "n_units": n_units,
             "options": options.as_dict(),
             "read_notes": notes.as_dict(),
+            **_counted(corpus, out),
         }
 
     path = store.build("tokens", key, build)
@@ -687,7 +699,8 @@ def join_parts(corpus: Corpus, parts: list[TokenizedCorpus], store: ArtefactStor
             notes.repaired += found.repaired
             notes.examples = (notes.examples + found.examples)[:5]
         return {"fingerprint": digest("tokens", text_hash, options.as_dict()), "n_tokens": n_tokens,
-                "n_units": n_units, "options": options.as_dict(), "read_notes": notes.as_dict()}
+                "n_units": n_units, "options": options.as_dict(), "read_notes": notes.as_dict(),
+                **_counted(corpus, out)}
 
     return from_artefact(corpus.name, store.build("tokens", key, build), store)
 
