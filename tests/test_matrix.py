@@ -1,4 +1,5 @@
 import math
+import threading
 
 import pandas as pd
 import pytest
@@ -244,9 +245,13 @@ def test_a_large_source_is_sampled_in_one_pass_the_same_from_every_format(tmp_pa
     assert tables["text"]["error"].isna().all()
 
 
-def test_a_large_sources_pass_is_read_in_pieces_by_the_processes_with_the_same_table(tmp_path, monkeypatch):
+@pytest.mark.parametrize("spawned", [False, True], ids=["forked", "spawned"])
+def test_a_large_sources_pass_is_read_in_pieces_by_the_processes_with_the_same_table(tmp_path, monkeypatch,
+                                                                                    spawned):
     """With several processes, a large source's streaming pass is split into its shards (each a task, merged
-    in the parent, its samples drawn in a process): every value and replicate as in one process."""
+    in the parent, its samples drawn in a process): every value and replicate as in one process. Also when
+    the workers are spawned (another thread runs here, so forking is unsafe) and import this module's
+    defaults afresh: they decide which sources stream as the parent does (its threshold is lowered here)."""
     from simcore.matrix import schedule
     from simcore.utils.store import ArtefactStore
 
@@ -267,8 +272,14 @@ def test_a_large_sources_pass_is_read_in_pieces_by_the_processes_with_the_same_t
 
     monkeypatch.setattr("simcore.corpora.sampling.read_candidates", no_pass_here)
     seen = []
-    parallel = Workbench(ArtefactStore(tmp_path / "two")).matrix(
-        sources, [target], ["tvc", "jsd"], samples=2, jobs=2, progress=lambda message, f: seen.append(message))
+    other = threading.Event()
+    if spawned:
+        threading.Thread(target=other.wait, daemon=True).start()
+    try:
+        parallel = Workbench(ArtefactStore(tmp_path / "two")).matrix(
+            sources, [target], ["tvc", "jsd"], samples=2, jobs=2, progress=lambda message, f: seen.append(message))
+    finally:
+        other.set()
     pd.testing.assert_frame_equal(serial, parallel)
     assert serial["error"].isna().all()
     # 5 pieces and a draw for news, 1 piece and a draw for tweets (a source of one file), the target read whole

@@ -21,15 +21,12 @@ from typing import Any
 from ..contamination.scan import OverlapOptions, source_overlaps
 from ..corpora.corpus import Corpus
 from ..corpora.lang.cut import WORDS, tokenizer_for_cut
-from ..corpora.tokenize import TokenizerOptions
 from ..measures.lookup import get_measure
-from ..measures.options import MeasureOptions
 from ..measures.tvcc import target_content_words
 from ..measures.wvv import vector_sets, vectors_stored
 from ..utils.errors import SimcoreError, StoreError
 from ..utils.lifecycle import process_pool, stop_pool
-from ..utils.store import ArtefactStore
-from .corpus_cache import CorpusCache, Progress, quiet
+from .corpus_cache import CorpusCache, Progress, WorkerConfig, quiet
 from .plan import DEFAULT_MEASURES, plan_matrix
 from .schedule import run_parts
 
@@ -60,19 +57,13 @@ class AheadReport:
         return f"{self.target}: " + ", ".join(parts)
 
 
-Config = tuple[str, TokenizerOptions, MeasureOptions, dict[Any, str]]
-
-
-def _cache_of(config: Config) -> CorpusCache:
+def _cache_of(config: WorkerConfig) -> CorpusCache:
     """A corpus cache on the parent's store and options, given the corpora's hashes it found."""
-    root, tokenizer, options, raw_keys = config
-    cache = CorpusCache(ArtefactStore(root), tokenizer, options)
-    cache.know_raw_keys(raw_keys)
-    return cache
+    return CorpusCache.from_worker_config(config)
 
 
 def _vectors_in_worker(
-    config: Config, source: Corpus, size: int, samples: int, target: Corpus
+    config: WorkerConfig, source: Corpus, size: int, samples: int, target: Corpus
 ) -> None:
     """WVV's further training of every sample of ``source`` on ``target``, stored
     (``vector_sets``)."""
@@ -83,7 +74,7 @@ def _vectors_in_worker(
 
 
 def _overlaps_in_worker(
-    config: Config, sources: list[Corpus], target: Corpus, samples: int
+    config: WorkerConfig, sources: list[Corpus], target: Corpus, samples: int
 ) -> None:
     """The overlap of each source with ``target``, stored
     (:func:`simcore.contamination.scan.source_overlaps`): in one task, so that the target's
@@ -143,12 +134,7 @@ def prepare_target(
         readable, sizes, list(measures), sample_tokens=sample_tokens, compute_noise=compute_noise
     )
     computed = [n for n in plan.order if n not in plan.skipped]
-    config: Config = (
-        str(cache.store.root),
-        cache.tokenizer,
-        cache.options,
-        cache.raw_keys_by_name(),
-    )
+    config = cache.worker_config()
     vectors: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = []
     if VECTORS in computed:
         for source in readable:

@@ -55,6 +55,8 @@ CELL_VERSION = 2  # 2: bootstrap replicates stored with each cell
 
 Progress = Callable[[str, float], None]
 STREAM_MIN_BYTES = 50_000_000  # sources this large are sampled in one streaming pass, never tokenized whole
+# (store root, tokenizer, options, raw fingerprints by name, STREAM_MIN_BYTES): CorpusCache.worker_config
+WorkerConfig = tuple[str, TokenizerOptions, MeasureOptions, dict[Any, str], int]
 STREAM_SIZES = tuple(r for r in LADDER if r <= DEFAULT_SAMPLE_CAP)  # the sizes such a pass draws (Workbench.size)
 
 
@@ -143,6 +145,7 @@ class CorpusCache:
         self._sources: OrderedDict[tuple[str, str, int, int], list[PreparedSource]] = OrderedDict()
         self._targets: OrderedDict[tuple[str, str], PreparedTarget] = OrderedDict()
         self._known_raw_keys: dict[tuple[str, tuple[Any, ...]], str] = {}  # given by a parent process
+        self._stream_min_bytes: int | None = None  # None: STREAM_MIN_BYTES; a worker gets its parent's
 
     def tokenize(self, corpus: Corpus, progress: Progress = quiet) -> TokenizedCorpus:
         if not isinstance(corpus, Corpus):
@@ -171,9 +174,13 @@ class CorpusCache:
     def streams(self, corpus: Corpus) -> bool:
         """Whether a source is sampled in one streaming pass (a large one) instead of being tokenized whole."""
         try:
-            return corpus.problem is None and corpus.size_bytes >= STREAM_MIN_BYTES
+            return corpus.problem is None and corpus.size_bytes >= self.stream_min_bytes()
         except OSError:
             return False
+
+    def stream_min_bytes(self) -> int:
+        """The size from which a source streams (:meth:`streams`)."""
+        return STREAM_MIN_BYTES if self._stream_min_bytes is None else self._stream_min_bytes
 
     def stream_samples(self, corpus: Corpus, sizes: Sequence[int], samples: int,
               progress: Progress = quiet) -> StreamSamples:
@@ -388,6 +395,22 @@ class CorpusCache:
     def know_raw_keys(self, keys: dict[tuple[str, tuple[Any, ...]], str]) -> None:
         """Take the raw fingerprints another process found (:meth:`raw_keys_by_name`)."""
         self._known_raw_keys.update(keys)
+
+    def worker_config(self) -> WorkerConfig:
+        """What a worker process needs to make this cache again (:meth:`from_worker_config`): the store,
+        the options, the raw fingerprints found so far, and the size from which a source streams, so
+        that a worker decides how to sample a source as this process does, whatever its own
+        module's defaults (a spawned worker imports them afresh)."""
+        return (str(self.store.root), self.tokenizer, self.options, self.raw_keys_by_name(),
+                self.stream_min_bytes())
+
+    @classmethod
+    def from_worker_config(cls, config: WorkerConfig) -> CorpusCache:
+        root, tokenizer, options, raw_keys, stream_min_bytes = config
+        cache = cls(ArtefactStore(root), tokenizer, options)
+        cache.know_raw_keys(raw_keys)
+        cache._stream_min_bytes = stream_min_bytes
+        return cache
 
 
 def whole(value: Any) -> bool:

@@ -21,14 +21,11 @@ from typing import Any
 from ..contamination.scan import OverlapOptions, PieceScan, piece_scan, piece_scanner, store_scan
 from ..corpora.corpus import Corpus
 from ..corpora.sampling import Candidates, Piece, draw_samples, pieces, remember_pass, remembered_pass, shard_candidates
-from ..corpora.tokenize import TokenizerOptions
 from ..measures.lookup import get_measure
-from ..measures.options import MeasureOptions
 from ..measures.prepared import PreparedTarget
 from ..utils.errors import SimcoreError
 from ..utils.lifecycle import process_pool, stop_pool
-from ..utils.store import ArtefactStore
-from .corpus_cache import STREAM_SIZES, CorpusCache, Progress, UnitResult
+from .corpus_cache import STREAM_SIZES, CorpusCache, Progress, UnitResult, WorkerConfig
 from .plan import Part, Plan
 
 MAX_JOBS = 256
@@ -100,26 +97,26 @@ def run_parts(cache: CorpusCache, plan: Plan, samples: int, targets: list[Corpus
 _WORKER_CACHES: dict[Any, CorpusCache] = {}
 
 
-def _worker_cache(config: tuple[str, TokenizerOptions, MeasureOptions, dict[Any, str]]) -> CorpusCache:
+def _worker_cache(config: WorkerConfig) -> CorpusCache:
     """This process's corpus cache for the parent's store and options (its hashes of the corpora given)."""
-    root, tokenizer, options, raw_keys = config
-    key = (root, repr(tokenizer), repr(options))
+    root, tokenizer, options, raw_keys, stream_min_bytes = config
+    key = (root, repr(tokenizer), repr(options), stream_min_bytes)
     if key not in _WORKER_CACHES:
         _WORKER_CACHES.clear()
-        _WORKER_CACHES[key] = CorpusCache(ArtefactStore(root), tokenizer, options)
+        _WORKER_CACHES[key] = CorpusCache.from_worker_config(config)
     cache = _WORKER_CACHES[key]
     cache.know_raw_keys(raw_keys)
     return cache
 
 
-def _sample_in_worker(config: Any, corpus: Corpus, size: int, samples: int) -> None:
+def _sample_in_worker(config: WorkerConfig, corpus: Corpus, size: int, samples: int) -> None:
     try:
         _worker_cache(config).source(corpus, size, samples)
     except SimcoreError:
         pass  # the unit that needs it says why
 
 
-def _read_in_worker(config: Any, corpus: Corpus, source: bool, samples: int) -> None:
+def _read_in_worker(config: WorkerConfig, corpus: Corpus, source: bool, samples: int) -> None:
     """A corpus tokenized (a large source: its pass) into the store; failures are found again by the parent."""
     cache = _worker_cache(config)
     try:
@@ -144,7 +141,7 @@ def _piece_in_worker(corpus: Corpus, piece: Piece, target: int, samples: int, se
     return found, (scanner.result() if scanner is not None else set())
 
 
-def _pass_in_worker(config: Any, corpus: Corpus, piece: Piece, target: int, samples: int, seed: int,
+def _pass_in_worker(config: WorkerConfig, corpus: Corpus, piece: Piece, target: int, samples: int, seed: int,
                     scan: PieceScan | None = None) -> tuple[str, set[int]] | None:
     """A pass of a single piece (one compressed file) read and drawn in one task: what
     :func:`_piece_in_worker` and :func:`_draw_in_worker` do, without sending its 600k kept units to
@@ -159,7 +156,7 @@ def _pass_in_worker(config: Any, corpus: Corpus, piece: Piece, target: int, samp
     return None if fingerprint is None else (fingerprint, found[1])
 
 
-def _draw_in_worker(config: Any, corpus: Corpus, found: Candidates, samples: int) -> str | None:
+def _draw_in_worker(config: WorkerConfig, corpus: Corpus, found: Candidates, samples: int) -> str | None:
     """A pass's merged candidates tokenized into the ladder's samples and remembered, as sample_source does;
     the pass's fingerprint (None when it failed)."""
     cache = _worker_cache(config)
@@ -171,7 +168,7 @@ def _draw_in_worker(config: Any, corpus: Corpus, found: Candidates, samples: int
     return result.fingerprint
 
 
-def _prepare_in_worker(config: Any, corpus: Corpus, name: str, size: int, samples: int) -> None:
+def _prepare_in_worker(config: WorkerConfig, corpus: Corpus, name: str, size: int, samples: int) -> None:
     """A source's samples prepared for one measure (stored); failures are found again when scoring."""
     cache = _worker_cache(config)
     try:
@@ -181,7 +178,7 @@ def _prepare_in_worker(config: Any, corpus: Corpus, name: str, size: int, sample
         pass
 
 
-def _unit_in_worker(config: Any, corpus: Corpus, name: str, size: int, samples: int,
+def _unit_in_worker(config: WorkerConfig, corpus: Corpus, name: str, size: int, samples: int,
                     targets: list[Corpus]) -> UnitResult:
     return _worker_cache(config).unit(corpus, name, size, samples, targets)
 
@@ -201,7 +198,7 @@ def run_parallel(cache: CorpusCache, matrix_plan: Plan, samples: int, targets: l
     soon as their source is prepared for their measure, and the targets' tagging runs beside them."""
     method = "fork" if threading.active_count() == 1 else "spawn"
     plan, weight, total = matrix_plan.parts, matrix_plan.weight, matrix_plan.total
-    config = (str(cache.store.root), cache.tokenizer, cache.options, cache.raw_keys_by_name())
+    config = cache.worker_config()
     groups = _target_groups(targets, jobs) if len(targets) >= 2 * jobs else []
     pool = process_pool(jobs, method)
     pinned = [process_pool(1, method) for _ in groups]
@@ -358,7 +355,7 @@ def tokenize_in_processes(cache: CorpusCache, sources: list[Corpus], targets: li
     scan = piece_scan(cache, targets, overlap) if passes and overlap is not None else None
     whole.sort(key=lambda item: _tokens_hint(item[0]), reverse=True)
     method = "fork" if threading.active_count() == 1 else "spawn"
-    config = (str(cache.store.root), cache.tokenizer, cache.options, cache.raw_keys_by_name())
+    config = cache.worker_config()
     pool = process_pool(jobs, method)
     try:
         pending: dict[Any, _Pass | None] = {pool.submit(_read_in_worker, config, c, role == "source", samples): None
