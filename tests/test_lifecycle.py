@@ -272,3 +272,25 @@ def test_lmplz_ends_with_the_worker_that_started_it(tmp_path):
         assert not left, f"lmplz still runs after its worker was killed: {left}"
     finally:
         _cleanup([parent, *lmplz])
+
+
+def test_a_sigterm_python_could_only_print_still_ends_the_cli_with_143(monkeypatch, capsys):
+    """A signal handler that raises inside a finalizer has its exception printed and dropped by Python, and
+    the command runs on to its end: the CLI still says it was stopped and exits 143, as for any SIGTERM."""
+    from simcore.cli import main as cli_main
+
+    class Finalized:
+        def __del__(self) -> None:
+            os.kill(os.getpid(), signal.SIGTERM)  # the handler runs here, inside __del__
+            time.sleep(0.05)
+
+    def command(args) -> int:
+        Finalized()  # dropped at once: __del__ runs, its exception is only printed
+        return 0
+
+    dropped = []
+    monkeypatch.setattr(sys, "unraisablehook", dropped.append)  # where Python puts what it can only print
+    monkeypatch.setattr(cli_main, "_run", command)
+    assert cli_main.main(["rank", "--matrix", "unread.csv"]) == 143
+    assert [d.exc_type for d in dropped] == [cli_main._Terminated]
+    assert "simcore: stopped (terminated)" in capsys.readouterr().err

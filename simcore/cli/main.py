@@ -510,14 +510,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = build_parser().parse_args(argv)
         except SystemExit as exc:  # argparse has printed its one-line usage error (or the help)
             return exc.code if isinstance(exc.code, int) else 2
-        return _run(args)
+        status = _run(args)
+        if _TERMINATED and status != 143:
+            # the exception was raised where Python only prints it (a finalizer): still a terminated run
+            print("simcore: stopped (terminated)", file=sys.stderr)
+            return 143
+        return status
 
 
 class _Terminated(KeyboardInterrupt):
     """SIGTERM, raised where the command is, so that it stops its worker processes as for Ctrl-C."""
 
 
+_TERMINATED: list[int] = []  # the SIGTERMs received while a command ran
+
+
 def _raise_terminated(signum: int, frame: Any) -> None:
+    _TERMINATED.append(signum)
     raise _Terminated
 
 
@@ -528,6 +537,7 @@ def _stopped_by_sigterm() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    _TERMINATED.clear()
     old = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         yield
