@@ -4,7 +4,7 @@ Builds bench/bench_pages.py's 28 corpora (the bundled sample's six sources and t
 cuts of ../shared/data's sources and 400 sentences of five of its test splits) and tokenizes them
 into a fresh artefact store, as adding them to the dashboard does: timed per corpus ("tokenize"),
 with the share of it that counts the statistics kept with the tokens ("of which counting",
-:func:`simcore.corpora.counts.corpus_counts` run again on the same token file). Then times
+:func:`simcore.corpora.corpus_counts.corpus_counts` run again on the same token file). Then times
 :func:`simcore.corpora.stats.corpus_statistics` on each with no "stats" record stored: what the
 page's first open on a new server does (reading the counts, or counting where tokenizing did not).
 Each round starts again from a store without "stats" records (the tokens are kept). Prints wall
@@ -50,7 +50,7 @@ def main() -> None:
     from simcore.corpora.stats import corpus_statistics
 
     try:
-        from simcore.corpora import counts
+        from simcore.corpora import corpus_counts as counts
     except ImportError:  # a checkout from before the tokenizing pass counted
         counts = None
     from simcore.utils.store import ArtefactStore

@@ -18,8 +18,8 @@ import pytest
 
 from simcore.corpora.conll import conll_sentences
 from simcore.corpora.corpus import Corpus, tokenize_corpus
+from simcore.corpora.corpus_counts import ODD_SPACES, length_histogram, token_file_stats
 from simcore.corpora.notes import ReadNotes
-from simcore.corpora.counts import ODD_SPACES, length_histogram, token_file_stats
 from simcore.corpora.stats import corpus_statistics, with_tag_notes
 from simcore.corpora.tagschemes import SchemeTracker, chunks, split_tag, to_iob2
 

@@ -21,7 +21,7 @@ from dashboard.name_map import apply_mapping, suggest
 from dashboard.page_tables import ranking_grid
 from dashboard.state import AppState, NamedMatrix
 from simcore.analysis.agreement import agreement
-from simcore.corpora.counts import length_histogram
+from simcore.corpora.corpus_counts import length_histogram
 from simcore.utils.errors import SimcoreError
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from simcore.corpora.corpus import Corpus, tokenize_corpus
+from simcore.corpora.corpus_counts import entity_spans, length_histogram, sentence_stats
 from simcore.corpora.notes import ReadNotes
-from simcore.corpora.counts import entity_spans, length_histogram, sentence_stats
 from simcore.corpora.stats import corpus_statistics, preview
 from simcore.corpora.tokenize import tokenize
 

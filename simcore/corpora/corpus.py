@@ -33,7 +33,7 @@ from .columnar import MissingColumn, columnar_units
 from .compression import COMPRESSIONS
 from .conll import conll_sentences as _conll_sentences
 from .conllu import conllu_units as _conllu_units
-from .counts import COUNTS_VERSION, corpus_counts
+from .corpus_counts import COUNTS_VERSION, corpus_counts
 from .csv import csv_units as _csv_units
 from .formats import COLUMNAR, FORMATS, SUFFIX_FORMAT, format_of, split_suffixes
 from .hub_ner import bad_label_name
@@ -487,7 +487,7 @@ def from_artefact(name: str, path: Path, store: ArtefactStore) -> TokenizedCorpu
 
 
 def _counted(corpus: Corpus, out: Path) -> dict[str, Any]:
-    """``{"counts": ...}``: the statistics of the token file just written (:func:`.counts.corpus_counts`),
+    """``{"counts": ...}``: the statistics of the token file just written (:func:`.corpus_counts.corpus_counts`),
     kept with the tokens so that showing them reads them (the file is still in the page cache);
     nothing when the tags cannot be read, which then fail where the statistics are asked for."""
     try:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..utils.store import ArtefactStore, digest
 from .corpus import Corpus, TokenizedCorpus, tokenize_corpus
-from .counts import COUNTS_VERSION, TOP_WORDS, corpus_counts
+from .corpus_counts import COUNTS_VERSION, TOP_WORDS, corpus_counts
 from .notes import ReadNotes
 from .tokenize import TokenizerOptions
 
