@@ -92,3 +92,20 @@ def test_the_server_listens_with_the_pages_modules_loaded(tmp_path):
             server.wait(20)
         except subprocess.TimeoutExpired:
             server.kill()
+
+
+def test_the_module_table_holds_every_loaded_module_after_it_is_filled():
+    """What inspect would otherwise build in Streamlit's first element: each loaded module's file mapped
+    to its name (checked against sys.modules itself), so a lookup of any of them finds it listed."""
+    import inspect
+
+    from dashboard.serve import fill_module_table
+
+    warm(["pandas", "scipy.stats"])
+    fill_module_table()
+    loaded = {name: module for name, module in sys.modules.copy().items()
+              if inspect.ismodule(module) and getattr(module, "__file__", None)}
+    assert len(loaded) > 100
+    missing = [name for name, module in loaded.items() if inspect.getabsfile(module) not in inspect.modulesbyfile]
+    assert not missing
+    assert inspect.modulesbyfile[inspect.getabsfile(sys.modules["pandas"])] == "pandas"
