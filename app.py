@@ -19,10 +19,12 @@ state = get_state()
 @st.cache_data(show_spinner=False, max_entries=32)
 def answer_rows(fingerprint: str, _long: pd.DataFrame) -> list[dict]:
     """The recommendation for language models, per target (cached by the matrix's content fingerprint)."""
+    from dashboard.answer_cache import answers
     from dashboard.page_tables import recommendation_frame  # not imported before there is a matrix: a faster first page
     from simcore.answer.recommendation import recommend
 
-    frame = recommendation_frame(recommend(_long, "lm"))
+    shared = answers(_long, "lm")  # the Ranking page and the audit rank by the same answers
+    frame = recommendation_frame(shared if shared is not None else recommend(_long, "lm"))
     return [{"target": r["target"], "pick": r["pretrain on"], "confidence": r["confidence"], "level": r["level"],
              "why": r["why"]} for r in frame.to_dict("records")]
 

@@ -16,14 +16,9 @@ from simcore.analysis.audit import WRITERS, audit, display_table
 from simcore.analysis.correlation import correlate
 from simcore.analysis.regret import regret
 
+from .answer_cache import answers, applicable_answers, fingerprint
 from .charts import SpecIncomplete, scatter_spec
 from .compare import Comparison, compare
-
-
-def fingerprint(table: pd.DataFrame) -> str:
-    """A content hash of a table (its columns, their order and every value)."""
-    values = pd.util.hash_pandas_object(table, index=False).to_numpy()
-    return f"{len(table)}:{','.join(map(str, table.columns))}:{int(values.sum()) & (2**64 - 1)}:{int((values * 31).sum()) & (2**64 - 1)}"
 
 
 @st.cache_data(show_spinner="Correlating…", max_entries=64)
@@ -33,7 +28,7 @@ def _correlate(key: str, _long: pd.DataFrame, _results: pd.DataFrame, measures: 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _regret(key: str, _long: pd.DataFrame, _results: pd.DataFrame, measures: tuple[str, ...]) -> pd.DataFrame:
-    return regret(_long, _results, list(measures))
+    return regret(_long, _results, list(measures), recommendations=answers(_long, "lm"))
 
 
 def correlations(long: pd.DataFrame, results: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
@@ -49,7 +44,8 @@ def regrets(long: pd.DataFrame, results: pd.DataFrame, measures: list[str]) -> p
 @st.cache_data(show_spinner="Auditing…", max_entries=64)
 def _audit(key: str, _long: pd.DataFrame, _results: pd.DataFrame, measures: tuple[str, ...], k: int, tie_f1: float,
            include_capped: bool) -> pd.DataFrame:
-    return audit(_long, _results, list(measures), k=k, tie_f1=tie_f1, include_capped=include_capped)
+    return audit(_long, _results, list(measures), k=k, tie_f1=tie_f1, include_capped=include_capped,
+                 recommendations=applicable_answers(_long, ("lm", "vectors")))
 
 
 def audits(long: pd.DataFrame, results: pd.DataFrame, measures: list[str], k: int, tie_f1: float,

@@ -19,6 +19,8 @@ from simcore.reporting.export import pairs_csv, ranking_csv, ranking_json, recom
 from simcore.reporting.report import build_report
 from simcore.utils.errors import SimcoreError
 
+from .answer_cache import answers as shared_answers
+from .answer_cache import names_as_checked
 from .name_map import apply_mapping
 from .page_tables import normalised_results
 from .state import AppState
@@ -69,28 +71,21 @@ def _built(key: str, _state: AppState, measures: tuple[str, ...], pretraining: s
     return _build(_state, list(measures), pretraining)
 
 
-def _names_as_checked(long: pd.DataFrame) -> bool:
-    """Whether the matrix's names are as rank_sources reads them (checked_long of
-    simcore.analysis.tables: no missing source or target, measures in lower case without blanks):
-    then the answers worked out on the matrix as it is are the ones rank_sources would work out."""
-    if not {"source", "target", "measure"} <= set(long.columns):
-        return False
-    if long["source"].isna().any() or long["target"].isna().any() or long["measure"].isna().any():
-        return False
-    return all(isinstance(m, str) and m == m.strip().lower() for m in pd.unique(long["measure"]))
-
-
 def _build(state: AppState, measures: list[str], pretraining: str) -> ReportParts:
     long = state.matrix
     parts = ReportParts()
     try:
-        # the user's own probe F1 stands beside each answer it covers (simcore.outcomes)
-        answers = recommend(long, pretraining, probe_results=_probe_results(state))
+        # the user's own probe F1 stands beside each answer it covers (simcore.outcomes); without
+        # one, the answers Home and the audit worked out for this matrix
+        probe = _probe_results(state)
+        answers = shared_answers(long, pretraining) if probe is None else None
+        if answers is None:
+            answers = recommend(long, pretraining, probe_results=probe)
     except Exception:  # noqa: BLE001 - made again below: it fails as it did, in the same order
         answers = None
     try:
         # the ranking's "recommended" rows follow the same answers: worked out once, not twice
-        same = answers if answers is not None and _names_as_checked(long) else None
+        same = answers if answers is not None and names_as_checked(long) else None
         parts.ranking = rank_sources(long, measures, pretraining, recommendations=same)
         parts.recommendations = answers if answers is not None else recommend(
             long, pretraining, probe_results=_probe_results(state))

@@ -348,7 +348,8 @@ def test_runs_are_named_by_what_sets_them_apart_and_compare_opens_on_a_comparabl
 
 
 def test_cached_correlations_follow_the_content_not_the_object():
-    from dashboard.analysis_cache import correlations, fingerprint
+    from dashboard.analysis_cache import correlations
+    from dashboard.answer_cache import fingerprint
     from simcore.analysis.correlation import correlate
 
     long = long_frame({("t", s, "tvc"): v for s, v in zip("abcd", [0.1, 0.4, 0.2, 0.3])}, {"tvc": 1})

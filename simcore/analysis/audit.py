@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..answer.recommendation import PRETRAINING
+from ..answer.recommendation import PRETRAINING, Recommendation
 from ..outcomes import margin
 from ..reporting.export import csv_text, html_text, markdown_cell, measure_label
 from ..utils.errors import InvalidArgument, SimcoreError, TableError
@@ -105,12 +105,13 @@ def ndcg(f1: np.ndarray, rank: np.ndarray, k: int) -> float:
     return dcg / ideal
 
 
-def _ranked(long: pd.DataFrame, measures: list[str] | None, pretraining: list[str]) -> pd.DataFrame:
+def _ranked(long: pd.DataFrame, measures: list[str] | None, pretraining: list[str],
+            recommendations: dict[str, list[Recommendation]]) -> pd.DataFrame:
     """target, source, measure, rank (1 best) for every measure asked and every applicable rule."""
     parts = [rank_sources(long, measures, None)]
     for kind in pretraining:
         if set(PRETRAINING[kind]) & set(long["measure"]):
-            parts.append(recommended_ranking(long, kind).assign(measure=RULE + kind))
+            parts.append(recommended_ranking(long, kind, recommendations.get(kind)).assign(measure=RULE + kind))
     ranked = pd.concat(parts, ignore_index=True)
     return ranked[np.isfinite(pd.to_numeric(ranked["value"], errors="coerce").astype(float))]
 
@@ -138,17 +139,21 @@ def _check(k: Any, tie_f1: Any, bootstrap: Any, seed: Any, pretraining: Any) -> 
 
 def audit(long: pd.DataFrame, results: pd.DataFrame, measures: list[str] | None = None, *,
           pretraining: str | list[str] | tuple[str, ...] = ("lm", "vectors"), k: int = 3, tie_f1: float = 0.0,
-          bootstrap: int = 2000, seed: int = 0, include_capped: bool = False) -> pd.DataFrame:
+          bootstrap: int = 2000, seed: int = 0, include_capped: bool = False,
+          recommendations: dict[str, list[Recommendation]] | None = None) -> pd.DataFrame:
     """Decision accuracy, top-1 regret and NDCG@k per measure (and rule), per target and pooled (scope ``all``).
 
     ``results`` as read by :func:`.correlation.read_results` (``f1``, optionally ``f1_std``). Results cut
     short by the probe's time cap are left out unless ``include_capped`` (``attrs["left_out"]``). The
-    table's ``attrs`` also hold the options (k, tie_f1, bootstrap, seed).
+    table's ``attrs`` also hold the options (k, tie_f1, bootstrap, seed). ``recommendations`` already
+    made by ``recommend(long, kind)``, by kind, rank a rule's rows as they are.
     """
     kinds = _check(k, tie_f1, bootstrap, seed, pretraining)
+    if recommendations is not None and not isinstance(recommendations, dict):
+        raise InvalidArgument("recommendations must be a dict of pretraining kind to a list of Recommendation")
     results, left_out = usable_results(results, include_capped)
     long = checked_long(long)
-    ranked = _ranked(long, measures, kinds)
+    ranked = _ranked(long, measures, kinds, recommendations or {})
     joined = join(ranked.assign(value=ranked["rank"].astype(float)), results)
     joined = joined[np.isfinite(joined["f1"].astype(float))]
     if joined.empty:

@@ -23,9 +23,7 @@ def rank_sources(long: pd.DataFrame, measures: list[str] | None = None, pretrain
     """
     if pretraining is not None and (not isinstance(pretraining, str) or pretraining not in PRETRAINING):
         raise InvalidArgument(f"pretraining must be one of {', '.join(PRETRAINING)} or None, not {pretraining!r}"[:200])
-    if recommendations is not None and (not isinstance(recommendations, (list, tuple))
-                                        or not all(isinstance(r, Recommendation) for r in recommendations)):
-        raise InvalidArgument("recommendations must be a list of Recommendation (from recommend), or None")
+    recommendations = _checked_recommendations(recommendations)
     long = checked_long(long)
     names = measures_in(long, measures)
     parts = []
@@ -44,19 +42,28 @@ def rank_sources(long: pd.DataFrame, measures: list[str] | None = None, pretrain
     return out[["target", "measure", "rank", "source", "value"]].reset_index(drop=True)
 
 
-def recommended_ranking(long: pd.DataFrame, pretraining: str) -> pd.DataFrame:
+def recommended_ranking(long: pd.DataFrame, pretraining: str,
+                        recommendations: list[Recommendation] | None = None) -> pd.DataFrame:
     """The ``recommended`` rows of :func:`rank_sources` (``pretraining`` applying to the matrix), in
-    its order, without ranking every measure first: the audit asks only for these, once per kind."""
+    its order, without ranking every measure first: the audit asks only for these, once per kind.
+    ``recommendations`` already made by ``recommend(long, pretraining)`` are used as they are."""
     if not isinstance(pretraining, str) or pretraining not in PRETRAINING:
         raise InvalidArgument(f"pretraining must be one of {', '.join(PRETRAINING)}, not {pretraining!r}"[:200])
     long = checked_long(long)
-    out = _recommended(long, pretraining, None)
+    out = _recommended(long, pretraining, _checked_recommendations(recommendations))
     # as rank_sources's concatenation with the measures' rows types the columns (their rows: none)
     out = pd.concat([long.iloc[:0][["target", "source", "measure", "value", "direction"]], out],
                     ignore_index=True)
     out["rank"] = out["rank"].astype(int)
     out = out.sort_values(["target", "rank", "source"])
     return out[["target", "measure", "rank", "source", "value"]].reset_index(drop=True)
+
+
+def _checked_recommendations(recommendations: object) -> list[Recommendation] | None:
+    if recommendations is not None and (not isinstance(recommendations, (list, tuple))
+                                        or not all(isinstance(r, Recommendation) for r in recommendations)):
+        raise InvalidArgument("recommendations must be a list of Recommendation (from recommend), or None")
+    return None if recommendations is None else list(recommendations)
 
 
 def _recommended(long: pd.DataFrame, pretraining: str, recommendations: list[Recommendation] | None) -> pd.DataFrame:

@@ -14,6 +14,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..answer.recommendation import Recommendation
 from ..utils.errors import TableError
 from .correlation import join, usable_results
 from .ranking import rank_sources
@@ -27,17 +28,18 @@ def _spread(a: float, b: float) -> float:
 
 
 def regret(long: pd.DataFrame, results: pd.DataFrame, measures: list[str] | None = None,
-           include_capped: bool = False) -> pd.DataFrame:
+           include_capped: bool = False, recommendations: list[Recommendation] | None = None) -> pd.DataFrame:
     """Per target and measure: chosen source, its F1, the best source and F1, and the regret.
 
     Rows with target ``mean`` give each measure's average regret. Ties for first place count as
     the worst of the tied sources, so a measure gets no credit for failing to decide. ``tied_best``
     lists the sources within the seed spread of the best (see the module's note); choosing any of
     them has regret 0, and ``note`` says so. Results cut short by the probe's time cap are left out
-    unless ``include_capped``; the table's ``attrs["left_out"]`` lists them.
+    unless ``include_capped``; the table's ``attrs["left_out"]`` lists them. ``recommendations``
+    already made by ``recommend(long, "lm")`` rank the ``recommended`` rows as they are.
     """
     results, left_out = usable_results(results, include_capped)
-    ranking = rank_sources(long, measures)
+    ranking = rank_sources(long, measures, recommendations=recommendations)
     joined = join(ranking.assign(direction=0), results)
     spread = "f1_std" in joined.columns
     joined = joined[["target", "measure", "rank", "source", "f1", *(["f1_std"] if spread else [])]]
