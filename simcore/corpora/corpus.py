@@ -489,10 +489,11 @@ def from_artefact(name: str, path: Path, store: ArtefactStore) -> TokenizedCorpu
 def _counted(corpus: Corpus, out: Path) -> dict[str, Any]:
     """``{"counts": ...}``: the statistics of the token file just written (:func:`.corpus_counts.corpus_counts`),
     kept with the tokens so that showing them reads them (the file is still in the page cache);
-    nothing when the tags cannot be read, which then fail where the statistics are asked for."""
+    nothing when the tags cannot be read again (a bad row, a remote file gone), which then fail, or
+    not, where the statistics are asked for: the tokens are kept either way."""
     try:
         return {"counts": {"version": COUNTS_VERSION, **corpus_counts(out / "tokens.txt", corpus.tagged_sentences)}}
-    except SimcoreError:
+    except (SimcoreError, OSError):
         return {}
 
 
