@@ -129,3 +129,23 @@ def test_the_corpus_page_says_the_tag_scheme_and_what_reading_the_tags_dropped(t
     assert notes.facts == {"tag scheme": "IOB1 (read as IOB2)"}
     assert notes.reasons == {"the token is blank or invisible": 1, "IOB1 tags rewritten as IOB2": 1}
     assert (notes.skipped, notes.repaired) == (1, 1)
+
+
+def test_tags_that_cannot_be_read_again_keep_the_tokens_and_are_counted_on_asking(tmp_path, monkeypatch):
+    """Reading the tags a second time for the counts fails (a remote file gone meanwhile): the corpus is
+    still tokenized, without counts; the statistics are counted when asked for, once the file reads."""
+    from simcore.utils.store import ArtefactStore
+
+    store = ArtefactStore(tmp_path / "store")
+    path = SAMPLE_DATA / "targets" / "med_forum_posts.conll"
+
+    def gone(self, notes=None):
+        raise OSError(2, "No such file or directory", str(self.path))
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Corpus, "tagged_sentences", gone)
+        tokenized = tokenize_corpus(Corpus.from_path(path), store)
+    assert tokenized.n_tokens > 0 and "counts" not in tokenized.meta
+    stats = corpus_statistics(Corpus.from_path(path), store)
+    assert stats.tagged_sentences > 0 and stats.tokens == tokenized.n_tokens
+    assert len(list((store.root / "stats").iterdir())) == 1
