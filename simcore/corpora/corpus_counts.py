@@ -49,7 +49,7 @@ def length_histogram(lengths: np.ndarray, max_bins: int = 30,
     return edges, [int(c) for c in counts]
 
 
-def sentence_stats(sentences: Iterable[list[str]], top: int = 20) -> dict[str, Any]:
+def sentence_stats(sentences: Iterable[list[str]], top: int = TOP_WORDS) -> dict[str, Any]:
     """Tokens, types, TTR, sentence lengths and the most frequent words of tokenized sentences."""
     freq: Counter[str] = Counter()
     lengths: list[int] = []
@@ -103,7 +103,7 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the lines of a file read as text (uni
 BLOCK_BYTES = 1 << 23  # a token file is counted this much at a time (and up to its next line end)
 
 
-def token_file_stats(path: Path, top: int = 20, block_bytes: int = BLOCK_BYTES) -> dict[str, Any]:
+def token_file_stats(path: Path, top: int = TOP_WORDS, block_bytes: int = BLOCK_BYTES) -> dict[str, Any]:
     """:func:`sentence_stats` of a stored token file (a unit a line, its tokens joined by spaces),
     the same values counted by numpy and pyarrow a block of lines at a time: no Python object
     is made per token, the most frequent words are sorted out of the few that can be among them."""

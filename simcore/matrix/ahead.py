@@ -119,7 +119,7 @@ def prepare_target(
     except SimcoreError:
         cut = WORDS  # it cannot be read: found again below
     if cut != WORDS:  # both sides cut as the target's rows say, as the matrix does (same store)
-        cache = CorpusCache(cache.store, tokenizer_for_cut(cache.tokenizer, cut), cache.options)
+        cache = cache.with_tokenizer(tokenizer_for_cut(cache.tokenizer, cut))
     prepared = cache.target(target)
     sizes: dict[str, int] = {}
     for source in sources:

@@ -404,6 +404,13 @@ class CorpusCache:
         return (str(self.store.root), self.tokenizer, self.options, self.raw_keys_by_name(),
                 self.stream_min_bytes())
 
+    def with_tokenizer(self, tokenizer: TokenizerOptions) -> CorpusCache:
+        """A cache on the same store and options that cuts with ``tokenizer``, deciding which sources
+        stream as this one does."""
+        cache = CorpusCache(self.store, tokenizer, self.options)
+        cache._stream_min_bytes = self._stream_min_bytes
+        return cache
+
     @classmethod
     def from_worker_config(cls, config: WorkerConfig) -> CorpusCache:
         root, tokenizer, options, raw_keys, stream_min_bytes = config
